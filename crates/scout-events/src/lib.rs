@@ -1,0 +1,14 @@
+//! Scout's event schema, version 1, and the writer every producer uses.
+//!
+//! The three tables of a run (`packet_events`, `slot_events`, `control_events`) are defined once, in
+//! [`schema`], as plain Rust structs that the sans-IO model fills in. The [`writer`] (feature
+//! `parquet`, on by default) turns them into Parquet files inside a run directory: zstd-compressed,
+//! dictionary-encoded enums, streamed in bounded row groups, and committed atomically — a run that
+//! crashes is left with `run.json` saying `"complete": false` and no half-written table under its
+//! final name. `docs/schema.md` documents every column; `tests` check the two agree.
+
+pub mod schema;
+#[cfg(feature = "parquet")]
+pub mod writer;
+
+pub use schema::*;

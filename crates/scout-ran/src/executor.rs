@@ -1,0 +1,98 @@
+//! Compute executors: a named pool of workers serving a FIFO queue of jobs, each taking a sampled
+//! service time. This is the software queueing SCOUT (§5) found at GTP-U and F1-U: under load, jobs
+//! wait for a worker even though no protocol buffer holds them.
+
+use std::collections::VecDeque;
+
+use crate::config::ExecutorCfg;
+use crate::rng::Rng;
+use crate::Instant;
+
+/// One executor. Jobs are opaque to it (`J`).
+pub struct Executor<J> {
+    cfg: ExecutorCfg,
+    busy: u32,
+    queue: VecDeque<(J, u32)>,
+    queue_bytes: u64,
+    rng: Rng,
+}
+
+/// What [`Executor::submit`] did with a job.
+pub enum Submit<J> {
+    /// A worker took it at once: it finishes after `service_ns`.
+    Started { job: J, service_ns: i64 },
+    /// It waits in the queue.
+    Queued,
+    /// The queue was full.
+    Rejected(J),
+}
+
+impl<J> Executor<J> {
+    pub fn new(cfg: &ExecutorCfg, rng: Rng) -> Self {
+        Executor { cfg: cfg.clone(), busy: 0, queue: VecDeque::new(), queue_bytes: 0, rng }
+    }
+
+    fn service(&mut self, bytes: u32) -> i64 {
+        self.cfg.service.sample_ns(&mut self.rng) + (self.cfg.per_byte_ns * f64::from(bytes)) as i64
+    }
+
+    /// Submits a job of `bytes` at `_now`.
+    pub fn submit(&mut self, _now: Instant, job: J, bytes: u32) -> Submit<J> {
+        if self.busy < self.cfg.workers {
+            self.busy += 1;
+            let service_ns = self.service(bytes);
+            Submit::Started { job, service_ns }
+        } else if self.queue.len() as u32 >= self.cfg.queue_limit {
+            Submit::Rejected(job)
+        } else {
+            self.queue.push_back((job, bytes));
+            self.queue_bytes += u64::from(bytes);
+            Submit::Queued
+        }
+    }
+
+    /// A worker finished; it takes the next queued job, if any, returning it and its service time.
+    pub fn finish(&mut self) -> Option<(J, i64)> {
+        match self.queue.pop_front() {
+            Some((job, bytes)) => {
+                self.queue_bytes -= u64::from(bytes);
+                let s = self.service(bytes);
+                Some((job, s))
+            }
+            None => {
+                self.busy -= 1;
+                None
+            }
+        }
+    }
+
+    pub fn queue_pkts(&self) -> u32 {
+        self.queue.len() as u32
+    }
+
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue_bytes
+    }
+}
+
+/// A FIFO link with serialisation at a rate and a propagation delay (N3, N6, F1-U midhaul).
+#[derive(Clone, Debug)]
+pub struct Link {
+    ns_per_byte: f64,
+    delay_ns: i64,
+    free_at: Instant,
+}
+
+impl Link {
+    pub fn new(cfg: &crate::config::LinkCfg) -> Self {
+        let ns_per_byte = if cfg.rate_mbps > 0.0 { 8000.0 / cfg.rate_mbps } else { 0.0 };
+        Link { ns_per_byte, delay_ns: (cfg.delay_us * 1000.0) as i64, free_at: 0 }
+    }
+
+    /// When a packet of `bytes` sent at `now` arrives at the far end.
+    pub fn send(&mut self, now: Instant, bytes: u32) -> Instant {
+        let start = now.max(self.free_at);
+        self.free_at = start + (self.ns_per_byte * f64::from(bytes)).ceil() as i64;
+        self.free_at + self.delay_ns
+    }
+}

@@ -1,0 +1,200 @@
+//! Duplexing: FDD, or a TDD UL/DL pattern as configured in srsRAN's `tdd_ul_dl_cfg`
+//! (RRC `TDD-UL-DL-Pattern`, TS 38.331; slot format semantics TS 38.213 §11.1).
+//!
+//! A period of `dl_ul_tx_period` slots holds `nof_dl_slots` full DL slots first, then (if
+//! `nof_dl_symbols` or `nof_ul_symbols` is non-zero) one special slot with DL symbols at its start and
+//! UL symbols at its end, then `nof_ul_slots` full UL slots at the end. srsRAN's default is
+//! period 10, 6 DL slots, 8 DL symbols, 3 UL slots: DDDDDDSUUU.
+
+use super::SYMBOLS_PER_SLOT;
+
+/// What a slot can carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotKind {
+    /// DL symbols at the start of the slot (14 for a DL slot).
+    pub dl_symbols: u8,
+    /// UL symbols at the end of the slot (14 for an UL slot).
+    pub ul_symbols: u8,
+}
+
+impl SlotKind {
+    pub fn letter(self) -> char {
+        match (self.dl_symbols, self.ul_symbols) {
+            (14, 0) => 'D',
+            (0, 14) => 'U',
+            (14, 14) => 'F',
+            _ => 'S',
+        }
+    }
+}
+
+/// A TDD pattern (srsRAN `tdd_ul_dl_cfg`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TddPattern {
+    pub dl_ul_tx_period: u32,
+    pub nof_dl_slots: u32,
+    pub nof_dl_symbols: u32,
+    pub nof_ul_slots: u32,
+    pub nof_ul_symbols: u32,
+}
+
+impl TddPattern {
+    /// srsRAN's default: DDDDDDSUUU (`du_high_config.h`).
+    pub const SRSRAN_DEFAULT: TddPattern =
+        TddPattern { dl_ul_tx_period: 10, nof_dl_slots: 6, nof_dl_symbols: 8, nof_ul_slots: 3, nof_ul_symbols: 0 };
+
+    /// Checks the pattern fits its period; the error names the offending field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.dl_ul_tx_period == 0 || self.dl_ul_tx_period > 160 {
+            return Err(format!("dl_ul_tx_period = {} slots; accepted: 1..=160", self.dl_ul_tx_period));
+        }
+        let special = u32::from(self.nof_dl_symbols > 0 || self.nof_ul_symbols > 0);
+        if self.nof_dl_slots + self.nof_ul_slots + special > self.dl_ul_tx_period {
+            return Err(format!(
+                "nof_dl_slots ({}) + nof_ul_slots ({}) + a special slot ({}) exceed dl_ul_tx_period ({})",
+                self.nof_dl_slots, self.nof_ul_slots, special, self.dl_ul_tx_period
+            ));
+        }
+        if self.nof_dl_symbols + self.nof_ul_symbols >= SYMBOLS_PER_SLOT {
+            return Err(format!(
+                "nof_dl_symbols ({}) + nof_ul_symbols ({}) must leave a guard: < 14",
+                self.nof_dl_symbols, self.nof_ul_symbols
+            ));
+        }
+        if self.nof_dl_slots == 0 || self.nof_ul_slots + u32::from(self.nof_ul_symbols > 0) == 0 {
+            return Err("the pattern needs at least one DL slot and one slot with UL symbols".into());
+        }
+        Ok(())
+    }
+}
+
+/// FDD or TDD, answering what each slot carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Duplex {
+    /// Paired spectrum: every slot carries DL and UL.
+    Fdd,
+    Tdd(TddPattern),
+}
+
+impl Duplex {
+    /// What absolute slot `slot` carries.
+    pub fn slot_kind(&self, slot: u64) -> SlotKind {
+        match self {
+            Duplex::Fdd => SlotKind { dl_symbols: 14, ul_symbols: 14 },
+            Duplex::Tdd(p) => {
+                let i = (slot % u64::from(p.dl_ul_tx_period)) as u32;
+                let first_ul = p.dl_ul_tx_period - p.nof_ul_slots;
+                if i < p.nof_dl_slots {
+                    SlotKind { dl_symbols: 14, ul_symbols: 0 }
+                } else if i >= first_ul {
+                    SlotKind { dl_symbols: 0, ul_symbols: 14 }
+                } else if i == p.nof_dl_slots {
+                    SlotKind { dl_symbols: p.nof_dl_symbols as u8, ul_symbols: p.nof_ul_symbols as u8 }
+                } else {
+                    // Flexible slots between the special slot and the UL slots: unused.
+                    SlotKind { dl_symbols: 0, ul_symbols: 0 }
+                }
+            }
+        }
+    }
+
+    /// The period in slots (1 for FDD).
+    pub fn period(&self) -> u64 {
+        match self {
+            Duplex::Fdd => 1,
+            Duplex::Tdd(p) => u64::from(p.dl_ul_tx_period),
+        }
+    }
+
+    /// The pattern as letters, e.g. `DDDDDDSUUU` (`F` for FDD).
+    pub fn describe(&self) -> String {
+        (0..self.period()).map(|s| self.slot_kind(s).letter()).collect()
+    }
+
+    /// The first slot ≥ `from` whose kind satisfies `pred`; searched over two periods.
+    pub fn next_slot(&self, from: u64, pred: impl Fn(SlotKind) -> bool) -> Option<u64> {
+        (from..from + 2 * self.period() + 1).find(|s| pred(self.slot_kind(*s)))
+    }
+
+    /// The slot of the HARQ-ACK for a PDSCH in slot `n`: the first slot ≥ n + min_k1 with UL
+    /// symbols (PUCCH), TS 38.213 §9.2.3 (k1 = dl-DataToUL-ACK chosen by the gNB).
+    pub fn harq_ack_slot(&self, n: u64, min_k1: u32) -> u64 {
+        self.next_slot(n + u64::from(min_k1), |k| k.ul_symbols > 0)
+            .expect("validated patterns have UL symbols every period")
+    }
+
+    /// For a PDCCH in slot `n`, the PUSCH slots it schedules: every UL slot `u` whose latest PDCCH
+    /// slot at or before `u − min_k2` is `n` (so each UL slot is scheduled exactly once; k2 = u − n,
+    /// TS 38.214 §6.1.2.1).
+    pub fn pusch_slots_for_pdcch(&self, n: u64, min_k2: u32) -> Vec<u64> {
+        let has_pdcch = |k: SlotKind| k.dl_symbols > 0;
+        if !has_pdcch(self.slot_kind(n)) {
+            return Vec::new();
+        }
+        let k2 = u64::from(min_k2);
+        let next_pdcch = self.next_slot(n + 1, has_pdcch).unwrap_or(n + 1);
+        // UL slots u with n <= u - k2 < next_pdcch.
+        (n + k2..next_pdcch + k2).filter(|u| self.slot_kind(*u).ul_symbols == 14).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tdd(period: u32, dl: u32, dls: u32, ul: u32, uls: u32) -> Duplex {
+        Duplex::Tdd(TddPattern {
+            dl_ul_tx_period: period,
+            nof_dl_slots: dl,
+            nof_dl_symbols: dls,
+            nof_ul_slots: ul,
+            nof_ul_symbols: uls,
+        })
+    }
+
+    #[test]
+    fn patterns_from_srsran_configs() {
+        assert_eq!(Duplex::Tdd(TddPattern::SRSRAN_DEFAULT).describe(), "DDDDDDSUUU");
+        assert_eq!(tdd(5, 3, 10, 1, 2).describe(), "DDDSU");
+        // srsRAN configs/low_latency.yml: period 4, 2 DL slots, 10 DL symbols, 1 UL slot.
+        assert_eq!(tdd(4, 2, 10, 1, 0).describe(), "DDSU");
+        assert_eq!(Duplex::Fdd.describe(), "F");
+        assert!(TddPattern { nof_ul_slots: 5, ..TddPattern::SRSRAN_DEFAULT }.validate().is_err());
+        assert!(TddPattern::SRSRAN_DEFAULT.validate().is_ok());
+    }
+
+    #[test]
+    fn harq_ack_timing_respects_the_pattern() {
+        let d = Duplex::Tdd(TddPattern::SRSRAN_DEFAULT); // DDDDDDSUUU, UL slots 7, 8, 9
+                                                         // PDSCH in slot 0 with min_k1 = 4: slot 4 is DL, first UL slot >= 4 is 7.
+        assert_eq!(d.harq_ack_slot(0, 4), 7);
+        assert_eq!(d.harq_ack_slot(3, 4), 7);
+        assert_eq!(d.harq_ack_slot(5, 4), 9);
+        // Slot 6 (special, no UL symbols) + 4 = 10 (D) -> next UL is 17.
+        assert_eq!(d.harq_ack_slot(6, 4), 17);
+        assert_eq!(Duplex::Fdd.harq_ack_slot(10, 4), 14);
+        let ddsu = tdd(4, 2, 10, 1, 0);
+        assert_eq!(ddsu.harq_ack_slot(0, 2), 3);
+        assert_eq!(ddsu.harq_ack_slot(1, 2), 3);
+        assert_eq!(ddsu.harq_ack_slot(2, 2), 7);
+    }
+
+    #[test]
+    fn every_ul_slot_is_scheduled_by_exactly_one_pdcch() {
+        for d in [Duplex::Tdd(TddPattern::SRSRAN_DEFAULT), tdd(5, 3, 10, 1, 2), tdd(4, 2, 10, 1, 0), Duplex::Fdd] {
+            for k2 in [2, 4] {
+                let mut seen = std::collections::BTreeMap::new();
+                for n in 0..200 {
+                    for u in d.pusch_slots_for_pdcch(n, k2) {
+                        assert!(u >= n + u64::from(k2));
+                        *seen.entry(u).or_insert(0) += 1;
+                    }
+                }
+                for u in 40..160 {
+                    let expect = u32::from(d.slot_kind(u).ul_symbols == 14);
+                    assert_eq!(seen.get(&u).copied().unwrap_or(0), expect, "{} k2={k2} slot {u}", d.describe());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,720 @@
+//! RLC, TS 38.322: UM and AM entities for one DRB end (gNB DU or UE).
+//!
+//! An [`RlcEntity`] is a transmitting side and a receiving side. AM status PDUs produced by the
+//! receiving side are sent by the co-located transmitting side with priority over data
+//! (TS 38.322 §5.3.4, §4.2.1.3.2). The entity is sans-IO: every call takes `now`, outputs are queued
+//! in [`RlcEntity::out`] for the caller to drain, and [`RlcEntity::next_timeout`] says when it wants
+//! [`RlcEntity::handle_timeout`].
+//!
+//! Implemented: SDU queue with SDU and byte limits (drops counted), segmentation with SO per grant,
+//! UM/AM headers of TS 38.322 §6.2.2 (sizes only: the model carries no payload bytes), AM polling
+//! (pollPDU, pollByte, empty-buffer poll, t-PollRetransmit), status reporting with NACK SO ranges and
+//! t-StatusProhibit, ARQ retransmission with maxRetxThreshold, t-Reassembly (UM and AM), in-window
+//! duplicate detection, and immediate delivery of each reassembled SDU (NR RLC does not reorder).
+//! Not implemented: the AM transmit-window stall (2^17 SNs are never outstanding here), SN
+//! wrap-around (SNs are kept as u32 and never wrap within a run), re-segmentation of a retransmitted
+//! segment beyond the NACKed range.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use scout_events::Reason;
+
+use crate::config::{RlcCfg, RlcMode};
+use crate::packet::Packet;
+use crate::Instant;
+
+/// An RLC SDU (a PDCP PDU) with the packet it carries.
+#[derive(Clone, Copy, Debug)]
+pub struct Sdu {
+    pub pkt: Packet,
+    pub pdcp_sn: u32,
+    /// RLC SDU size (PDCP PDU bytes).
+    pub len: u32,
+}
+
+/// A NACK in a STATUS PDU: a whole SN or a byte range [so_start, so_end) of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Nack {
+    pub sn: u32,
+    pub so: Option<(u32, u32)>,
+}
+
+/// An RLC PDU as the model carries it (sizes and identities, no payload).
+#[derive(Clone, Debug)]
+pub enum RlcPdu {
+    Data {
+        sn: u32,
+        sdu: Sdu,
+        offset: u32,
+        len: u32,
+        /// RLC header bytes of this PDU.
+        header: u32,
+        poll: bool,
+        /// 0 for a first transmission; ARQ retransmission count otherwise.
+        retx: u8,
+        /// True when the SDU is not segmented (UM: no SN in the header).
+        whole: bool,
+    },
+    Status {
+        ack_sn: u32,
+        nacks: Vec<Nack>,
+        bytes: u32,
+    },
+}
+
+impl RlcPdu {
+    /// Size of the RLC PDU in bytes (header + data).
+    pub fn bytes(&self) -> u32 {
+        match self {
+            RlcPdu::Data { len, header, .. } => len + header,
+            RlcPdu::Status { bytes, .. } => *bytes,
+        }
+    }
+}
+
+/// What an RLC entity reports to the stack.
+#[derive(Clone, Debug)]
+pub enum RlcOut {
+    /// The SDU reached the head of the SDU queue.
+    Hol { sdu: Sdu, queue_bytes: u64, queue_pkts: u32 },
+    /// The SDU was accepted into the SDU queue.
+    Enqueued { sdu: Sdu, queue_bytes: u64, queue_pkts: u32 },
+    /// The SDU was dropped (queue full, maxRetx, reassembly timeout, PDCP discard).
+    Dropped { sdu: Sdu, reason: Reason },
+    /// The receiving side reassembled an SDU and hands it to PDCP.
+    Delivered { sdu: Sdu },
+    /// The last byte of an SDU was transmitted for the first time (F1-U "highest transmitted").
+    Transmitted { pdcp_sn: u32 },
+    /// AM: the peer acknowledged the SDU (F1-U "highest delivered").
+    Acked { pdcp_sn: u32 },
+    /// A control-plane fact for `control_events`: kind, SN, value, JSON detail.
+    Control { kind: &'static str, sn: Option<i64>, value: Option<f64>, detail: String },
+}
+
+struct TxSdu {
+    sdu: Sdu,
+    /// SN once the first segment was sent.
+    sn: Option<u32>,
+    /// Bytes already sent from the front.
+    offset: u32,
+}
+
+struct AmTxEntry {
+    sdu: Sdu,
+    retx_count: u32,
+    /// The SDU's last byte has been sent at least once.
+    fully_sent: bool,
+}
+
+/// Per-SN reassembly state at the receiver.
+struct RxEntry {
+    sdu: Sdu,
+    /// Received byte ranges, merged and sorted.
+    ranges: Vec<(u32, u32)>,
+    delivered: bool,
+}
+
+impl RxEntry {
+    fn complete(&self) -> bool {
+        self.ranges.len() == 1 && self.ranges[0] == (0, self.sdu.len)
+    }
+
+    /// Adds [a, b); returns false if every byte was already present (a duplicate).
+    fn add(&mut self, a: u32, b: u32) -> bool {
+        if self.ranges.iter().any(|(x, y)| *x <= a && b <= *y) {
+            return false;
+        }
+        self.ranges.push((a, b));
+        self.ranges.sort_unstable();
+        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(self.ranges.len());
+        for (x, y) in self.ranges.drain(..) {
+            match merged.last_mut() {
+                Some(last) if x <= last.1 => last.1 = last.1.max(y),
+                _ => merged.push((x, y)),
+            }
+        }
+        self.ranges = merged;
+        true
+    }
+
+    /// Missing byte ranges, for NACKs.
+    fn missing(&self) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        for (x, y) in &self.ranges {
+            if *x > at {
+                out.push((at, *x));
+            }
+            at = *y;
+        }
+        if at < self.sdu.len {
+            out.push((at, self.sdu.len));
+        }
+        out
+    }
+}
+
+/// Header sizes of TS 38.322 §6.2.2.
+fn data_header(mode: RlcMode, sn_bits: u8, whole: bool, first: bool) -> u32 {
+    let so = if first { 0 } else { 2 };
+    match mode {
+        // UMD PDU with a complete SDU: 1 byte (SI + R), §6.2.2.3; with SN: 6-bit 1 byte, 12-bit 2.
+        RlcMode::UmBidir if whole => 1,
+        RlcMode::UmBidir => (if sn_bits == 6 { 1 } else { 2 }) + so,
+        // AMD PDU: 12-bit SN 2 bytes, 18-bit SN 3 bytes, + SO for non-first segments, §6.2.2.4.
+        RlcMode::Am => (if sn_bits == 12 { 2 } else { 3 }) + if whole { 0 } else { so },
+    }
+}
+
+/// STATUS PDU size, TS 38.322 §6.2.2.5: 3 bytes (D/C, CPT, ACK_SN, E1) for 18-bit SNs, plus per NACK
+/// 3 bytes (NACK_SN, E1, E2, E3) and 4 more with SOstart/SOend.
+fn status_bytes(nacks: &[Nack]) -> u32 {
+    3 + nacks.iter().map(|n| 3 + if n.so.is_some() { 4 } else { 0 }).sum::<u32>()
+}
+
+/// One RLC entity (one DRB at one end).
+pub struct RlcEntity {
+    mode: RlcMode,
+    cfg: RlcCfg,
+    // ---- transmitting side
+    queue: VecDeque<TxSdu>,
+    queue_bytes: u64,
+    tx_next: u32,
+    am_tx: BTreeMap<u32, AmTxEntry>,
+    retx: VecDeque<(u32, u32, u32)>,
+    retx_bytes: u64,
+    pdu_without_poll: u64,
+    byte_without_poll: u64,
+    poll_sn: Option<u32>,
+    t_poll_retransmit: Option<Instant>,
+    /// t-PollRetransmit expired: the next AMD PDU sent carries a poll (§5.3.3.4).
+    force_poll: bool,
+    // ---- receiving side
+    rx: BTreeMap<u32, RxEntry>,
+    rx_next: u32,
+    rx_next_highest: u32,
+    rx_highest_status: u32,
+    rx_next_status_trigger: u32,
+    t_reassembly: Option<Instant>,
+    status_triggered: bool,
+    poll_waiting_sn: Option<u32>,
+    t_status_prohibit: Option<Instant>,
+    /// Outputs for the caller to drain.
+    pub out: Vec<RlcOut>,
+}
+
+const MS: i64 = 1_000_000;
+
+impl RlcEntity {
+    pub fn new(cfg: &RlcCfg) -> Self {
+        RlcEntity {
+            mode: cfg.mode,
+            cfg: cfg.clone(),
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            tx_next: 0,
+            am_tx: BTreeMap::new(),
+            retx: VecDeque::new(),
+            retx_bytes: 0,
+            pdu_without_poll: 0,
+            byte_without_poll: 0,
+            poll_sn: None,
+            t_poll_retransmit: None,
+            force_poll: false,
+            rx: BTreeMap::new(),
+            rx_next: 0,
+            rx_next_highest: 0,
+            rx_highest_status: 0,
+            rx_next_status_trigger: 0,
+            t_reassembly: None,
+            status_triggered: false,
+            poll_waiting_sn: None,
+            t_status_prohibit: None,
+            out: Vec::new(),
+        }
+    }
+
+    fn tx_sn_bits(&self) -> u8 {
+        match self.mode {
+            RlcMode::Am => self.cfg.am.tx.sn,
+            RlcMode::UmBidir => self.cfg.um_bidir.tx.sn,
+        }
+    }
+
+    fn queue_limits(&self) -> (u32, u64) {
+        match self.mode {
+            RlcMode::Am => (self.cfg.am.tx.queue_size, self.cfg.am.tx.queue_bytes),
+            RlcMode::UmBidir => (self.cfg.um_bidir.tx.queue_size, self.cfg.um_bidir.tx.queue_bytes),
+        }
+    }
+
+    /// The SDU queue's byte limit (PDCP's early-drop threshold defaults to it).
+    pub fn queue_bytes_limit(&self) -> u64 {
+        self.queue_limits().1
+    }
+
+    /// Bytes waiting in the SDU queue (unsent parts of queued SDUs).
+    pub fn queue_bytes(&self) -> u64 {
+        self.queue_bytes
+    }
+
+    pub fn queue_pkts(&self) -> u32 {
+        self.queue.len() as u32
+    }
+
+    /// Bytes the MAC would need to empty this entity now, headers included (TS 38.322 §5.5 buffer
+    /// occupancy: status + retransmissions + new data).
+    pub fn buffer_status(&self) -> u64 {
+        let status = if self.status_ready() { 3 + 7 * self.missing_sns_estimate() } else { 0 };
+        let per_sdu = u64::from(data_header(self.mode, self.tx_sn_bits(), false, true));
+        status + self.retx_bytes + 5 * self.retx.len() as u64 + self.queue_bytes + per_sdu * self.queue.len() as u64
+    }
+
+    fn missing_sns_estimate(&self) -> u64 {
+        self.rx.range(self.rx_next..self.rx_highest_status).filter(|(_, e)| !e.complete()).count() as u64
+    }
+
+    fn status_ready(&self) -> bool {
+        self.mode == RlcMode::Am && self.status_triggered && self.t_status_prohibit.is_none()
+    }
+
+    // ------------------------------------------------------------------ transmitting side
+
+    /// Accepts an SDU from PDCP. Drops it (reported) if the queue is at its SDU or byte limit.
+    pub fn handle_sdu(&mut self, _now: Instant, sdu: Sdu) {
+        let (max_sdus, max_bytes) = self.queue_limits();
+        if self.queue.len() as u32 >= max_sdus || self.queue_bytes + u64::from(sdu.len) > max_bytes {
+            self.out.push(RlcOut::Dropped { sdu, reason: Reason::RlcQueueFull });
+            return;
+        }
+        self.queue_bytes += u64::from(sdu.len);
+        self.queue.push_back(TxSdu { sdu, sn: None, offset: 0 });
+        let (qb, qp) = (self.queue_bytes, self.queue.len() as u32);
+        self.out.push(RlcOut::Enqueued { sdu, queue_bytes: qb, queue_pkts: qp });
+        if self.queue.len() == 1 {
+            self.out.push(RlcOut::Hol { sdu, queue_bytes: qb, queue_pkts: qp });
+        }
+    }
+
+    /// PDCP discard (TS 38.322 §5.4): removes the SDU if no segment of it was sent yet.
+    pub fn discard(&mut self, pdcp_sn: u32) -> Option<Sdu> {
+        let i = self.queue.iter().position(|s| s.sdu.pdcp_sn == pdcp_sn && s.offset == 0)?;
+        let was_head = i == 0;
+        let s = self.queue.remove(i).expect("index from position");
+        self.queue_bytes -= u64::from(s.sdu.len);
+        if was_head {
+            self.emit_hol();
+        }
+        Some(s.sdu)
+    }
+
+    /// True for an RLC UM entity.
+    pub fn is_um(&self) -> bool {
+        self.mode == RlcMode::UmBidir
+    }
+
+    fn emit_hol(&mut self) {
+        if let Some(h) = self.queue.front() {
+            let sdu = h.sdu;
+            self.out.push(RlcOut::Hol { sdu, queue_bytes: self.queue_bytes, queue_pkts: self.queue.len() as u32 });
+        }
+    }
+
+    /// Builds RLC PDUs for a MAC grant of `budget` bytes; `subheader(len)` is the MAC subheader size
+    /// per PDU. Order: STATUS, retransmissions, new data (TS 38.322 §5.2.3.1.1, §5.3.4).
+    pub fn pull(&mut self, now: Instant, mut budget: u32, subheader: impl Fn(u32) -> u32) -> Vec<RlcPdu> {
+        let mut pdus = Vec::new();
+        // STATUS PDU.
+        if self.status_ready() {
+            let (ack_sn, nacks) = self.build_status();
+            let bytes = status_bytes(&nacks);
+            if bytes + subheader(bytes) <= budget {
+                budget -= bytes + subheader(bytes);
+                self.status_triggered = false;
+                let prohibit = self.cfg.am.rx.t_status_prohibit;
+                if prohibit > 0 {
+                    self.t_status_prohibit = Some(now + prohibit * MS);
+                }
+                self.out.push(RlcOut::Control {
+                    kind: "rlc_status",
+                    sn: Some(i64::from(ack_sn)),
+                    value: Some(nacks.len() as f64),
+                    detail: format!(
+                        "{{\"ack_sn\":{ack_sn},\"nacks\":[{}]}}",
+                        nacks.iter().map(|n| n.sn.to_string()).collect::<Vec<_>>().join(",")
+                    ),
+                });
+                pdus.push(RlcPdu::Status { ack_sn, nacks, bytes });
+            }
+        }
+        // Retransmissions (AM).
+        while let Some(&(sn, off, len)) = self.retx.front() {
+            let Some(entry) = self.am_tx.get(&sn) else {
+                self.retx.pop_front();
+                self.retx_bytes -= u64::from(len);
+                continue;
+            };
+            let whole = off == 0 && len == entry.sdu.len;
+            let first = off == 0;
+            let header = data_header(RlcMode::Am, self.cfg.am.tx.sn, whole, first);
+            let min = header + 1 + subheader(header + 1);
+            if budget < min {
+                break;
+            }
+            let room = budget - header - subheader(header + len.min(budget));
+            let take = len.min(room);
+            if take == 0 {
+                break;
+            }
+            let whole = whole && take == len;
+            let header = data_header(RlcMode::Am, self.cfg.am.tx.sn, whole, first);
+            budget -= header + take + subheader(header + take);
+            self.retx_bytes -= u64::from(take);
+            if take == len {
+                self.retx.pop_front();
+            } else if let Some(front) = self.retx.front_mut() {
+                *front = (sn, off + take, len - take);
+            }
+            let sdu = entry.sdu;
+            let retx = entry.retx_count.min(255) as u8;
+            let poll = self.should_poll(now, take, true);
+            pdus.push(RlcPdu::Data { sn, sdu, offset: off, len: take, header, poll, retx, whole });
+        }
+        // New data.
+        while let Some(head) = self.queue.front_mut() {
+            let remaining = head.sdu.len - head.offset;
+            let first = head.offset == 0;
+            let sn_bits = match self.mode {
+                RlcMode::Am => self.cfg.am.tx.sn,
+                RlcMode::UmBidir => self.cfg.um_bidir.tx.sn,
+            };
+            let whole_hdr = data_header(self.mode, sn_bits, true, true);
+            let seg_hdr = data_header(self.mode, sn_bits, false, first);
+            let fits_whole = first && remaining + whole_hdr + subheader(remaining + whole_hdr) <= budget;
+            let (header, take, whole) = if fits_whole {
+                (whole_hdr, remaining, true)
+            } else {
+                if budget < seg_hdr + 1 + subheader(seg_hdr + 1) {
+                    break;
+                }
+                let room = budget - seg_hdr - subheader(seg_hdr + remaining.min(budget));
+                (seg_hdr, remaining.min(room), false)
+            };
+            if take == 0 {
+                break;
+            }
+            budget -= header + take + subheader(header + take);
+            let sn = match head.sn {
+                Some(sn) => sn,
+                None => {
+                    // UM assigns an SN only to segmented SDUs (TS 38.322 §5.2.2.1); AM to every SDU.
+                    if self.mode == RlcMode::Am || !whole {
+                        let sn = self.tx_next;
+                        self.tx_next += 1;
+                        head.sn = Some(sn);
+                        sn
+                    } else {
+                        u32::MAX
+                    }
+                }
+            };
+            let offset = head.offset;
+            head.offset += take;
+            self.queue_bytes -= u64::from(take);
+            let sdu = head.sdu;
+            let done = head.offset == sdu.len;
+            if self.mode == RlcMode::Am {
+                let e = self.am_tx.entry(sn).or_insert(AmTxEntry { sdu, retx_count: 0, fully_sent: false });
+                e.fully_sent |= done;
+            }
+            if done {
+                self.queue.pop_front();
+                self.out.push(RlcOut::Transmitted { pdcp_sn: sdu.pdcp_sn });
+                self.emit_hol();
+            }
+            let poll = self.mode == RlcMode::Am && self.should_poll(now, take, false);
+            pdus.push(RlcPdu::Data { sn, sdu, offset, len: take, header, poll, retx: 0, whole });
+        }
+        pdus
+    }
+
+    /// TS 38.322 §5.3.3.2: decide whether this AMD PDU carries a poll, and do the poll bookkeeping.
+    fn should_poll(&mut self, now: Instant, data_bytes: u32, is_retx: bool) -> bool {
+        if self.mode != RlcMode::Am {
+            return false;
+        }
+        let c = &self.cfg.am.tx;
+        if !is_retx {
+            self.pdu_without_poll += 1;
+            self.byte_without_poll += u64::from(data_bytes);
+        }
+        let by_pdu = c.poll_pdu > 0 && self.pdu_without_poll >= c.poll_pdu as u64;
+        let by_byte = c.poll_byte > 0 && self.byte_without_poll >= c.poll_byte as u64 * 1000;
+        let empty = self.queue.len() <= 1
+            && self.queue.front().is_none_or(|h| h.offset + data_bytes >= h.sdu.len)
+            && self.retx.is_empty();
+        let poll = by_pdu || by_byte || empty || self.force_poll;
+        if poll {
+            self.force_poll = false;
+            self.pdu_without_poll = 0;
+            self.byte_without_poll = 0;
+            self.poll_sn = Some(self.tx_next.saturating_sub(1));
+            self.t_poll_retransmit = Some(now + c.t_poll_retransmit * MS);
+            self.out.push(RlcOut::Control {
+                kind: "poll",
+                sn: self.poll_sn.map(i64::from),
+                value: None,
+                detail: String::new(),
+            });
+        }
+        poll
+    }
+
+    /// AM: a STATUS PDU from the peer (TS 38.322 §5.3.3.3 and §5.3.2).
+    pub fn handle_status(&mut self, now: Instant, ack_sn: u32, nacks: &[Nack]) {
+        let _ = now;
+        let nacked: std::collections::BTreeSet<u32> = nacks.iter().map(|n| n.sn).collect();
+        // Positive acknowledgements: every SN < ACK_SN not NACKed.
+        let acked: Vec<u32> = self.am_tx.range(..ack_sn).map(|(sn, _)| *sn).filter(|sn| !nacked.contains(sn)).collect();
+        for sn in acked {
+            if let Some(e) = self.am_tx.get(&sn) {
+                if !e.fully_sent {
+                    continue; // still being segmented for the first time
+                }
+            }
+            if let Some(e) = self.am_tx.remove(&sn) {
+                self.out.push(RlcOut::Acked { pdcp_sn: e.sdu.pdcp_sn });
+            }
+        }
+        if self.poll_sn.is_some_and(|p| p < ack_sn) {
+            self.t_poll_retransmit = None;
+        }
+        // Negative acknowledgements.
+        let max_retx = self.cfg.am.tx.max_retx_threshold;
+        let mut counted = std::collections::BTreeSet::new();
+        for n in nacks {
+            let Some(e) = self.am_tx.get_mut(&n.sn) else { continue };
+            let (a, b) = n.so.unwrap_or((0, e.sdu.len));
+            let b = b.min(e.sdu.len);
+            if a >= b || self.retx.iter().any(|(sn, o, l)| *sn == n.sn && *o <= a && a < o + l) {
+                continue;
+            }
+            if counted.insert(n.sn) {
+                e.retx_count += 1;
+            }
+            if e.retx_count > max_retx {
+                let sdu = e.sdu;
+                self.am_tx.remove(&n.sn);
+                self.retx.retain(|(sn, _, _)| *sn != n.sn);
+                self.retx_bytes = self.retx.iter().map(|(_, _, l)| u64::from(*l)).sum();
+                self.out.push(RlcOut::Dropped { sdu, reason: Reason::RlcMaxRetx });
+                continue;
+            }
+            self.retx.push_back((n.sn, a, b - a));
+            self.retx_bytes += u64::from(b - a);
+        }
+    }
+
+    // ------------------------------------------------------------------ receiving side
+
+    /// A data PDU from the MAC (TS 38.322 §5.2.2.2 UM, §5.2.3.2 AM).
+    pub fn handle_data(&mut self, now: Instant, pdu: &RlcPdu) {
+        let RlcPdu::Data { sn, sdu, offset, len, poll, whole, .. } = pdu else { return };
+        let (sn, sdu, offset, len) = (*sn, *sdu, *offset, *len);
+        if self.mode == RlcMode::UmBidir && *whole {
+            // Complete UMD SDU without SN: deliver at once.
+            self.out.push(RlcOut::Delivered { sdu });
+            return;
+        }
+        if sn < self.rx_next || self.rx.get(&sn).is_some_and(|e| e.delivered) {
+            self.out.push(RlcOut::Control {
+                kind: "rlc_duplicate",
+                sn: Some(i64::from(sn)),
+                value: Some(f64::from(len)),
+                detail: String::new(),
+            });
+            if *poll {
+                self.trigger_status(now);
+            }
+            return;
+        }
+        let e = self.rx.entry(sn).or_insert(RxEntry { sdu, ranges: Vec::new(), delivered: false });
+        let fresh = e.add(offset, offset + len);
+        if fresh && e.complete() {
+            e.delivered = true;
+            self.out.push(RlcOut::Delivered { sdu });
+        }
+        if sn >= self.rx_next_highest {
+            self.rx_next_highest = sn + 1;
+        }
+        // Advance RX_Highest_Status and RX_Next over completely received SNs.
+        let done = |s: &Self, x: u32| s.rx.get(&x).is_some_and(|e| e.delivered);
+        if self.mode == RlcMode::Am {
+            while done(self, self.rx_highest_status) && self.rx_highest_status < self.rx_next_highest {
+                self.rx_highest_status += 1;
+            }
+        }
+        while done(self, self.rx_next) {
+            self.rx.remove(&self.rx_next);
+            self.rx_next += 1;
+        }
+        if self.mode == RlcMode::Am {
+            self.rx_highest_status = self.rx_highest_status.max(self.rx_next);
+        }
+        self.update_reassembly_timer(now);
+        if *poll {
+            if self.mode == RlcMode::Am && sn >= self.rx_highest_status {
+                // §5.3.4: delay the report until the polled SN is covered.
+                self.poll_waiting_sn = Some(sn);
+            } else {
+                self.trigger_status(now);
+            }
+        }
+        if let Some(p) = self.poll_waiting_sn {
+            if p < self.rx_highest_status {
+                self.poll_waiting_sn = None;
+                self.trigger_status(now);
+            }
+        }
+    }
+
+    fn has_gap_at_rx_next(&self) -> bool {
+        self.rx.get(&self.rx_next).is_some_and(|e| !e.complete())
+    }
+
+    fn update_reassembly_timer(&mut self, now: Instant) {
+        let t = match self.mode {
+            RlcMode::Am => self.cfg.am.rx.t_reassembly,
+            RlcMode::UmBidir => self.cfg.um_bidir.rx.t_reassembly,
+        };
+        if self.t_reassembly.is_some() {
+            let trig = self.rx_next_status_trigger;
+            if trig <= self.rx_next || (trig == self.rx_next + 1 && !self.has_gap_at_rx_next()) {
+                self.t_reassembly = None;
+            }
+        }
+        if self.t_reassembly.is_none()
+            && (self.rx_next_highest > self.rx_next + 1
+                || (self.rx_next_highest == self.rx_next + 1 && self.has_gap_at_rx_next()))
+        {
+            self.t_reassembly = Some(now + t * MS);
+            self.rx_next_status_trigger = self.rx_next_highest;
+        }
+    }
+
+    fn trigger_status(&mut self, _now: Instant) {
+        if self.mode == RlcMode::Am {
+            self.status_triggered = true;
+        }
+    }
+
+    fn build_status(&self) -> (u32, Vec<Nack>) {
+        let mut nacks = Vec::new();
+        for sn in self.rx_next..self.rx_highest_status {
+            match self.rx.get(&sn) {
+                None => nacks.push(Nack { sn, so: None }),
+                Some(e) if !e.delivered => {
+                    for (a, b) in e.missing() {
+                        nacks.push(Nack { sn, so: Some((a, b)) });
+                    }
+                }
+                Some(_) => {}
+            }
+            if nacks.len() >= 64 {
+                break;
+            }
+        }
+        (self.rx_highest_status, nacks)
+    }
+
+    // ------------------------------------------------------------------ timers
+
+    /// The earliest running timer.
+    pub fn next_timeout(&self) -> Option<Instant> {
+        [self.t_poll_retransmit, self.t_reassembly, self.t_status_prohibit].into_iter().flatten().min()
+    }
+
+    /// Runs every timer that expired at or before `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.t_status_prohibit.is_some_and(|t| t <= now) {
+            self.t_status_prohibit = None;
+        }
+        if self.t_reassembly.is_some_and(|t| t <= now) {
+            self.t_reassembly = None;
+            self.out.push(RlcOut::Control {
+                kind: "timer_expiry",
+                sn: Some(i64::from(self.rx_next_status_trigger)),
+                value: None,
+                detail: "{\"timer\":\"t-Reassembly\"}".into(),
+            });
+            match self.mode {
+                RlcMode::Am => {
+                    // §5.2.3.2.4: RX_Highest_Status = first SN >= trigger not completely received.
+                    let mut x = self.rx_next_status_trigger.max(self.rx_next);
+                    while self.rx.get(&x).is_some_and(|e| e.delivered) {
+                        x += 1;
+                    }
+                    self.rx_highest_status = x;
+                    self.trigger_status(now);
+                    if self.rx_next_highest > self.rx_highest_status + 1
+                        || (self.rx_next_highest == self.rx_highest_status + 1
+                            && self.rx.get(&self.rx_highest_status).is_some_and(|e| !e.complete()))
+                    {
+                        self.t_reassembly = Some(now + self.cfg.am.rx.t_reassembly * MS);
+                        self.rx_next_status_trigger = self.rx_next_highest;
+                    }
+                }
+                RlcMode::UmBidir => {
+                    // §5.2.2.2.4: discard incomplete SNs below RX_Timer_Trigger.
+                    let trig = self.rx_next_status_trigger;
+                    let stale: Vec<u32> = self.rx.range(..trig).map(|(sn, _)| *sn).collect();
+                    for sn in stale {
+                        if let Some(e) = self.rx.remove(&sn) {
+                            if !e.delivered {
+                                self.out.push(RlcOut::Dropped { sdu: e.sdu, reason: Reason::RlcReassemblyTimeout });
+                            }
+                        }
+                    }
+                    self.rx_next = self.rx_next.max(trig);
+                    while self.rx.get(&self.rx_next).is_some_and(|e| e.delivered) {
+                        self.rx.remove(&self.rx_next);
+                        self.rx_next += 1;
+                    }
+                    self.update_reassembly_timer(now);
+                }
+            }
+        }
+        if self.t_poll_retransmit.is_some_and(|t| t <= now) {
+            self.t_poll_retransmit = None;
+            self.out.push(RlcOut::Control {
+                kind: "timer_expiry",
+                sn: self.poll_sn.map(i64::from),
+                value: None,
+                detail: "{\"timer\":\"t-PollRetransmit\"}".into(),
+            });
+            // §5.3.3.4: retransmit the highest SN sent (if nothing new to send) and poll.
+            if self.queue.is_empty() && self.retx.is_empty() {
+                if let Some((&sn, e)) = self.am_tx.iter_mut().next_back() {
+                    e.retx_count += 1;
+                    if e.retx_count > self.cfg.am.tx.max_retx_threshold {
+                        let sdu = e.sdu;
+                        self.am_tx.remove(&sn);
+                        self.out.push(RlcOut::Dropped { sdu, reason: Reason::RlcMaxRetx });
+                    } else {
+                        self.retx.push_back((sn, 0, e.sdu.len));
+                        self.retx_bytes += u64::from(e.sdu.len);
+                    }
+                }
+            }
+            self.force_poll = true;
+        }
+    }
+
+    /// SDUs and bytes still held (queued, awaiting ACK, or partially reassembled), for accounting.
+    pub fn held(&self) -> usize {
+        self.queue.len() + self.am_tx.len() + self.rx.len()
+    }
+}
+
+#[cfg(test)]
+mod tests;
