@@ -1,1 +1,418 @@
-pub fn placeholder() {}
+//! Scout's simulator: drives the sans-IO model ([`scout_ran::stack::Stack`]) on a virtual nanosecond
+//! clock with traffic generators, writing every event through the one writer
+//! ([`scout_events::writer::RunWriter`]). Same scenario and seed ⇒ byte-identical event tables.
+
+pub mod scenario;
+pub mod traffic;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use scout_events::writer::{RunWriter, WriteError};
+use scout_events::{ControlEvent, Dir, Layer, Node, Sink};
+use scout_ran::phy::channel::SinrSource;
+use scout_ran::rng::Rng;
+use scout_ran::stack::{ConfigError, Stack, StackConfig, UeSpec};
+
+use crate::scenario::{DirName, Loaded, ScenarioError, TrafficSpec, UeSel};
+use crate::traffic::{Gen, Source};
+
+/// Anything that stops a simulation, each with a clear location.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error("{file}: {0}", file = .1)]
+    Config(ConfigError, String),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error("{file}:{line}: {message}")]
+    Trace { file: String, line: usize, message: String },
+}
+
+/// Overrides from the command line.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub seed: Option<u64>,
+    pub duration_s: Option<f64>,
+    pub sets: Vec<String>,
+}
+
+/// One expanded flow.
+pub struct Flow {
+    pub id: u32,
+    pub kind: &'static str,
+    pub ue: u32,
+    pub dir: Dir,
+    pub drb_idx: usize,
+    pub five_qi: u8,
+    /// For ping: the flow id of the echo reply.
+    pub reply: Option<u32>,
+}
+
+/// What a run produced, for the summary and `run.json`.
+pub struct Outcome {
+    pub stats: scout_ran::stack::Stats,
+    pub in_flight: u64,
+    pub delays_ns: [Vec<i64>; 2],
+    pub rtts_ns: Vec<i64>,
+    pub duration_ns: i64,
+    pub flows: Vec<Value>,
+    pub cell: String,
+    pub slices: Vec<String>,
+}
+
+fn load_sinr_trace(dir: &Path, rel: &str) -> Result<(SinrSource, SinrSource), SimError> {
+    let path = dir.join(rel);
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| SimError::Trace {
+        file: file.clone(),
+        line: 0,
+        message: e.to_string(),
+    })?;
+    let (mut dl, mut ul) = (Vec::new(), Vec::new());
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with("time") {
+            continue;
+        }
+        let cols: Vec<&str> = line.split(',').map(str::trim).collect();
+        let num = |k: usize| -> Result<f64, SimError> {
+            cols.get(k).and_then(|c| c.parse::<f64>().ok()).filter(|v| v.is_finite()).ok_or_else(|| SimError::Trace {
+                file: file.clone(),
+                line: i + 1,
+                message: format!("expected `time_s,dl_sinr_db[,ul_sinr_db]` with numbers, got {line:?}"),
+            })
+        };
+        let t = (num(0)? * 1e9) as i64;
+        let d = num(1)?;
+        let u = if cols.len() > 2 { num(2)? } else { d - 5.0 };
+        if dl.last().is_some_and(|(lt, _)| *lt >= t) {
+            return Err(SimError::Trace { file, line: i + 1, message: "times must increase".into() });
+        }
+        dl.push((t, d));
+        ul.push((t, u));
+    }
+    if dl.is_empty() {
+        return Err(SimError::Trace { file, line: 0, message: "no samples".into() });
+    }
+    Ok((SinrSource::Series(dl), SinrSource::Series(ul)))
+}
+
+/// Builds the stack and the flows of a loaded scenario.
+pub fn build(loaded: &Loaded, seed: u64) -> Result<(Stack, Vec<Flow>, Vec<Source>), SimError> {
+    let sc = &loaded.scenario;
+    let slices: Vec<String> = sc.core.slices.iter().map(|s| s.name.clone()).collect();
+    let mut ues = Vec::new();
+    for g in &sc.ues {
+        let slice = g.slice.as_ref().and_then(|n| slices.iter().position(|s| s == n)).unwrap_or(0) as u8;
+        let (dl, ul) = match &g.channel.sinr_trace {
+            Some(rel) => load_sinr_trace(&loaded.dir, rel)?,
+            None => (SinrSource::Constant(g.channel.dl_sinr_db), SinrSource::Constant(g.channel.ul_sinr_db)),
+        };
+        for _ in 0..g.count {
+            ues.push(UeSpec { slice, dl_sinr: dl.clone(), ul_sinr: ul.clone(), five_qis: g.five_qis.clone() });
+        }
+    }
+    let nues = ues.len() as u32;
+    let cfg = StackConfig {
+        cell: sc.cell_cfg.clone(),
+        qos: sc.qos.clone(),
+        cu_up: sc.cu_up.clone(),
+        core: sc.core.clone(),
+        ues,
+        seed,
+    };
+    let stack = Stack::new(cfg).map_err(|e| SimError::Config(e, loaded.file.clone()))?;
+    let mut flows = Vec::new();
+    let mut sources = Vec::new();
+    let dur_ns = (sc.duration_s * 1e9) as i64;
+    for (ti, t) in sc.traffic.iter().enumerate() {
+        let (sel, five_qi, start_s, stop_s) = match t {
+            TrafficSpec::UdpCbr { ue, five_qi, start_s, stop_s, .. }
+            | TrafficSpec::OnOff { ue, five_qi, start_s, stop_s, .. }
+            | TrafficSpec::Video { ue, five_qi, start_s, stop_s, .. }
+            | TrafficSpec::Ping { ue, five_qi, start_s, stop_s, .. } => (ue, *five_qi, *start_s, *stop_s),
+        };
+        let ue_ids: Vec<u32> = match sel {
+            UeSel::One(u) => vec![*u],
+            UeSel::Many(v) => v.clone(),
+            UeSel::All(_) => (0..nues).collect(),
+        };
+        for ue in ue_ids {
+            let drb_idx = stack.drb_index(ue, five_qi).ok_or_else(|| {
+                SimError::Scenario(ScenarioError::Key {
+                    file: loaded.file.clone(),
+                    key: format!("traffic[{ti}].five_qi"),
+                    message: format!("UE {ue} has no DRB for 5QI {five_qi}; add it to the UE group's five_qis"),
+                })
+            })?;
+            let start = (start_s * 1e9) as i64;
+            let stop = stop_s.map_or(dur_ns, |s| (s * 1e9) as i64).min(dur_ns);
+            let rng = Rng::new(seed, &format!("traffic{ti}.ue{ue}"));
+            let id = flows.len() as u32;
+            let (kind, dir, gen) = match t {
+                TrafficSpec::UdpCbr { dir, rate_mbps, size_bytes, .. } => (
+                    "udp_cbr",
+                    *dir,
+                    Gen::Cbr { interval_ns: f64::from(*size_bytes) * 8.0 / rate_mbps * 1e3, size: *size_bytes, n: 0 },
+                ),
+                TrafficSpec::OnOff { dir, rate_mbps, size_bytes, on, off, .. } => (
+                    "on_off",
+                    *dir,
+                    Gen::OnOff {
+                        interval_ns: f64::from(*size_bytes) * 8.0 / rate_mbps * 1e3,
+                        size: *size_bytes,
+                        on: on.clone(),
+                        off: off.clone(),
+                        on_until: 0,
+                        next: 0,
+                    },
+                ),
+                TrafficSpec::Video { dir, rate_mbps, fps, packet_bytes, size_std_frac, jitter_std_ms, .. } => (
+                    "video",
+                    *dir,
+                    Gen::Video {
+                        frame_ns: 1e9 / fps,
+                        mean_frame: rate_mbps * 1e6 / 8.0 / fps,
+                        std_frac: *size_std_frac,
+                        jitter_std_ns: jitter_std_ms * 1e6,
+                        pkt: *packet_bytes,
+                        frame: 0,
+                        burst: Vec::new(),
+                    },
+                ),
+                TrafficSpec::Ping { interval_ms, size_bytes, .. } => {
+                    ("ping", DirName::Ul, Gen::Ping { interval_ns: interval_ms * 1e6, size: *size_bytes, n: 0 })
+                }
+            };
+            let dir = if dir == DirName::Dl { Dir::Dl } else { Dir::Ul };
+            let reply = matches!(t, TrafficSpec::Ping { .. }).then_some(id + 1);
+            flows.push(Flow { id, kind, ue, dir, drb_idx, five_qi, reply });
+            sources.push(Source::new(gen, start, stop, rng));
+            if let Some(r) = reply {
+                flows.push(Flow { id: r, kind: "ping_reply", ue, dir: Dir::Dl, drb_idx, five_qi, reply: None });
+                sources.push(Source::new(Gen::Cbr { interval_ns: 1.0, size: 0, n: 0 }, 0, 0, Rng::new(seed, "unused")));
+            }
+        }
+    }
+    Ok((stack, flows, sources))
+}
+
+/// Runs a loaded scenario into `sink`. `progress(fraction)` is called about every 1 % of sim time.
+pub fn run<S: Sink>(
+    loaded: &Loaded,
+    seed: u64,
+    duration_s: f64,
+    sink: &mut S,
+    progress: &mut dyn FnMut(f64),
+) -> Result<Outcome, SimError> {
+    let (mut stack, flows, mut sources) = build(loaded, seed)?;
+    let end = (duration_s * 1e9) as i64;
+    let mut heap: BinaryHeap<Reverse<(i64, usize, u32)>> = BinaryHeap::new();
+    let mut pending: Vec<Option<u32>> = vec![None; sources.len()];
+    for (i, s) in sources.iter_mut().enumerate() {
+        if flows[i].kind == "ping_reply" {
+            continue;
+        }
+        if let Some((t, b)) = s.next() {
+            heap.push(Reverse((t, i, b)));
+            pending[i] = Some(b);
+        }
+    }
+    let mut sent_at: HashMap<u64, i64> = HashMap::new();
+    let mut ping_req: HashMap<u64, i64> = HashMap::new();
+    let mut delays: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
+    let mut rtts = Vec::new();
+    let step = (end / 100).max(1);
+    let mut next_progress = step;
+    loop {
+        let tg = heap.peek().map(|Reverse((t, _, _))| *t);
+        let ts = stack.poll_timeout();
+        let t = match (tg, ts) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => break,
+        };
+        if t >= end {
+            break;
+        }
+        if t >= next_progress {
+            progress(t as f64 / end as f64);
+            next_progress = (t / step + 1) * step;
+        }
+        if tg == Some(t) {
+            let Some(Reverse((t, i, bytes))) = heap.pop() else { unreachable!("peeked") };
+            let f = &flows[i];
+            let pkt = match f.dir {
+                Dir::Dl => stack.send_dl(t, f.id, f.ue, f.drb_idx, bytes, sink),
+                Dir::Ul => stack.send_ul(t, f.id, f.ue, f.drb_idx, bytes, sink),
+            };
+            sent_at.insert(pkt, t);
+            if let Some((nt, nb)) = sources[i].next() {
+                heap.push(Reverse((nt, i, nb)));
+            }
+        } else {
+            stack.handle_timeout(t, sink);
+        }
+        for d in stack.take_deliveries() {
+            let p = d.packet;
+            if let Some(t0) = sent_at.remove(&p.pkt) {
+                delays[p.dir as usize].push(d.t - t0);
+                let f = &flows[p.flow as usize];
+                if let Some(r) = f.reply {
+                    // The DN echoes the request at once.
+                    let rf = &flows[r as usize];
+                    let rp = stack.send_dl(d.t, rf.id, rf.ue, rf.drb_idx, p.bytes, sink);
+                    sent_at.insert(rp, d.t);
+                    ping_req.insert(rp, t0);
+                } else if let Some(t_req) = ping_req.remove(&p.pkt) {
+                    let rtt = d.t - t_req;
+                    rtts.push(rtt);
+                    sink.control(ControlEvent {
+                        t_ns: d.t,
+                        node: Node::Ue,
+                        layer: Layer::App,
+                        kind: "app_rtt",
+                        dir: None,
+                        ue: Some(p.ue),
+                        drb: Some(p.drb),
+                        sn: Some(p.pkt as i64),
+                        value: Some(rtt as f64),
+                        detail: None,
+                    });
+                }
+            }
+        }
+    }
+    progress(1.0);
+    let in_flight = stack.finish(end, sink);
+    let flows_json = flows
+        .iter()
+        .map(|f| json!({"flow": f.id, "type": f.kind, "ue": f.ue, "dir": f.dir.as_str(), "five_qi": f.five_qi, "drb": f.drb_idx + 1}))
+        .collect();
+    Ok(Outcome {
+        stats: stack.stats.clone(),
+        in_flight,
+        delays_ns: delays,
+        rtts_ns: rtts,
+        duration_ns: end,
+        flows: flows_json,
+        cell: stack.describe(),
+        slices: loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect(),
+    })
+}
+
+fn percentiles(v: &mut [i64]) -> Value {
+    if v.is_empty() {
+        return Value::Null;
+    }
+    v.sort_unstable();
+    let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+    json!({"p50_ns": q(0.5), "p90_ns": q(0.9), "p99_ns": q(0.99), "max_ns": v[v.len() - 1], "mean_ns": v.iter().sum::<i64>() / v.len() as i64})
+}
+
+/// The end-of-run summary (also merged into `run.json` under `summary` and `counts`).
+pub fn summarize(o: &mut Outcome) -> Value {
+    let s = &o.stats;
+    let secs = o.duration_ns as f64 / 1e9;
+    let mut drops = serde_json::Map::new();
+    let mut dropped = [0u64; 2];
+    for ((layer, reason), (n, b)) in &s.drops {
+        let e = drops.entry(layer.as_str().to_string()).or_insert_with(|| json!({}));
+        e[reason.as_str()] = json!({"packets": n, "bytes": b});
+        let _ = b;
+    }
+    let dir = |i: usize, name: &str, delays: &mut Vec<i64>| {
+        json!({
+            "dir": name,
+            "offered_packets": s.offered_pkts[i],
+            "offered_bytes": s.offered_bytes[i],
+            "delivered_packets": s.delivered_pkts[i],
+            "delivered_bytes": s.delivered_bytes[i],
+            "throughput_mbps": s.delivered_bytes[i] as f64 * 8.0 / secs / 1e6,
+            "delay": percentiles(delays),
+            "harq_tx": s.harq_tx[i],
+            "harq_retx": s.harq_retx[i],
+            "harq_failures": s.harq_fail[i],
+        })
+    };
+    for ((_, _), (n, _)) in &s.drops {
+        let _ = n;
+    }
+    let mut dl_del = std::mem::take(&mut o.delays_ns[0]);
+    let mut ul_del = std::mem::take(&mut o.delays_ns[1]);
+    let dl = dir(0, "dl", &mut dl_del);
+    let ul = dir(1, "ul", &mut ul_del);
+    let total_drops: u64 = s.drops.values().map(|(n, _)| n).sum();
+    dropped[0] = total_drops;
+    json!({
+        "duration_s": secs,
+        "slots": s.slots,
+        "directions": [dl, ul],
+        "drops": drops,
+        "dropped_packets": dropped[0],
+        "in_flight_packets": o.in_flight,
+        "app_rtt": percentiles(&mut o.rtts_ns),
+    })
+}
+
+/// `scout simulate`: runs a scenario file into a new run directory and returns the summary.
+pub fn simulate(
+    scenario: &Path,
+    out: &Path,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(f64),
+) -> Result<Value, SimError> {
+    let loaded = scenario::load(scenario, &opts.sets)?;
+    let seed = opts.seed.unwrap_or(loaded.scenario.seed);
+    let duration = opts.duration_s.unwrap_or(loaded.scenario.duration_s);
+    if !(duration > 0.0 && duration <= 86_400.0) {
+        return Err(SimError::Scenario(ScenarioError::Key {
+            file: "--duration".into(),
+            key: "duration".into(),
+            message: format!("{duration}; accepted: 0 < duration <= 86400 s"),
+        }));
+    }
+    // Validate fully before creating the run directory.
+    build(&loaded, seed)?;
+    let epoch =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let meta = json!({
+        "source": "simulator",
+        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
+        "scenario": {"name": loaded.scenario.name, "file": loaded.file, "description": loaded.scenario.description, "resolved": loaded.resolved},
+        "seed": seed,
+        "duration_s": duration,
+        "wall_clock_epoch_s": epoch,
+        "clock_domains": [{"name": "sim", "offset_ns": 0, "note": "virtual clock; t_ns is exact model time"}],
+        "slices": loaded.scenario.core.slices.iter().map(|s| json!({"name": s.name, "sst": s.sst, "sd": s.sd})).collect::<Vec<_>>(),
+    });
+    let slices: Vec<String> = loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect();
+    let mut writer = RunWriter::create(out, meta, &slices)?;
+    let mut outcome = run(&loaded, seed, duration, &mut writer, progress)?;
+    let summary = summarize(&mut outcome);
+    let mut drops_by_layer = serde_json::Map::new();
+    for ((layer, reason), (n, _)) in &outcome.stats.drops {
+        let e = drops_by_layer.entry(layer.as_str().to_string()).or_insert_with(|| json!({}));
+        e[reason.as_str()] = json!(n);
+    }
+    let extra = json!({
+        "cell": serde_json::from_str::<Value>(&outcome.cell).unwrap_or(Value::Null),
+        "flows": outcome.flows,
+        "summary": summary,
+        "counts": {
+            "drops": drops_by_layer,
+            "skipped_inputs": {},
+            "in_flight_packets": outcome.in_flight,
+            "offered_packets": outcome.stats.offered_pkts.iter().sum::<u64>(),
+            "delivered_packets": outcome.stats.delivered_pkts.iter().sum::<u64>(),
+        },
+    });
+    let meta = writer.finish(extra)?;
+    Ok(json!({"run": out.display().to_string(), "summary": meta["summary"], "events": meta["counts"]["events"]}))
+}

@@ -1,0 +1,393 @@
+//! Scenario files: YAML with srsRAN `gnb.yaml` key names for RAN parameters, Scout's own sections
+//! for the core, the CU-UP executors, the UEs and the traffic. Unknown keys are errors naming the
+//! key path and the accepted keys; `--set key=value` overrides are applied before validation.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_yaml::Value;
+
+use scout_ran::config::{CellCfg, ChannelCfg, CoreCfg, CuUpCfg, QosCfg};
+
+/// A scenario error: which file, which key, what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{file}: cannot read: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: {key}: {message}")]
+    Key { file: String, key: String, message: String },
+    #[error("{file}: YAML syntax error: {message}")]
+    Syntax { file: String, message: String },
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Simulated time in seconds (traffic may stop earlier; the rest is the drain).
+    pub duration_s: f64,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub cell_cfg: CellCfg,
+    #[serde(default)]
+    pub qos: Vec<QosCfg>,
+    #[serde(default)]
+    pub cu_up: CuUpCfg,
+    #[serde(default)]
+    pub core: CoreCfg,
+    pub ues: Vec<UeGroup>,
+    pub traffic: Vec<TrafficSpec>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// `count` identical UEs.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UeGroup {
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Slice name from `core.slices` (the first slice by default).
+    #[serde(default)]
+    pub slice: Option<String>,
+    /// 5QIs of the UE's DRBs (default [9]).
+    #[serde(default = "default_5qis")]
+    pub five_qis: Vec<u8>,
+    #[serde(default)]
+    pub channel: ChannelCfg,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_5qis() -> Vec<u8> {
+    vec![9]
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DirName {
+    Dl,
+    Ul,
+}
+
+/// Which UEs a traffic entry applies to: an index, a list, or `all`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum UeSel {
+    One(u32),
+    Many(Vec<u32>),
+    All(AllWord),
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AllWord {
+    All,
+}
+
+/// A period distribution for on/off sources.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, tag = "dist", rename_all = "lowercase")]
+pub enum Period {
+    Constant { mean_s: f64 },
+    Exponential { mean_s: f64 },
+    Pareto { mean_s: f64, shape: f64 },
+    Lognormal { mean_s: f64, sigma: f64 },
+}
+
+/// One traffic source (expanded to one flow per selected UE).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, tag = "type", rename_all = "snake_case")]
+pub enum TrafficSpec {
+    /// UDP constant bit rate (an overload flood when the rate exceeds the cell).
+    UdpCbr {
+        ue: UeSel,
+        dir: DirName,
+        #[serde(default = "nine")]
+        five_qi: u8,
+        rate_mbps: f64,
+        #[serde(default = "default_size")]
+        size_bytes: u32,
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default)]
+        stop_s: Option<f64>,
+    },
+    /// On/off source sending at `rate_mbps` during on periods.
+    OnOff {
+        ue: UeSel,
+        dir: DirName,
+        #[serde(default = "nine")]
+        five_qi: u8,
+        rate_mbps: f64,
+        #[serde(default = "default_size")]
+        size_bytes: u32,
+        on: Period,
+        off: Period,
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default)]
+        stop_s: Option<f64>,
+    },
+    /// 3GPP TR 38.838 §5.1.1 generic video (XR) model: frames at `fps`, frame size truncated
+    /// Gaussian (mean = rate / fps, STD 10.5 %, within [50 %, 150 %] of the mean), frame jitter
+    /// truncated Gaussian (mean 0, STD 2 ms, within ±4 ms); frames split into `packet_bytes` packets.
+    Video {
+        ue: UeSel,
+        dir: DirName,
+        #[serde(default = "nine")]
+        five_qi: u8,
+        rate_mbps: f64,
+        #[serde(default = "default_fps")]
+        fps: f64,
+        #[serde(default = "default_size")]
+        packet_bytes: u32,
+        #[serde(default = "default_std")]
+        size_std_frac: f64,
+        #[serde(default = "default_jitter")]
+        jitter_std_ms: f64,
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default)]
+        stop_s: Option<f64>,
+    },
+    /// ICMP-echo-like ping from the UE: a request up, the DN echoes it down; RTT samples are
+    /// written as `app_rtt` control events.
+    Ping {
+        ue: UeSel,
+        #[serde(default = "nine")]
+        five_qi: u8,
+        #[serde(default = "default_ping_interval")]
+        interval_ms: f64,
+        #[serde(default = "default_ping_size")]
+        size_bytes: u32,
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default)]
+        stop_s: Option<f64>,
+    },
+}
+
+fn nine() -> u8 {
+    9
+}
+fn default_size() -> u32 {
+    1400
+}
+fn default_fps() -> f64 {
+    60.0
+}
+fn default_std() -> f64 {
+    0.105
+}
+fn default_jitter() -> f64 {
+    2.0
+}
+fn default_ping_interval() -> f64 {
+    100.0
+}
+fn default_ping_size() -> u32 {
+    84
+}
+
+/// A scenario loaded from a file, with its directory (for relative paths) and its resolved text.
+pub struct Loaded {
+    pub scenario: Scenario,
+    pub dir: PathBuf,
+    pub file: String,
+    /// The scenario after `--set` overrides, as YAML.
+    pub resolved: Value,
+}
+
+/// Applies `key.path[2].x=value` to a YAML tree; the value is parsed as YAML (so `1`, `true`,
+/// `[1,2]` and `{a: 1}` keep their types).
+pub fn apply_set(root: &mut Value, assignment: &str) -> Result<(), String> {
+    let (path, raw) = assignment
+        .split_once('=')
+        .ok_or_else(|| format!("--set {assignment:?}: expected key=value, e.g. cell_cfg.common_scs=30"))?;
+    let value: Value =
+        serde_yaml::from_str(raw).map_err(|e| format!("--set {path}: value {raw:?} is not YAML: {e}"))?;
+    let mut cur = root;
+    let parts: Vec<&str> = path.split('.').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let (name, index) = match part.split_once('[') {
+            Some((n, rest)) => {
+                let idx = rest
+                    .strip_suffix(']')
+                    .and_then(|s| s.parse::<usize>().ok())
+                    .ok_or_else(|| format!("--set {path}: bad index in {part:?}; use name[0]"))?;
+                (n, Some(idx))
+            }
+            None => (*part, None),
+        };
+        if !cur.is_mapping() {
+            *cur = Value::Mapping(Default::default());
+        }
+        let map = cur.as_mapping_mut().expect("made a mapping above");
+        let key = Value::String(name.to_string());
+        if !map.contains_key(&key) {
+            map.insert(key.clone(), if index.is_some() { Value::Sequence(vec![]) } else { Value::Null });
+        }
+        cur = map.get_mut(&key).expect("inserted above");
+        if let Some(idx) = index {
+            let seq = cur.as_sequence_mut().ok_or_else(|| format!("--set {path}: {name} is not a list"))?;
+            if idx >= seq.len() {
+                return Err(format!("--set {path}: {name} has {} entries; index {idx} is out of range", seq.len()));
+            }
+            cur = &mut seq[idx];
+        }
+        if i == parts.len() - 1 {
+            *cur = value.clone();
+        }
+    }
+    Ok(())
+}
+
+/// Parses scenario text, applying overrides; errors name the file and key path.
+pub fn parse(text: &str, file: &str, sets: &[String]) -> Result<(Scenario, Value), ScenarioError> {
+    let mut root: Value =
+        serde_yaml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.into(), message: e.to_string() })?;
+    for s in sets {
+        apply_set(&mut root, s).map_err(|m| ScenarioError::Key {
+            file: file.into(),
+            key: "--set".into(),
+            message: m,
+        })?;
+    }
+    let de = root.clone();
+    let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = e.path().to_string();
+        ScenarioError::Key {
+            file: file.into(),
+            key: if key == "." { "(top level)".into() } else { key },
+            message: e.into_inner().to_string(),
+        }
+    })?;
+    validate(&scenario).map_err(|(key, message)| ScenarioError::Key { file: file.into(), key, message })?;
+    Ok((scenario, root))
+}
+
+/// Loads a scenario file.
+pub fn load(path: &Path, sets: &[String]) -> Result<Loaded, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read { file: file.clone(), source })?;
+    let (scenario, resolved) = parse(&text, &file, sets)?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    Ok(Loaded { scenario, dir, file, resolved })
+}
+
+fn validate(s: &Scenario) -> Result<(), (String, String)> {
+    if !(s.duration_s > 0.0 && s.duration_s <= 86_400.0) {
+        return Err(("duration_s".into(), format!("{}; accepted: 0 < duration_s <= 86400", s.duration_s)));
+    }
+    if s.ues.is_empty() {
+        return Err(("ues".into(), "at least one UE group is needed".into()));
+    }
+    let nues: u32 = s.ues.iter().map(|g| g.count).sum();
+    if nues == 0 || nues > 1024 {
+        return Err(("ues".into(), format!("{nues} UEs in total; accepted: 1..=1024")));
+    }
+    let slices: Vec<&str> = s.core.slices.iter().map(|x| x.name.as_str()).collect();
+    for (i, g) in s.ues.iter().enumerate() {
+        if let Some(name) = &g.slice {
+            if !slices.contains(&name.as_str()) {
+                return Err((
+                    format!("ues[{i}].slice"),
+                    format!("{name:?} is not in core.slices; accepted: {slices:?}"),
+                ));
+            }
+        }
+        if g.five_qis.is_empty() {
+            return Err((format!("ues[{i}].five_qis"), "at least one 5QI is needed".into()));
+        }
+    }
+    for (i, t) in s.traffic.iter().enumerate() {
+        let key = |k: &str| format!("traffic[{i}].{k}");
+        let (ue, rate, size, start, stop) = match t {
+            TrafficSpec::UdpCbr { ue, rate_mbps, size_bytes, start_s, stop_s, .. }
+            | TrafficSpec::OnOff { ue, rate_mbps, size_bytes, start_s, stop_s, .. } => {
+                (ue, *rate_mbps, *size_bytes, *start_s, *stop_s)
+            }
+            TrafficSpec::Video { ue, rate_mbps, packet_bytes, start_s, stop_s, fps, .. } => {
+                if !(*fps > 0.0 && *fps <= 1000.0) {
+                    return Err((key("fps"), format!("{fps}; accepted: 0 < fps <= 1000")));
+                }
+                (ue, *rate_mbps, *packet_bytes, *start_s, *stop_s)
+            }
+            TrafficSpec::Ping { ue, interval_ms, size_bytes, start_s, stop_s, .. } => {
+                if *interval_ms <= 0.0 {
+                    return Err((key("interval_ms"), "must be > 0".into()));
+                }
+                (ue, 1.0, *size_bytes, *start_s, *stop_s)
+            }
+        };
+        if !(rate > 0.0 && rate <= 100_000.0) {
+            return Err((key("rate_mbps"), format!("{rate}; accepted: 0 < rate_mbps <= 100000")));
+        }
+        if !(20..=9000).contains(&size) {
+            return Err((key("size_bytes"), format!("{size}; accepted: 20..=9000 (IP datagram bytes)")));
+        }
+        if start < 0.0 || stop.is_some_and(|e| e <= start) {
+            return Err((key("stop_s"), "must be after start_s (and start_s >= 0)".into()));
+        }
+        let ids: Vec<u32> = match ue {
+            UeSel::One(u) => vec![*u],
+            UeSel::Many(v) => v.clone(),
+            UeSel::All(_) => vec![],
+        };
+        if let Some(bad) = ids.iter().find(|u| **u >= nues) {
+            return Err((key("ue"), format!("UE {bad} does not exist; the scenario has UEs 0..{}", nues - 1)));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: &str =
+        "name: t\nduration_s: 1\nues: [{count: 1}]\ntraffic: [{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 1}]\n";
+
+    #[test]
+    fn unknown_key_names_path_and_accepted_keys() {
+        let text = MIN.to_string() + "cell_cfg: {pdsch: {mcs_tabel: qam64}}\n";
+        let e = parse(&text, "s.yaml", &[]).unwrap_err().to_string();
+        assert!(e.contains("s.yaml: cell_cfg.pdsch"), "{e}");
+        assert!(e.contains("mcs_tabel") && e.contains("mcs_table"), "{e}");
+    }
+
+    #[test]
+    fn bad_enum_value_lists_variants() {
+        let e = parse(MIN, "s.yaml", &["cell_cfg.scheduler.policy=fastest".into()]).unwrap_err().to_string();
+        assert!(e.contains("cell_cfg.scheduler.policy") && e.contains("time_rr"), "{e}");
+    }
+
+    #[test]
+    fn set_overrides_and_validation() {
+        let (s, _) = parse(MIN, "s.yaml", &["cell_cfg.common_scs=15".into(), "traffic[0].rate_mbps=5".into()]).unwrap();
+        assert_eq!(s.cell_cfg.common_scs, 15);
+        assert!(matches!(s.traffic[0], TrafficSpec::UdpCbr { rate_mbps, .. } if rate_mbps == 5.0));
+        let e = parse(MIN, "s.yaml", &["traffic[0].ue=3".into()]).unwrap_err().to_string();
+        assert!(e.contains("traffic[0].ue") && e.contains("does not exist"), "{e}");
+        let e = parse(MIN, "s.yaml", &["traffic[5].ue=0".into()]).unwrap_err().to_string();
+        assert!(e.contains("out of range"), "{e}");
+        let e = parse(MIN, "s.yaml", &["duration_s=-1".into()]).unwrap_err().to_string();
+        assert!(e.contains("duration_s"), "{e}");
+        let e = parse("name: [", "s.yaml", &[]).unwrap_err().to_string();
+        assert!(e.contains("YAML syntax"), "{e}");
+        let e = parse(MIN, "s.yaml", &["cell_cfg.tdd_ul_dl_cfg.nof_ul_slots=9".into()]).unwrap_err().to_string();
+        assert!(e.contains("cell_cfg.tdd_ul_dl_cfg") && e.contains("exceed"), "{e}");
+    }
+}

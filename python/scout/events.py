@@ -1,0 +1,75 @@
+"""Reading run directories: ``run.json`` and the event tables as Arrow (zero-copy from Parquet)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from scout import _native
+
+TABLES = {
+    "packet_events": "packet.parquet",
+    "slot_events": "slot.parquet",
+    "control_events": "control.parquet",
+}
+
+
+class RunError(Exception):
+    """A run directory that cannot be read; the message names the file and the problem."""
+
+
+@dataclass
+class Run:
+    """A run directory: its metadata and its event tables."""
+
+    path: Path
+    meta: dict
+
+    def table(self, name: str, columns: list[str] | None = None) -> pa.Table:
+        """One event table as an Arrow table (memory-mapped, zero-copy where Parquet allows)."""
+        if name not in TABLES:
+            raise RunError(f"{self.path}: no table {name!r}; accepted: {', '.join(TABLES)}")
+        f = self.path / "events" / TABLES[name]
+        if not f.exists():
+            raise RunError(f"{f}: missing (the run has no {name} table)")
+        try:
+            return pq.read_table(f, columns=columns, memory_map=True)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise RunError(f"{f}: not a readable Parquet file: {e}") from e
+
+    @property
+    def packet_events(self) -> pa.Table:
+        return self.table("packet_events")
+
+    @property
+    def slot_events(self) -> pa.Table:
+        return self.table("slot_events")
+
+    @property
+    def control_events(self) -> pa.Table:
+        return self.table("control_events")
+
+
+def open_run(path: str | Path) -> Run:
+    """Opens a run directory, checking it is complete and of a schema version this Scout reads."""
+    p = Path(path)
+    rj = p / "run.json"
+    if not rj.exists():
+        raise RunError(f"{rj}: missing; {p} is not a Scout run directory")
+    try:
+        meta = json.loads(rj.read_text())
+    except json.JSONDecodeError as e:
+        raise RunError(f"{rj}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+    version = meta.get("schema_version")
+    if not isinstance(version, int) or version > _native.schema_version():
+        raise RunError(
+            f"{rj}: schema_version {version!r} is not supported; this Scout reads versions "
+            f"<= {_native.schema_version()} (upgrade Scout)"
+        )
+    if not meta.get("complete", False):
+        raise RunError(f"{rj}: the run is incomplete (the producer did not finish; it may have crashed)")
+    return Run(p, meta)
