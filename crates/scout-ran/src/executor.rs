@@ -1,6 +1,10 @@
 //! Compute executors: a named pool of workers serving a FIFO queue of jobs, each taking a sampled
 //! service time. This is the software queueing SCOUT (§5) found at GTP-U and F1-U: under load, jobs
 //! wait for a worker even though no protocol buffer holds them.
+//!
+//! Jobs carry a strand key (the UE): two jobs of one key never run at once and start in submission
+//! order, as srsRAN runs each UE's CU-UP work on a per-UE strand. Without it a multi-worker pool would
+//! assign PDCP COUNTs out of arrival order.
 
 use std::collections::VecDeque;
 
@@ -12,7 +16,9 @@ use crate::Instant;
 pub struct Executor<J> {
     cfg: ExecutorCfg,
     busy: u32,
-    queue: VecDeque<(J, u32)>,
+    /// Strand keys with a job in service.
+    busy_keys: Vec<u32>,
+    queue: VecDeque<(J, u32, u32)>,
     queue_bytes: u64,
     rng: Rng,
 }
@@ -29,33 +35,40 @@ pub enum Submit<J> {
 
 impl<J> Executor<J> {
     pub fn new(cfg: &ExecutorCfg, rng: Rng) -> Self {
-        Executor { cfg: cfg.clone(), busy: 0, queue: VecDeque::new(), queue_bytes: 0, rng }
+        Executor { cfg: cfg.clone(), busy: 0, busy_keys: Vec::new(), queue: VecDeque::new(), queue_bytes: 0, rng }
     }
 
     fn service(&mut self, bytes: u32) -> i64 {
         self.cfg.service.sample_ns(&mut self.rng) + (self.cfg.per_byte_ns * f64::from(bytes)) as i64
     }
 
-    /// Submits a job of `bytes` at `_now`.
-    pub fn submit(&mut self, _now: Instant, job: J, bytes: u32) -> Submit<J> {
-        if self.busy < self.cfg.workers {
+    /// Submits a job of `bytes` on strand `key` at `_now`.
+    pub fn submit(&mut self, _now: Instant, job: J, bytes: u32, key: u32) -> Submit<J> {
+        if self.busy < self.cfg.workers && !self.busy_keys.contains(&key) {
             self.busy += 1;
+            self.busy_keys.push(key);
             let service_ns = self.service(bytes);
             Submit::Started { job, service_ns }
         } else if self.queue.len() as u32 >= self.cfg.queue_limit {
             Submit::Rejected(job)
         } else {
-            self.queue.push_back((job, bytes));
+            self.queue.push_back((job, bytes, key));
             self.queue_bytes += u64::from(bytes);
             Submit::Queued
         }
     }
 
-    /// A worker finished; it takes the next queued job, if any, returning it and its service time.
-    pub fn finish(&mut self) -> Option<(J, i64)> {
-        match self.queue.pop_front() {
-            Some((job, bytes)) => {
+    /// A worker finished the job of strand `key`; it takes the oldest queued job whose strand is
+    /// free, if any, returning it and its service time.
+    pub fn finish(&mut self, key: u32) -> Option<(J, i64)> {
+        if let Some(i) = self.busy_keys.iter().position(|k| *k == key) {
+            self.busy_keys.swap_remove(i);
+        }
+        let next = self.queue.iter().position(|(_, _, k)| !self.busy_keys.contains(k));
+        match next.and_then(|i| self.queue.remove(i)) {
+            Some((job, bytes, k)) => {
                 self.queue_bytes -= u64::from(bytes);
+                self.busy_keys.push(k);
                 let s = self.service(bytes);
                 Some((job, s))
             }

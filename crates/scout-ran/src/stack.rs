@@ -708,7 +708,7 @@ impl Stack {
     fn submit<S: Sink>(&mut self, now: Instant, id: ExecId, job: Job, sink: &mut S) {
         let (node, layer, queue) = Self::exec_meta(id);
         let bytes = job.len;
-        match self.exec_mut(id).submit(now, job, bytes) {
+        match self.exec_mut(id).submit(now, job, bytes, job.p.ue) {
             Submit::Started { job, service_ns } => {
                 let ex = self.exec_mut(id);
                 let (qb, qp) = (ex.queue_bytes(), ex.queue_pkts());
@@ -736,7 +736,7 @@ impl Stack {
 
     fn exec_done<S: Sink>(&mut self, now: Instant, id: ExecId, job: Job, started: Instant, sink: &mut S) {
         // The worker takes the next job.
-        if let Some((next, service)) = self.exec_mut(id).finish() {
+        if let Some((next, service)) = self.exec_mut(id).finish(job.p.ue) {
             self.schedule(now + service, Action::ExecDone { exec: id, job: next, started: now });
         }
         let p = job.p;

@@ -388,6 +388,9 @@ mod tests {
         let e = parse("name: [", "s.yaml", &[]).unwrap_err().to_string();
         assert!(e.contains("YAML syntax"), "{e}");
         let e = parse(MIN, "s.yaml", &["cell_cfg.tdd_ul_dl_cfg.nof_ul_slots=9".into()]).unwrap_err().to_string();
+        assert!(e.contains("cell_cfg.tdd_ul_dl_cfg") && e.contains("missing field `dl_ul_tx_period`"), "{e}");
+        let bad = "cell_cfg.tdd_ul_dl_cfg={dl_ul_tx_period: 10, nof_dl_slots: 6, nof_ul_slots: 9}";
+        let e = parse(MIN, "s.yaml", &[bad.into()]).unwrap_err().to_string();
         assert!(e.contains("cell_cfg.tdd_ul_dl_cfg") && e.contains("exceed"), "{e}");
     }
 }

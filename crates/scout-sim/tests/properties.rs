@@ -1,0 +1,222 @@
+//! Whole-stack properties over random scenarios, and the phenomena the built-in scenarios must show.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use proptest::prelude::*;
+use scout_events::{Layer, Point, VecSink};
+
+fn scenario(text: &str) -> scout_sim::scenario::Loaded {
+    let (scenario, resolved) = scout_sim::scenario::parse(text, "test.yaml", &[]).expect("valid scenario");
+    scout_sim::scenario::Loaded { scenario, dir: Path::new(".").into(), file: "test.yaml".into(), resolved }
+}
+
+fn builtin(name: &str) -> scout_sim::scenario::Loaded {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios").join(format!("{name}.yaml"));
+    scout_sim::scenario::load(&p, &[]).expect("built-in scenario loads")
+}
+
+fn run(l: &scout_sim::scenario::Loaded, seed: u64, dur: f64) -> (VecSink, scout_sim::Outcome) {
+    let mut sink = VecSink::default();
+    let o = scout_sim::run(l, seed, dur, &mut sink, &mut |_| {}).expect("runs");
+    (sink, o)
+}
+
+/// Checks conservation, ordering, non-negative durations and layer coverage on one run.
+fn check_invariants(sink: &VecSink, o: &scout_sim::Outcome) {
+    // Per packet: its events.
+    let mut by_pkt: HashMap<u64, Vec<&scout_events::PacketEvent>> = HashMap::new();
+    for e in &sink.packets {
+        by_pkt.entry(e.pkt).or_default().push(e);
+    }
+    let in_flight: std::collections::HashSet<u64> =
+        sink.controls.iter().filter(|c| c.kind == "in_flight").map(|c| c.sn.unwrap() as u64).collect();
+    let (mut offered, mut delivered, mut dropped) = ([0u64; 2], [0u64; 2], [0u64; 2]);
+    let mut deliveries_per_flow: BTreeMap<u32, Vec<(i64, u64)>> = BTreeMap::new();
+    for (pkt, evs) in &by_pkt {
+        let tx =
+            evs.iter().find(|e| e.layer == Layer::App && e.point == Point::Tx).expect("every packet has an app tx");
+        let d = tx.dir as usize;
+        offered[d] += u64::from(tx.bytes);
+        let delivers: Vec<_> = evs.iter().filter(|e| e.layer == Layer::App && e.point == Point::Deliver).collect();
+        let drops: Vec<_> = evs.iter().filter(|e| e.point == Point::Drop).collect();
+        assert!(delivers.len() + drops.len() <= 1, "packet {pkt} delivered/dropped more than once");
+        if let Some(dv) = delivers.first() {
+            delivered[d] += u64::from(tx.bytes);
+            assert!(dv.t_ns >= tx.t_ns, "negative one-way delay for {pkt}");
+            deliveries_per_flow.entry(tx.flow).or_default().push((dv.t_ns, *pkt));
+            // Every layer crossed left an event.
+            let layers: std::collections::HashSet<Layer> = evs.iter().map(|e| e.layer).collect();
+            for l in [
+                Layer::App,
+                Layer::N6,
+                Layer::Upf,
+                Layer::N3,
+                Layer::Gtpu,
+                Layer::Pdcp,
+                Layer::F1u,
+                Layer::Rlc,
+                Layer::Mac,
+                Layer::Phy,
+            ] {
+                assert!(layers.contains(&l), "delivered packet {pkt} has no {l} event");
+            }
+            // Events along the path never go back in time for checkpoints of one packet's journey:
+            // proc_begin <= proc_end per layer.
+            for l in [Layer::Upf, Layer::Gtpu, Layer::Pdcp, Layer::F1u] {
+                let b = evs.iter().filter(|e| e.layer == l && e.point == Point::ProcBegin).map(|e| e.t_ns).min();
+                let en = evs.iter().filter(|e| e.layer == l && e.point == Point::ProcEnd).map(|e| e.t_ns).max();
+                if let (Some(b), Some(en)) = (b, en) {
+                    assert!(en >= b, "negative processing at {l} for {pkt}");
+                }
+            }
+        } else if drops.len() == 1 {
+            dropped[d] += u64::from(tx.bytes);
+        } else {
+            assert!(in_flight.contains(pkt), "packet {pkt} neither delivered, dropped nor in flight");
+        }
+    }
+    let in_flight_bytes: [u64; 2] = {
+        let mut b = [0u64; 2];
+        for c in sink.controls.iter().filter(|c| c.kind == "in_flight") {
+            b[c.dir.unwrap() as usize] += c.value.unwrap() as u64;
+        }
+        b
+    };
+    for d in 0..2 {
+        assert_eq!(offered[d], delivered[d] + dropped[d] + in_flight_bytes[d], "bytes conservation, dir {d}");
+        assert_eq!(offered[d], o.stats.offered_bytes[d]);
+        assert_eq!(delivered[d], o.stats.delivered_bytes[d]);
+    }
+    // Per-flow in-order delivery (PDCP delivers in COUNT order, and a flow maps to one DRB).
+    for (flow, v) in deliveries_per_flow {
+        let mut v = v;
+        v.sort();
+        assert!(v.windows(2).all(|w| w[0].1 < w[1].1), "flow {flow} delivered out of order");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+
+    #[test]
+    fn random_scenarios_conserve_and_deliver_in_order(
+        ues in 1u32..4,
+        dl_rate in 1.0f64..40.0,
+        ul_rate in 0.5f64..8.0,
+        sinr in 3.0f64..28.0,
+        um in any::<bool>(),
+        scs in prop::sample::select(vec![15u32, 30]),
+        seed in 0u64..1000,
+        policy in prop::sample::select(vec!["time_rr", "time_pf"]),
+        queue in prop::sample::select(vec![50_000u64, 6_172_672]),
+    ) {
+        let mode = if um { "um-bidir" } else { "am" };
+        let bw = if scs == 15 { 20 } else { 40 };
+        let text = format!(
+            "name: prop\nduration_s: 1.5\ncell_cfg: {{channel_bandwidth_MHz: {bw}, common_scs: {scs}, scheduler: {{policy: {policy}}}}}\n\
+             qos: [{{five_qi: 9, rlc: {{mode: {mode}, am: {{tx: {{queue-bytes: {queue}}}}}, um-bidir: {{tx: {{queue-bytes: {queue}}}}}}}}}]\n\
+             ues: [{{count: {ues}, channel: {{dl_sinr_db: {sinr}, ul_sinr_db: {ul}}}}}]\n\
+             traffic:\n  - {{type: udp_cbr, ue: all, dir: dl, rate_mbps: {dl_rate}, stop_s: 1.0}}\n  - {{type: udp_cbr, ue: all, dir: ul, rate_mbps: {ul_rate}, stop_s: 1.0}}\n  - {{type: ping, ue: 0, interval_ms: 30}}\n",
+            ul = sinr - 4.0,
+        );
+        let l = scenario(&text);
+        let (sink, o) = run(&l, seed, 1.5);
+        check_invariants(&sink, &o);
+    }
+}
+
+#[test]
+fn same_seed_gives_identical_events_and_another_seed_differs() {
+    let l = builtin("mixed");
+    let (a, _) = run(&l, 5, 2.0);
+    let (b, _) = run(&l, 5, 2.0);
+    let (c, _) = run(&l, 6, 2.0);
+    assert_eq!(a.packets, b.packets);
+    assert_eq!(a.slots, b.slots);
+    assert_eq!(a.controls, b.controls);
+    assert_ne!(a.packets, c.packets);
+}
+
+#[test]
+fn builtin_mixed_scenario_holds_invariants() {
+    let l = builtin("mixed");
+    let (sink, o) = run(&l, 7, 3.0);
+    check_invariants(&sink, &o);
+    assert!(o.stats.delivered_pkts[1] > 0, "uplink delivers");
+    assert!(!o.rtts_ns.is_empty(), "pings produce RTT samples");
+}
+
+#[test]
+fn udp_flood_builds_up_saturates_and_drains() {
+    let l = builtin("udp-flood");
+    let (sink, o) = run(&l, 1, 20.0);
+    let s = 1_000_000_000i64;
+    // RLC SDU queue occupancy over time (DU side).
+    let rlc: Vec<(i64, u64)> = sink
+        .packets
+        .iter()
+        .filter(|e| e.layer == Layer::Rlc && e.point == Point::Enqueue && e.node == scout_events::Node::GnbDu)
+        .map(|e| (e.t_ns, e.queue_bytes.unwrap()))
+        .collect();
+    let limit = 6_172_672u64;
+    let first_near_full = rlc.iter().find(|(_, q)| *q > limit * 8 / 10).map(|(t, _)| *t).expect("RLC queue fills");
+    let first_pdcp_drop = sink
+        .packets
+        .iter()
+        .filter(|e| e.point == Point::Drop && e.layer == Layer::Pdcp)
+        .map(|e| e.t_ns)
+        .min()
+        .expect("PDCP drops once RLC is full");
+    assert!(
+        first_near_full <= first_pdcp_drop + 50_000_000,
+        "RLC fills ({first_near_full}) before PDCP sheds ({first_pdcp_drop})"
+    );
+    assert!(first_pdcp_drop > s / 2, "buffers absorb the overload first");
+    // Steady state: occupancy stays high between 5 s and 15 s.
+    let steady: Vec<u64> = rlc.iter().filter(|(t, _)| *t > 5 * s && *t < 15 * s).map(|(_, q)| *q).collect();
+    assert!(steady.iter().all(|q| *q > limit / 2), "steady overloaded state");
+    // Drain: deliveries continue after the sender stopped at 15 s.
+    let last_delivery = sink
+        .packets
+        .iter()
+        .filter(|e| e.point == Point::Deliver && e.layer == Layer::App)
+        .map(|e| e.t_ns)
+        .max()
+        .unwrap();
+    let last_send =
+        sink.packets.iter().filter(|e| e.point == Point::Tx && e.layer == Layer::App).map(|e| e.t_ns).max().unwrap();
+    assert!(
+        last_send < 15 * s && last_delivery > last_send + s / 2,
+        "delivery outlasts sending: {last_send} vs {last_delivery}"
+    );
+    assert_eq!(o.in_flight, 0, "the queue fully drains before 20 s");
+}
+
+#[test]
+fn executor_queueing_grows_with_load() {
+    let mut waits = Vec::new();
+    for name in ["attribution-light", "attribution-medium", "attribution-heavy"] {
+        let l = builtin(name);
+        let (sink, _) = run(&l, 1, 2.0);
+        // Mean wait at the GTP-U executor: enqueue -> proc_begin per packet.
+        let mut enq: HashMap<u64, i64> = HashMap::new();
+        let (mut sum, mut n) = (0i64, 0i64);
+        for e in sink.packets.iter().filter(|e| e.layer == Layer::Gtpu && e.dir == scout_events::Dir::Dl) {
+            match e.point {
+                Point::Enqueue => {
+                    enq.insert(e.pkt, e.t_ns);
+                }
+                Point::ProcBegin => {
+                    if let Some(t) = enq.remove(&e.pkt) {
+                        sum += e.t_ns - t;
+                        n += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        waits.push(sum as f64 / n as f64);
+    }
+    assert!(waits[0] < waits[1] && waits[1] < waits[2], "GTP-U queueing by load: {waits:?}");
+}
