@@ -106,7 +106,12 @@ def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool,
     prog = Progress(f"simulating {scenario.stem}")
     try:
         text = _native.simulate(
-            str(scenario), str(out), seed=seed, duration=duration, sets=list(sets), progress=None if quiet else prog
+            str(scenario),
+            str(out),
+            seed=seed,
+            duration=duration,
+            sets=list(sets),
+            progress=None if quiet else prog,
         )
     except ValueError as e:
         prog.done()

@@ -209,16 +209,10 @@ impl Default for SchedulerCfg {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct MacCellGroupCfg {
     pub bsr_cfg: BsrCfg,
-}
-
-impl Default for MacCellGroupCfg {
-    fn default() -> Self {
-        MacCellGroupCfg { bsr_cfg: BsrCfg::default() }
-    }
 }
 
 #[derive(Clone, Debug, Deserialize)]

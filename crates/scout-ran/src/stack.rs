@@ -575,6 +575,7 @@ impl Stack {
         self.deliveries.push(Delivery { packet: *p, t });
     }
 
+    #[allow(clippy::too_many_arguments)] // one argument per control_events column
     fn control<S: Sink>(
         &self,
         sink: &mut S,
@@ -1134,7 +1135,7 @@ impl Stack {
         let kind = self.duplex.slot_kind(s);
         let (_, sfn, sif) = self.slot_point(s);
         // CSI reports and periodic BSR at the UE.
-        let csi = s % self.csi_period_slots == 0;
+        let csi = s.is_multiple_of(self.csi_period_slots);
         for ui in 0..self.ues.len() {
             let u = &mut self.ues[ui];
             if csi {
@@ -1151,7 +1152,7 @@ impl Stack {
             for ui in 0..self.ues.len() {
                 let period = self.sr_period_slots;
                 let u = &mut self.ues[ui];
-                if u.sr_pending && (s + u.sr_offset) % period == 0 {
+                if u.sr_pending && (s + u.sr_offset).is_multiple_of(period) {
                     u.sr_pending = false;
                     u.sr_received = true;
                     self.control(sink, t, Node::Ue, Layer::Mac, "sr", Some(ui as u32), None, None, None, String::new());

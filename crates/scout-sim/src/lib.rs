@@ -218,7 +218,7 @@ pub fn run<S: Sink>(
         if flows[i].kind == "ping_reply" {
             continue;
         }
-        if let Some((t, b)) = s.next() {
+        if let Some((t, b)) = s.next_packet() {
             heap.push(Reverse((t, i, b)));
             pending[i] = Some(b);
         }
@@ -253,7 +253,7 @@ pub fn run<S: Sink>(
                 Dir::Ul => stack.send_ul(t, f.id, f.ue, f.drb_idx, bytes, sink),
             };
             sent_at.insert(pkt, t);
-            if let Some((nt, nb)) = sources[i].next() {
+            if let Some((nt, nb)) = sources[i].next_packet() {
                 heap.push(Reverse((nt, i, nb)));
             }
         } else {

@@ -76,7 +76,7 @@ impl Source {
     }
 
     /// The next packet (time, bytes), or `None` when the source is finished.
-    pub fn next(&mut self) -> Option<(i64, u32)> {
+    pub fn next_packet(&mut self) -> Option<(i64, u32)> {
         let start = self.start_ns;
         let t = match &mut self.gen {
             Gen::Cbr { interval_ns, size, n } | Gen::Ping { interval_ns, size, n } => {
@@ -133,7 +133,7 @@ mod tests {
     use super::*;
 
     fn drain(mut s: Source) -> Vec<(i64, u32)> {
-        std::iter::from_fn(|| s.next()).collect()
+        std::iter::from_fn(|| s.next_packet()).collect()
     }
 
     #[test]

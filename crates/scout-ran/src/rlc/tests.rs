@@ -124,8 +124,7 @@ fn queue_limits_drop_and_count() {
 
 #[test]
 fn um_discards_incomplete_sdu_on_t_reassembly() {
-    let mut cfg = RlcCfg::default();
-    cfg.mode = RlcMode::UmBidir;
+    let cfg = RlcCfg { mode: RlcMode::UmBidir, ..Default::default() };
     let mut tx = RlcEntity::new(&cfg);
     let mut rx = RlcEntity::new(&cfg);
     tx.handle_sdu(0, sdu(0, 600));
