@@ -709,29 +709,21 @@ impl Stack {
     fn submit<S: Sink>(&mut self, now: Instant, id: ExecId, job: Job, sink: &mut S) {
         let (node, layer, queue) = Self::exec_meta(id);
         let bytes = job.len;
-        match self.exec_mut(id).submit(now, job, bytes, job.p.ue) {
-            Submit::Started { job, service_ns } => {
-                let ex = self.exec_mut(id);
-                let (qb, qp) = (ex.queue_bytes(), ex.queue_pkts());
-                let mut e = self.ev(now, node, layer, Point::Enqueue, &job.p);
-                e.queue = Some(queue);
-                e.queue_bytes = Some(qb);
-                e.queue_pkts = Some(qp);
-                e.bytes = job.len;
-                sink.packet(e);
-                self.schedule(now + service_ns, Action::ExecDone { exec: id, job, started: now });
-            }
-            Submit::Queued => {
-                let ex = self.exec_mut(id);
-                let (qb, qp) = (ex.queue_bytes(), ex.queue_pkts());
-                let mut e = self.ev(now, node, layer, Point::Enqueue, &job.p);
-                e.queue = Some(queue);
-                e.queue_bytes = Some(qb);
-                e.queue_pkts = Some(qp);
-                e.bytes = job.len;
-                sink.packet(e);
-            }
-            Submit::Rejected(job) => self.drop_packet(sink, now, node, layer, &job.p, Reason::ExecQueueFull),
+        let (job, service) = match self.exec_mut(id).submit(now, job, bytes, job.p.ue) {
+            Submit::Started { job, service_ns } => (job, Some(service_ns)),
+            Submit::Queued => (job, None),
+            Submit::Rejected(job) => return self.drop_packet(sink, now, node, layer, &job.p, Reason::ExecQueueFull),
+        };
+        let ex = self.exec_mut(id);
+        let (qb, qp) = (ex.queue_bytes(), ex.queue_pkts());
+        let mut e = self.ev(now, node, layer, Point::Enqueue, &job.p);
+        e.queue = Some(queue);
+        e.queue_bytes = Some(qb);
+        e.queue_pkts = Some(qp);
+        e.bytes = job.len;
+        sink.packet(e);
+        if let Some(service_ns) = service {
+            self.schedule(now + service_ns, Action::ExecDone { exec: id, job, started: now });
         }
     }
 

@@ -321,11 +321,9 @@ pub fn summarize(o: &mut Outcome) -> Value {
     let s = &o.stats;
     let secs = o.duration_ns as f64 / 1e9;
     let mut drops = serde_json::Map::new();
-    let mut dropped = [0u64; 2];
     for ((layer, reason), (n, b)) in &s.drops {
         let e = drops.entry(layer.as_str().to_string()).or_insert_with(|| json!({}));
         e[reason.as_str()] = json!({"packets": n, "bytes": b});
-        let _ = b;
     }
     let dir = |i: usize, name: &str, delays: &mut Vec<i64>| {
         json!({
@@ -341,21 +339,17 @@ pub fn summarize(o: &mut Outcome) -> Value {
             "harq_failures": s.harq_fail[i],
         })
     };
-    for ((_, _), (n, _)) in &s.drops {
-        let _ = n;
-    }
     let mut dl_del = std::mem::take(&mut o.delays_ns[0]);
     let mut ul_del = std::mem::take(&mut o.delays_ns[1]);
     let dl = dir(0, "dl", &mut dl_del);
     let ul = dir(1, "ul", &mut ul_del);
     let total_drops: u64 = s.drops.values().map(|(n, _)| n).sum();
-    dropped[0] = total_drops;
     json!({
         "duration_s": secs,
         "slots": s.slots,
         "directions": [dl, ul],
         "drops": drops,
-        "dropped_packets": dropped[0],
+        "dropped_packets": total_drops,
         "in_flight_packets": o.in_flight,
         "app_rtt": percentiles(&mut o.rtts_ns),
     })
