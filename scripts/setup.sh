@@ -26,7 +26,8 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q "maturin>=1.5,<2" "pyarrow>=14" "pytest>=8" "ruff>=0.6"
+.venv/bin/python -m pip install -q "maturin>=1.5,<2" "pyarrow>=14" "duckdb>=1.1,<2" "ibis-framework[duckdb]>=10,<13" \
+  "pandas>=2" "numpy>=1.26" "matplotlib>=3.8" "pytest>=8" "ruff>=0.6"
 echo "setup: building the Rust extension (release)"
 (. .venv/bin/activate && maturin develop --release -q 2>&1 | grep -v '^📦\|^🔗\|^🐍\|^⚠' || true)
 .venv/bin/python -c 'import scout._native' || { echo "setup: error: the extension did not build" >&2; exit 1; }

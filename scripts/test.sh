@@ -3,6 +3,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The report test drives a real browser: Debian's Chromium, through Playwright's Python client
+# (no browser download; Playwright is pointed at /usr/bin/chromium).
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "test: installing Debian chromium for the report test"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium
+fi
+.venv/bin/python -m pip install -q "playwright>=1.45"
 export PATH="$PWD/.venv/bin:$PATH"
 echo "== cargo fmt --check";   cargo fmt --all -- --check
 echo "== cargo clippy";        cargo clippy --workspace --all-targets -q -- -D warnings

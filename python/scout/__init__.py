@@ -2,5 +2,15 @@
 
 from scout.events import Run, open_run
 
-__all__ = ["Run", "open_run", "__version__"]
+__all__ = ["Run", "open", "open_run", "__version__"]
 __version__ = "0.1.0"
+
+
+def open(run, **kw):  # noqa: A001 - `scout.open(RUN)` is the documented entry point
+    """A run's analysis tables as Ibis tables (``.journeys``, ``.components``, ``.profiles``, …).
+
+    Analyses the run first when ``RUN/analysis/`` is missing or older than its events.
+    """
+    from scout.analysis import open as open_analysis
+
+    return open_analysis(run, **kw)

@@ -10,14 +10,21 @@ import time
 from pathlib import Path
 
 from scout import __version__, _native
+from scout.events import RunError
 
 EPILOG = """\
 examples:
   scout demo                                   simulate the built-in scenarios and summarise them
   scout simulate udp-flood -o runs/flood       a built-in scenario by name
   scout simulate my.yaml -o runs/x --seed 3 --duration 5 --set cell_cfg.common_scs=15
+  scout analyze runs/flood                     journeys, attribution, profiles, queues, drops, phases
+  scout report runs/flood                      runs/flood/report/index.html + PNG/PDF figures
+  scout report runs/light runs/medium runs/heavy   ... with attribution compared across the runs
+  scout query runs/flood "SELECT layer, component, sum(ns)/1e6 AS ms FROM components GROUP BY ALL"
+  scout export runs/flood --format perfetto    the 20 slowest packets' journeys for ui.perfetto.dev
 
-docs: docs/schema.md (event tables), docs/model.md (what the model implements, with 3GPP clauses)
+docs: docs/schema.md (event tables), docs/attribution.md (analysis tables and their exact rules),
+      docs/model.md (what the model implements, with 3GPP clauses), docs/cli.md (every command)
 """
 
 
@@ -130,27 +137,156 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say(msg: str) -> None:
+    sys.stderr.write(f"  analysing: {msg}\n" if sys.stderr.isatty() else "")
+
+
+def run_analysis(run: Path, window_s: float | None = None, bin_s: float | None = None, quiet: bool = False) -> dict:
+    from scout import analysis
+
+    kw = {}
+    if window_s is not None:
+        kw["window_s"] = window_s
+    if bin_s is not None:
+        kw["bin_s"] = bin_s
+    try:
+        return analysis.analyze(run, progress=None if quiet else _say, **kw)
+    except RunError as e:
+        raise SystemExit(f"error: {e}") from None
+
+
+def print_analysis(s: dict) -> None:
+    cl = s["closure"]
+    print(f"analysis of {s['run']} ({s['source']}): {s['events']:,} events in {s['wall_s']:.2f} s")
+    print("  packets: " + ", ".join(f"{k} {v:,}" for k, v in sorted(s["packets"].items())))
+    for d, v in sorted(s["delay_ns"].items()):
+        print(f"  {d.upper()} one-way delay: p50 {fmt_ms(v['p50'])} ms, p99 {fmt_ms(v['p99'])} ms, max {fmt_ms(v['max'])} ms")
+    print(
+        f"  attribution closes for {cl['closed']:,} of {cl['n']:,} delivered packets; "
+        f"{cl['with_unattributed']:,} carry unattributed time ({fmt_ms(cl['unattributed_ns'])} ms in all)"
+    )
+    if s["dominant"]:
+        print("  largest contributors: " + ", ".join(f"{x['layer']}/{x['component']}" for x in s["dominant"]))
+    if s["drops"]:
+        print("  drops: " + ", ".join(f"{k} {v:,}" for k, v in s["drops"].items()))
+    for ph in s["phases"]:
+        print(f"  phase {ph['phase']:<10} {ph['start_ns'] / 1e9:7.2f} s – {ph['end_ns'] / 1e9:7.2f} s  drops {ph['drops']:,}")
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    s = run_analysis(Path(args.run), args.window, args.bin)
+    print_analysis(s)
+    print(f"  tables: {Path(args.run) / 'analysis'}/*.parquet (docs/attribution.md)")
+    return 0
+
+
+def _open(run: str):
+    from scout import analysis
+
+    try:
+        p = Path(run)
+        if not analysis.is_current(p):
+            run_analysis(p)
+        return analysis.open(p)
+    except RunError as e:
+        raise SystemExit(f"error: {e}") from None
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from scout import report
+
+    analyses = [_open(r) for r in args.runs]
+    for i, a in enumerate(analyses):
+        others = [x for j, x in enumerate(analyses) if j != i] if len(analyses) > 1 else None
+        path = report.render(a, others)
+        print(f"report: {path}  (figures: {path.parent / 'figures'}/*.png, *.pdf)")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from scout import export
+
+    a = _open(args.run)
+    out = Path(args.output) if args.output else Path(args.run) / "export"
+    ids = [int(x) for x in args.pkt.split(",")] if args.pkt else None
+    paths = export.export(a, args.format, args.granularity, out, select=args.select, n=args.packets, ids=ids)
+    for p in paths:
+        print(f"wrote {p} ({p.stat().st_size:,} bytes)")
+    if args.format == "perfetto":
+        print("open it at https://ui.perfetto.dev (Open trace file) or chrome://tracing")
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    import re
+
+    from scout import analysis
+
+    run = Path(args.run)
+    words = set(re.findall(r"[A-Za-z_]+", args.sql.lower()))
+    try:
+        if words & set(analysis.TABLE_NAMES):
+            a = _open(args.run)
+            con = a.con
+        else:
+            con, _ = analysis.connect(run)
+        res = con.sql(args.sql)
+        df = res.limit(args.limit).to_pandas() if args.limit else res.to_pandas()
+    except RunError as e:
+        raise SystemExit(f"error: {e}") from None
+    except Exception as e:  # the database's own message names the problem (syntax, unknown column, ...)
+        tables = ", ".join(list(analysis.TABLES) + analysis.TABLE_NAMES)
+        raise SystemExit(f"error: query failed: {e}\ntables: {tables}") from None
+    if args.format == "csv":
+        df.to_csv(sys.stdout, index=False)
+    elif args.format == "json":
+        print(df.to_json(orient="records", lines=True), end="")
+    else:
+        import pandas as pd
+
+        with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
+            print(df.to_string(index=False))
+        print(f"({len(df):,} rows)", file=sys.stderr)
+    return 0
+
+
 DEMO_SCENARIOS = ["udp-flood", "attribution-light", "attribution-medium", "attribution-heavy", "mixed"]
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from scout import analysis, report
+
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in DEMO_SCENARIOS:
-        result = run_simulation(resolve_scenario(name), out / name, None, None, [], force=True)
+        result = run_simulation(resolve_scenario(name), out / name, None, args.duration, [], force=True)
         print_summary(name, result, result["wall_s"])
-        rows.append((name, result))
+        s = run_analysis(out / name)
+        print_analysis(s)
+        rows.append((name, result, s))
+    reports = {}
+    loads = [analysis.open(out / n) for n in DEMO_SCENARIOS if n.startswith("attribution-")]
+    for name in DEMO_SCENARIOS:
+        a = analysis.open(out / name)
+        others = [x for x in loads if x.path != a.path] if name.startswith("attribution-") else None
+        reports[name] = report.render(a, others)
     print("\nsummary")
-    print(f"  {'scenario':<20}{'DL Mbit/s':>10}{'DL p50 ms':>11}{'DL p99 ms':>11}{'drops':>9}{'run':>6}")
-    for name, r in rows:
+    print(f"  {'scenario':<20}{'DL Mbit/s':>10}{'DL p50 ms':>11}{'DL p99 ms':>11}{'drops':>9}{'closes':>9}  top contributor")
+    for name, r, s in rows:
         dl = r["summary"]["directions"][0]
         delay = dl["delay"] or {}
+        cl = s["closure"]
+        top = f"{s['dominant'][0]['layer']}/{s['dominant'][0]['component']}" if s["dominant"] else "-"
+        closes = f"{100 * cl['closed'] / cl['n']:.0f} %" if cl["n"] else "-"
         print(
             f"  {name:<20}{dl['throughput_mbps']:>10.1f}{fmt_ms(delay.get('p50_ns')):>11}"
-            f"{fmt_ms(delay.get('p99_ns')):>11}{r['summary']['dropped_packets']:>9,}  {r['run']}"
+            f"{fmt_ms(delay.get('p99_ns')):>11}{r['summary']['dropped_packets']:>9,}{closes:>9}  {top}"
         )
-    print(f"\nruns written under {out}/ (events in events/*.parquet, metadata in run.json)")
+    print("\nreports:")
+    for name, path in reports.items():
+        print(f"  {name:<20} {path}")
+    print(f'\nruns under {out}/ — try: scout query {out}/udp-flood "SELECT * FROM drops"')
     return 0
 
 
@@ -186,12 +322,67 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="replace an existing run directory")
     s.set_defaults(func=cmd_simulate)
 
+    a = sub.add_parser(
+        "analyze",
+        help="compute journeys, attribution, profiles, queues, TTI, drops and phases of a run",
+        description="Reads RUN/events/*.parquet (any source) and writes RUN/analysis/*.parquet and summary.json. "
+        "Tables and rules: docs/attribution.md.",
+    )
+    a.add_argument("run", help="run directory")
+    a.add_argument("--window", type=float, help="profile time window in seconds (default 1.0; 0 = whole run only)")
+    a.add_argument("--bin", type=float, help="queue / drop time-series bin in seconds (default 0.1)")
+    a.set_defaults(func=cmd_analyze)
+
+    r = sub.add_parser(
+        "report",
+        help="write an HTML report with figures (PNG and PDF too)",
+        description="Writes RUN/report/index.html (self-contained, works offline) and RUN/report/figures/*.{png,pdf}. "
+        "Analyses the run first when needed. With several runs, each report also compares attribution across them.",
+    )
+    r.add_argument("runs", nargs="+", metavar="RUN", help="run directories")
+    r.set_defaults(func=cmd_report)
+
+    e = sub.add_parser(
+        "export",
+        help="export analysis tables (CSV, Parquet) or a Perfetto trace",
+        description="packet: journeys + components; tti: per-slot allocations; aggregate: profiles, queues, drops, "
+        "phases, correlation. --format perfetto writes Chrome trace JSON for ui.perfetto.dev.",
+    )
+    e.add_argument("run", help="run directory")
+    e.add_argument("--format", choices=["csv", "parquet", "perfetto"], default="csv")
+    e.add_argument("--granularity", choices=["packet", "tti", "aggregate"], default="packet")
+    e.add_argument("-o", "--output", help="output directory (default RUN/export)")
+    e.add_argument(
+        "--select",
+        choices=["slowest", "dropped", "first", "sample"],
+        default="slowest",
+        help="perfetto packet selection (default: the slowest delivered packets)",
+    )
+    e.add_argument("--packets", type=int, default=20, help="how many packets to trace (default 20)")
+    e.add_argument("--pkt", help="comma-separated packet ids to trace (overrides --select)")
+    e.set_defaults(func=cmd_export)
+
+    q = sub.add_parser(
+        "query",
+        help="run SQL (DuckDB) over a run's event and analysis tables",
+        description="Tables: packet_events, slot_events, control_events, and the analysis tables "
+        "(journeys, components, profiles, layer_delays, sojourns, queues, tti, drops, drop_series, phases, "
+        "correlation, rtt; computed on first use).",
+    )
+    q.add_argument("run", help="run directory")
+    q.add_argument("sql", help="SQL, e.g. \"SELECT reason, count(*) FROM packet_events WHERE point='drop' GROUP BY 1\"")
+    q.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    q.add_argument("--limit", type=int, default=0, help="print at most this many rows (default: all)")
+    q.set_defaults(func=cmd_query)
+
     d = sub.add_parser(
         "demo",
-        help="simulate the built-in scenarios and print their summaries",
-        description="Runs udp-flood, attribution-{light,medium,heavy} and mixed, and prints a summary of each.",
+        help="simulate, analyse and report the built-in scenarios",
+        description="Runs udp-flood, attribution-{light,medium,heavy} and mixed, analyses each, writes their reports "
+        "(the attribution runs compared across load) and prints a summary table and the reports' paths.",
     )
     d.add_argument("-o", "--output", default="runs/demo", help="directory for the runs (default: runs/demo)")
+    d.add_argument("--duration", type=float, help="simulated seconds per scenario (default: each scenario's own)")
     d.set_defaults(func=cmd_demo)
     return p
 

@@ -68,6 +68,11 @@ pub struct Source {
 impl Source {
     pub fn new(gen: Gen, start_ns: i64, stop_ns: i64, rng: Rng) -> Self {
         let mut s = Source { gen, start_ns, stop_ns, rng };
+        // Independent CBR sources are not phase-locked: each starts at a seeded random offset within
+        // its first interval, so several flows (e.g. `ue: all`) do not arrive as synchronised bursts.
+        if let Gen::Cbr { interval_ns, .. } = &s.gen {
+            s.start_ns += (s.rng.uniform() * *interval_ns) as i64;
+        }
         if let Gen::OnOff { on, on_until, next, .. } = &mut s.gen {
             *next = start_ns;
             *on_until = start_ns + period_ns(on, &mut s.rng);

@@ -1,0 +1,233 @@
+"""Scout's analysis engine: run directory in, attribution tables out (Ibis over DuckDB).
+
+    import scout
+    a = scout.open("runs/udp-flood")      # analyses the run first if RUN/analysis/ is missing or stale
+    a.journeys.filter(a.journeys.status == "dropped").to_pandas()
+    a.profiles.to_polars()
+
+Tables (documented in docs/attribution.md): journeys, components, profiles, layer_delays, queues,
+sojourns, tti, drops, drop_series, phases, correlation, rtt.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import ibis
+import ibis.expr.types as ir
+
+from scout.analysis import engine
+from scout.analysis.derived import correlation, phases
+from scout.events import TABLES, RunError, open_run
+
+ANALYSIS_VERSION = 1
+TABLE_NAMES = [
+    "journeys",
+    "components",
+    "profiles",
+    "layer_delays",
+    "sojourns",
+    "queues",
+    "tti",
+    "drops",
+    "drop_series",
+    "phases",
+    "correlation",
+    "rtt",
+]
+DEFAULT_WINDOW_S = 1.0
+DEFAULT_BIN_S = 0.1
+
+
+def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
+    """A DuckDB connection with the run's event tables registered (checked: complete, version, Parquet)."""
+    run = open_run(run_path)
+    con = ibis.duckdb.connect()
+    for name, fname in TABLES.items():
+        f = run.path / "events" / fname
+        if not f.exists():
+            raise RunError(f"{f}: missing (the run has no {name} table)")
+        try:
+            con.read_parquet(f, table_name=name)
+        except Exception as e:  # DuckDB raises its own IOException/InvalidInputException types
+            raise RunError(f"{f}: not a readable Parquet file: {e}") from e
+    return con, run.meta
+
+
+def _stamp(run_path: Path) -> dict:
+    """What the analysis was computed from: changes when the events change."""
+    st = {}
+    for fname in TABLES.values():
+        f = run_path / "events" / fname
+        s = f.stat()
+        st[fname] = [s.st_size, s.st_mtime_ns]
+    return st
+
+
+def analyze(
+    run_path: str | Path,
+    window_s: float = DEFAULT_WINDOW_S,
+    bin_s: float = DEFAULT_BIN_S,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary."""
+    run_path = Path(run_path)
+    t0 = time.perf_counter()
+    con, meta = connect(run_path)
+    con.raw_sql("SET preserve_insertion_order = false")
+    out = run_path / "analysis"
+    out.mkdir(exist_ok=True)
+    pe, se, ce = (con.table(n) for n in TABLES)
+    duration_ns = int(float(meta.get("duration_s") or 0) * 1e9)
+    if duration_ns <= 0:
+        duration_ns = int(pe.t_ns.max().execute() or 0) - int(pe.t_ns.min().execute() or 0)
+    window_ns = int(window_s * 1e9) if window_s else None
+    bin_ns = max(int(bin_s * 1e9), 1)
+    say = progress or (lambda _msg: None)
+
+    def write(name: str, expr: ir.Table) -> None:
+        say(name)
+        tmp = out / f"{name}.parquet.partial"
+        con.to_parquet(expr, tmp, compression="zstd")
+        tmp.replace(out / f"{name}.parquet")
+
+    def table(name: str) -> ir.Table:
+        return con.read_parquet(out / f"{name}.parquet", table_name=f"a_{name}")
+
+    write("components", engine.components(engine.steps(pe)))
+    write("journeys", engine.journeys(pe, ce))
+    comp, j = table("components"), table("journeys")
+    write("profiles", engine.profiles(j, comp, window_ns, duration_ns))
+    write("layer_delays", engine.layer_delays(comp, j))
+    write("sojourns", engine.sojourns(pe))
+    so = table("sojourns")
+    write("queues", engine.queues(pe, so, bin_ns))
+    write("tti", engine.tti(se))
+    write("drops", engine.drops(pe))
+    write("drop_series", engine.drop_series(pe, bin_ns))
+    say("phases")
+    ph = phases(table("queues").to_pandas(), table("drop_series").to_pandas(), j, bin_ns)
+    ph.to_parquet(out / "phases.parquet")
+    say("correlation")
+    corr, rtt = correlation(ce, so, bin_ns)
+    corr.to_parquet(out / "correlation.parquet")
+    rtt.to_parquet(out / "rtt.parquet")
+
+    summary = _summary(con, meta, j, comp, table("drops"), pe, ph)
+    summary.update(
+        analysis_version=ANALYSIS_VERSION,
+        window_s=window_s,
+        bin_s=bin_s,
+        events=int(meta.get("counts", {}).get("events", {}).get("packet_events", 0))
+        + int(meta.get("counts", {}).get("events", {}).get("slot_events", 0))
+        + int(meta.get("counts", {}).get("events", {}).get("control_events", 0)),
+        wall_s=round(time.perf_counter() - t0, 3),
+        stamp=_stamp(run_path),
+    )
+    tmp = out / "summary.json.partial"
+    tmp.write_text(json.dumps(summary, indent=2) + "\n")
+    tmp.replace(out / "summary.json")
+    return summary
+
+
+def _summary(con, meta, j: ir.Table, comp: ir.Table, drops: ir.Table, pe: ir.Table, ph) -> dict:
+    status = {r["status"]: int(r["n"]) for r in j.group_by("status").agg(n=j.count()).to_pyarrow().to_pylist()}
+    # Closure: per delivered packet, components sum to the one-way delay.
+    d = j.filter(j.status == "delivered")
+    per = comp.group_by("pkt").agg(total=comp.ns.sum(), unattr=comp.ns.sum(where=comp.component == "unattributed"))
+    cl = d.left_join(per, "pkt")
+    closure = (
+        cl.agg(
+            n=cl.count(),
+            closed=(cl.total.fill_null(0) == cl.delay_ns).sum(),
+            with_unattributed=(cl.unattr.fill_null(0) > 0).sum(),
+            unattributed_ns=cl.unattr.sum(),
+        )
+        .to_pyarrow()
+        .to_pylist()[0]
+    )
+    by_dir = {}
+    for r in (
+        d.group_by("dir")
+        .agg(n=d.count(), p50=d.delay_ns.quantile(0.5), p99=d.delay_ns.quantile(0.99), max=d.delay_ns.max())
+        .to_pyarrow()
+        .to_pylist()
+    ):
+        by_dir[r["dir"]] = {k: r[k] for k in ("n", "p50", "p99", "max")}
+    dr = drops.group_by(["layer", "reason"]).agg(n=drops["count"].sum()).to_pyarrow().to_pylist()
+    ev_drops = int(pe.filter(pe.point == "drop").count().execute())
+    dominant = (
+        comp.inner_join(d.select("pkt"), "pkt")
+        .group_by(["layer", "component"])
+        .agg(ns=comp.ns.sum())
+        .order_by(ibis.desc("ns"))
+        .limit(3)
+        .to_pyarrow()
+        .to_pylist()
+    )
+    return {
+        "run": meta.get("scenario", {}).get("name") or meta.get("source"),
+        "source": meta.get("source"),
+        "packets": status,
+        "closure": {k: int(v or 0) for k, v in closure.items()},
+        "delay_ns": by_dir,
+        "drops": {f"{r['layer']}/{r['reason']}": int(r["n"]) for r in dr},
+        "drops_total": int(sum(r["n"] for r in dr)),
+        "drop_events": ev_drops,
+        "dominant": [{"layer": r["layer"], "component": r["component"], "ns": int(r["ns"])} for r in dominant],
+        "phases": ph.to_dict("records"),
+    }
+
+
+class Analysis:
+    """The analysis tables of one run as Ibis tables (lazy; ``.to_pandas()``, ``.to_polars()``, SQL)."""
+
+    def __init__(self, run_path: Path, con: ibis.BaseBackend, meta: dict, summary: dict):
+        self.path = run_path
+        self.con = con
+        self.meta = meta
+        self.summary = summary
+        for name in TABLE_NAMES:
+            con.read_parquet(run_path / "analysis" / f"{name}.parquet", table_name=name)
+
+    def table(self, name: str) -> ir.Table:
+        if name not in TABLE_NAMES and name not in TABLES:
+            raise RunError(f"{self.path}: no table {name!r}; accepted: {', '.join(list(TABLES) + TABLE_NAMES)}")
+        return self.con.table(name)
+
+    def sql(self, query: str) -> ir.Table:
+        return self.con.sql(query)
+
+    def __getattr__(self, name: str) -> ir.Table:
+        if name in TABLE_NAMES or name in TABLES:
+            return self.con.table(name)
+        raise AttributeError(name)
+
+
+def is_current(run_path: Path) -> bool:
+    f = run_path / "analysis" / "summary.json"
+    if not f.exists():
+        return False
+    try:
+        s = json.loads(f.read_text())
+    except json.JSONDecodeError:
+        return False
+    if s.get("analysis_version") != ANALYSIS_VERSION:
+        return False
+    try:
+        return s.get("stamp") == json.loads(json.dumps(_stamp(run_path)))
+    except FileNotFoundError:
+        return False
+
+
+def open(run_path: str | Path, **kw) -> Analysis:  # noqa: A001 - scout.open is the documented entry point
+    """Opens a run's analysis, computing it first when missing or older than the events."""
+    p = Path(run_path)
+    con, meta = connect(p)
+    if not is_current(p):
+        analyze(p, **kw)
+    summary = json.loads((p / "analysis" / "summary.json").read_text())
+    return Analysis(p, con, meta, summary)

@@ -1,0 +1,123 @@
+"""Tables derived from small aggregates: overload phases and RTT ↔ sojourn correlation.
+
+These run on binned series (a few thousand rows), so they are plain pandas; the heavy lifting
+(binning millions of events) is done relationally in :mod:`scout.analysis.engine`.
+"""
+
+from __future__ import annotations
+
+import ibis.expr.types as ir
+import numpy as np
+import pandas as pd
+
+PHASE_COLUMNS = ["phase", "start_ns", "end_ns", "queue", "node", "queue_bytes_mean", "drops", "description"]
+
+# The thresholds of the phase rules (docs/attribution.md, "phases").
+FULL_FRACTION = 0.9  # a queue is "at its limit" at >= 90 % of the largest occupancy it reached
+STEADY_TOLERANCE = 0.25  # steady overload: the 1 s rolling drop rate within ±25 % of its median
+STEADY_WINDOW_S = 1.0
+
+
+def phases(queues: pd.DataFrame, drop_series: pd.DataFrame, journeys: ir.Table, bin_ns: int) -> pd.DataFrame:
+    """Buildup, saturation, steady overload and drain of an overloaded run (SCOUT §6).
+
+    Empty when the run dropped nothing (no overload to describe).
+    """
+    if drop_series.empty or queues.empty:
+        return pd.DataFrame(columns=PHASE_COLUMNS)
+    j = journeys
+    ext = j.agg(t0=j.t_in_ns.min(), t_stop=j.t_in_ns.max(), t_end=j.t_out_ns.max()).to_pandas().iloc[0]
+    t0, t_stop = int(ext.t0), int(ext.t_stop)
+    t_end = int(ext.t_end) if pd.notna(ext.t_end) else t_stop
+    t_end = max(t_end, t_stop)
+
+    # The bottleneck: the protocol queue that held the most bytes (executor queues only if none).
+    q = queues[queues.bytes_max.notna()]
+    proto = q[~q.queue.str.endswith("_exec")]
+    q = proto if not proto.empty else q
+    peak = q.groupby(["queue", "node", "dir"]).bytes_max.max().sort_values(ascending=False)
+    (qname, qnode, qdir), qmax = peak.index[0], float(peak.iloc[0])
+    series = (
+        q[(q.queue == qname) & (q.node == qnode) & (q.dir == qdir)].set_index("t_ns").sort_index()[["bytes_max", "bytes_mean"]]
+    )
+    full = series.index[series.bytes_max >= FULL_FRACTION * qmax]
+    t_full = int(full[0]) if len(full) else t_stop
+
+    d = drop_series.groupby("t_ns")["count"].sum().sort_index()
+    t_first_drop = int(d.index[0])
+    t_sat = max(min(t_full, t_first_drop), t0)
+
+    # Steady overload begins when the drop rate, smoothed over 1 s, settles near its median.
+    idx = np.arange((t_sat // bin_ns) * bin_ns, max(t_stop, t_sat + bin_ns), bin_ns)
+    rate = d.reindex(idx, fill_value=0).astype(float)
+    t_steady = t_stop
+    if len(rate) > 0:
+        roll = rate.rolling(max(int(STEADY_WINDOW_S * 1e9 / bin_ns), 1), min_periods=1).mean()
+        med = float(np.median(rate.values))
+        ok = roll.index[(roll - med).abs() <= STEADY_TOLERANCE * max(med, 1e-9)]
+        ok = ok[ok > t_sat]
+        if len(ok):
+            t_steady = int(ok[0])
+    t_steady = min(max(t_steady, t_sat), t_stop)
+
+    spans = [
+        ("buildup", t0, t_sat, f"{qname} at {qnode} grows towards its limit; no drops yet"),
+        ("saturation", t_sat, t_steady, f"{qname} reaches its limit; drops start and rise"),
+        ("steady", t_steady, t_stop, "overloaded steady state: input shed to the carried rate, queue full"),
+        ("drain", t_stop, t_end, "the sender stopped; queues empty while delivery continues"),
+    ]
+    rows = []
+    for name, a, b, desc in spans:
+        if b <= a:
+            continue
+        s = series[(series.index >= a) & (series.index < b)]
+        rows.append(
+            {
+                "phase": name,
+                "start_ns": int(a),
+                "end_ns": int(b),
+                "queue": qname,
+                "node": qnode,
+                "queue_bytes_mean": float(s.bytes_mean.mean()) if len(s) else float("nan"),
+                "drops": int(d[(d.index >= (a // bin_ns) * bin_ns) & (d.index < b)].sum()),
+                "description": desc,
+            }
+        )
+    return pd.DataFrame(rows, columns=PHASE_COLUMNS)
+
+
+def correlation(ce: ir.Table, sojourns: ir.Table, bin_ns: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Application RTT samples against each queue's sojourn, time-aligned in bins (SCOUT §7, fig. 6).
+
+    Returns (per-queue Pearson correlation over the bins where both exist, the binned RTT series).
+    """
+    r = ce.filter(ce.kind == "app_rtt")
+    rtt = r.select("t_ns", "ue", rtt_ns=r.value).order_by("t_ns").to_pandas()
+    cols = ["node", "queue", "dir", "layer", "bins", "pearson_r", "sojourn_mean_ns", "rtt_mean_ns"]
+    if rtt.empty:
+        return pd.DataFrame(columns=cols), rtt
+    s = sojourns.mutate(bin=(sojourns.t_enq // bin_ns))
+    sb = s.group_by(["node", "queue", "dir", "layer", "bin"]).agg(m=s.sojourn_ns.mean()).to_pandas()
+    rb = rtt.assign(bin=rtt.t_ns // bin_ns).groupby("bin").rtt_ns.mean()
+    rows = []
+    for (node, queue, d, layer), g in sb.groupby(["node", "queue", "dir", "layer"]):
+        g = g.set_index("bin").m
+        both = pd.concat([g, rb], axis=1, join="inner").dropna()
+        both.columns = ["sojourn", "rtt"]
+        r_val = float("nan")
+        if len(both) >= 3 and both.sojourn.std() > 0 and both.rtt.std() > 0:
+            r_val = float(np.corrcoef(both.sojourn, both.rtt)[0, 1])
+        rows.append(
+            {
+                "node": node,
+                "queue": queue,
+                "dir": d,
+                "layer": layer,
+                "bins": len(both),
+                "pearson_r": r_val,
+                "sojourn_mean_ns": float(g.mean()),
+                "rtt_mean_ns": float(both.rtt.mean()) if len(both) else float("nan"),
+            }
+        )
+    out = pd.DataFrame(rows, columns=cols).sort_values("pearson_r", ascending=False, na_position="last")
+    return out.reset_index(drop=True), rtt

@@ -1,0 +1,377 @@
+"""The analysis as Ibis expressions: events in, journeys / components / profiles / queues / tti / drops out.
+
+Everything here is relational (filters, joins, windows, group-bys) so the same expressions run on
+any Ibis backend; DuckDB is the default. The attribution rules are documented in docs/attribution.md
+and are the single source of truth for what each component means.
+"""
+
+from __future__ import annotations
+
+import ibis
+import ibis.expr.types as ir
+
+# Order of points at equal timestamps. An interval between two events is attributed by the event
+# that ends it, so within a group of simultaneous events the one that *ends* an activity must come
+# first: a radio reception or a processing end closes what came before; an arrival closes a link;
+# an enqueue, head-of-line, segment or proc_begin starts something new; deliveries come last.
+POINT_RANK = {
+    "rx": 0,
+    "proc_end": 1,
+    "arrive": 2,
+    "tx": 3,
+    "enqueue": 4,
+    "dequeue": 5,
+    "hol": 6,
+    "segment": 7,
+    "proc_begin": 8,
+    "deliver": 9,
+    "ce_mark": 10,
+    "drop": 11,
+}
+
+# Among simultaneous events of the same point, lower layers first (a delivery climbs the stack).
+LAYER_RANK = {
+    "phy": 0,
+    "mac": 1,
+    "rlc": 2,
+    "f1u": 3,
+    "pdcp": 4,
+    "sdap": 5,
+    "cuup_exec": 6,
+    "gtpu": 7,
+    "n3": 8,
+    "upf": 9,
+    "n6": 10,
+    "app": 11,
+}
+
+COMPONENTS = [
+    "processing",
+    "queueing_compute",
+    "queueing_protocol",
+    "scheduling",
+    "retransmission",
+    "reordering",
+    "transport",
+    "unattributed",
+]
+
+# Layers in the order a downlink packet crosses them (used to order figures and tables).
+LAYER_ORDER = ["n6", "upf", "n3", "gtpu", "cuup_exec", "sdap", "pdcp", "f1u", "rlc", "mac", "phy", "app"]
+
+PERCENTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999}
+
+
+def _rank_expr(col: ir.StringColumn, table: dict[str, int], default: int) -> ir.IntegerColumn:
+    return col.cases(*[(k, v) for k, v in table.items()], else_=default)
+
+
+P = POINT_RANK  # point codes: the tie rank doubles as a compact code
+L = LAYER_RANK
+C = {c: i for i, c in enumerate(COMPONENTS)}
+_P_NAMES = {v: k for k, v in P.items()}
+_L_NAMES = {v: k for k, v in L.items()}
+
+
+def steps(pe: ir.Table) -> ir.Table:
+    """Each packet's events in order, one row per interval between consecutive events.
+
+    Columns: pkt, t_ns (interval start), dur_ns, lc (layer code), cc (component code); map codes
+    with :func:`decode`. Only intervals inside the journey are kept (up to the app delivery or the
+    drop, else the last event), so per packet the durations telescope to exactly ``end - first``.
+
+    Events are ordered by one int64 key, ``t_ns * 1024 + (point, layer) rank * 4 + min(retx, 3)``
+    (valid for runs shorter than ~104 days), so the window sorts one integer column.
+    """
+    pc = _rank_expr(pe.point, P, 12)
+    lc = _rank_expr(pe.layer, L, 15)
+    ev = pe.select(
+        "pkt",
+        "t_ns",
+        pc=pc,
+        lc=lc,
+        retx=pe.retx,
+        exec_q=pe.queue.endswith("_exec").fill_null(False),
+        key=pe.t_ns * 1024 + (pc * 16 + lc) * 4 + ibis.least(pe.retx, 3).cast("int64"),
+        terminal=(((pc == P["deliver"]) & (lc == L["app"])) | (pc == P["drop"])).cast("int8"),
+    )
+    w = ibis.window(group_by=ev.pkt, order_by=ev.key)
+    s = ev.mutate(
+        nt=ev.t_ns.lead().over(w),
+        np=ev.pc.lead().over(w),
+        nl=ev.lc.lead().over(w),
+        nr=ev.retx.lead().over(w),
+        # A row at or after the packet's terminal event starts no interval of the journey.
+        done=ev.terminal.max().over(ibis.window(group_by=ev.pkt, order_by=ev.key, rows=(None, 0))),
+    )
+    s = s.filter(s.nt.notnull() & (s.done == 0) & (s.nt > s.t_ns))
+    queued = s.pc.isin([P["enqueue"], P["hol"], P["dequeue"]])
+    cc = ibis.cases(
+        (s.np == P["arrive"], C["transport"]),
+        (s.np == P["proc_begin"], C["queueing_compute"]),
+        (s.np == P["proc_end"], C["processing"]),
+        (s.np.isin([P["hol"], P["dequeue"]]), C["queueing_protocol"]),
+        ((s.np == P["segment"]) & (s.nr > 0), C["retransmission"]),
+        (s.np == P["segment"], C["scheduling"]),
+        ((s.np == P["tx"]) & (s.nl == L["mac"]) & (s.nr > 0), C["retransmission"]),
+        ((s.np == P["tx"]) & (s.nl == L["mac"]), C["scheduling"]),
+        (s.np == P["rx"], C["transport"]),
+        ((s.np == P["deliver"]) & s.nl.isin([L["rlc"], L["pdcp"]]), C["reordering"]),
+        ((s.pc == P["enqueue"]) & s.exec_q, C["queueing_compute"]),
+        (queued, C["queueing_protocol"]),
+        else_=C["unattributed"],
+    )
+    layer = ibis.cases(
+        (s.np == P["segment"], ibis.ifelse(s.nr > 0, L["rlc"], L["mac"])),
+        (queued & ~s.np.isin([P["arrive"], P["proc_begin"], P["proc_end"]]), s.lc),
+        else_=s.nl,
+    )
+    return s.select("pkt", "t_ns", dur_ns=s.nt - s.t_ns, lc=layer, cc=cc)
+
+
+def decode(t: ir.Table) -> ir.Table:
+    """Replaces the `lc`/`cc` codes of :func:`steps` by the layer and component names."""
+    return t.mutate(
+        layer=t.lc.cases(*_L_NAMES.items(), else_="other"),
+        component=t.cc.cases(*enumerate(COMPONENTS), else_="unattributed"),
+    ).drop("lc", "cc")
+
+
+def components(st: ir.Table) -> ir.Table:
+    """Per packet, layer and component: the summed duration (rows with a positive duration only)."""
+    g = st.group_by(["pkt", "lc", "cc"]).agg(ns=st.dur_ns.sum())
+    return decode(g).select("pkt", "layer", "component", "ns")
+
+
+def journeys(pe: ir.Table, ce: ir.Table) -> ir.Table:
+    """One row per packet: ingress/egress, one-way delay, fate, identity, segment and retransmission counts."""
+    is_app_deliver = (pe.point == "deliver") & (pe.layer == "app")
+    is_drop = pe.point == "drop"
+    j = pe.group_by("pkt").agg(
+        dir=pe.dir.max(),
+        ue=pe.ue.max(),
+        rnti=pe.rnti.max(),
+        flow=pe.flow.max(),
+        slice=pe.slice.max(),
+        qfi=pe.qfi.max(),
+        drb=pe.drb.max(),
+        t_in_ns=pe.t_ns.min(),
+        t_last_ns=pe.t_ns.max(),
+        t_out_ns=pe.t_ns.min(where=is_app_deliver),
+        t_drop_ns=pe.t_ns.min(where=is_drop),
+        drop_layer=pe.layer.max(where=is_drop),
+        drop_reason=pe.reason.max(where=is_drop),
+        bytes=pe.bytes.argmin(pe.t_ns),
+        segments=((pe.point == "segment") & (pe.retx == 0)).sum(),
+        harq_retx=((pe.point == "tx") & (pe.layer == "mac") & (pe.retx > 0)).sum(),
+        rlc_retx=((pe.point == "segment") & (pe.retx > 0)).sum(),
+        ce=((pe.point == "ce_mark") | (pe.ecn == 3)).any(),
+        n_events=pe.count(),
+    )
+    inflight = ce.filter(ce.kind == "in_flight").select(pkt=ce.sn.cast("uint64"), in_flight=ibis.literal(True))
+    j = j.left_join(inflight, "pkt").drop("pkt_right")
+    status = ibis.cases(
+        (j.t_out_ns.notnull(), "delivered"),
+        (j.t_drop_ns.notnull(), "dropped"),
+        (j.in_flight.fill_null(False), "in_flight"),
+        else_="incomplete",
+    )
+    end = j.t_out_ns.fill_null(j.t_drop_ns).fill_null(j.t_last_ns)
+    return j.mutate(
+        status=status,
+        delay_ns=j.t_out_ns - j.t_in_ns,
+        span_ns=end - j.t_in_ns,
+    ).drop("in_flight", "t_last_ns")
+
+
+def _stats(col: ir.NumericColumn) -> dict:
+    d = {"count": col.count(), "mean_ns": col.mean(), "max_ns": col.max()}
+    for name, q in PERCENTILES.items():
+        d[f"{name}_ns"] = col.quantile(q)
+    return d
+
+
+SCOPES = {"run": None, "dir": "dir", "ue": "ue", "flow": "flow", "slice": "slice"}
+
+
+def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: int) -> ir.Table:
+    """Statistics per scope (run / dir / ue / flow / slice) × layer × component, whole run and per window.
+
+    Rows with layer = component = 'total' describe the one-way delay of delivered packets; the others
+    describe one component at one layer over the delivered packets that spent time in it.
+    ``mean_per_pkt_ns`` divides the summed component by *all* delivered packets of the scope, which is
+    what a stacked attribution bar shows.
+    """
+    jj = j.mutate(window=ibis.literal(-1, "int64"))
+    parts = []
+    windows = [jj]
+    if window_ns:
+        windows.append(j.mutate(window=(j.t_in_ns // window_ns).cast("int64")))
+    for jw in windows:
+        delivered = jw.filter(jw.status == "delivered")
+        cj = comp.inner_join(delivered.select("pkt", "dir", "ue", "flow", "slice", "window"), "pkt")
+        for scope, key in SCOPES.items():
+            kexpr = (lambda t, key=key: t[key].cast("string")) if key else (lambda t: ibis.literal("all"))
+            # Totals: one-way delay, throughput and loss.
+            g = jw.mutate(scope=ibis.literal(scope), key=kexpr(jw))
+            tot = g.group_by(["scope", "key", "dir", "window"]).agg(
+                **_stats(g.delay_ns),
+                offered=g.count(),
+                delivered=(g.status == "delivered").sum(),
+                dropped=(g.status == "dropped").sum(),
+                delivered_bytes=g.bytes.sum(where=g.status == "delivered"),
+                sum_ns=g.delay_ns.sum(),
+            )
+            tot = tot.mutate(layer=ibis.literal("total"), component=ibis.literal("total"))
+            parts.append(tot)
+            c = cj.mutate(scope=ibis.literal(scope), key=kexpr(cj))
+            per = c.group_by(["scope", "key", "dir", "window", "layer", "component"]).agg(**_stats(c.ns), sum_ns=c.ns.sum())
+            cnt = tot.select("scope", "key", "dir", "window", "offered", "delivered", "dropped", "delivered_bytes")
+            per = per.inner_join(cnt, ["scope", "key", "dir", "window"])
+            parts.append(per)
+    cols = [
+        "scope",
+        "key",
+        "dir",
+        "window",
+        "layer",
+        "component",
+        "count",
+        "mean_ns",
+        "p50_ns",
+        "p90_ns",
+        "p99_ns",
+        "p999_ns",
+        "max_ns",
+        "sum_ns",
+        "offered",
+        "delivered",
+        "dropped",
+        "delivered_bytes",
+    ]
+    u = ibis.union(*[p.select(*[p[c].cast(_PROFILE_TYPES[c]).name(c) for c in cols]) for p in parts])
+    span = ibis.literal(window_ns if window_ns else duration_ns, "int64")
+    span = ibis.ifelse(u.window < 0, ibis.literal(max(duration_ns, 1), "int64"), span)
+    return u.mutate(
+        window_start_ns=ibis.ifelse(u.window < 0, None, u.window * (window_ns or 1)),
+        mean_per_pkt_ns=u.sum_ns / u.delivered.nullif(0),
+        throughput_bps=u.delivered_bytes.fill_null(0) * 8 * 1e9 / span,
+        loss=u.dropped / u.offered.nullif(0),
+    ).drop("window")
+
+
+_PROFILE_TYPES = {
+    "scope": "string",
+    "key": "string",
+    "dir": "string",
+    "window": "int64",
+    "layer": "string",
+    "component": "string",
+    "count": "int64",
+    "mean_ns": "float64",
+    "p50_ns": "float64",
+    "p90_ns": "float64",
+    "p99_ns": "float64",
+    "p999_ns": "float64",
+    "max_ns": "int64",
+    "sum_ns": "int64",
+    "offered": "int64",
+    "delivered": "int64",
+    "dropped": "int64",
+    "delivered_bytes": "int64",
+}
+
+
+def layer_delays(comp: ir.Table, j: ir.Table) -> ir.Table:
+    """Per delivered packet and layer: the time spent in that layer (all components), for CDFs."""
+    d = j.filter(j.status == "delivered").select("pkt", "dir", "ue")
+    c = comp.inner_join(d, "pkt")
+    return c.group_by(["pkt", "dir", "ue", "layer"]).agg(ns=c.ns.sum())
+
+
+def sojourns(pe: ir.Table) -> ir.Table:
+    """Per packet and queue: time from `enqueue` to leaving the queue.
+
+    Executor queues (`*_exec`) are left at the packet's next `proc_begin`; protocol queues at its
+    first `segment` or `dequeue` (for the RLC SDU queue: the start of its transmission).
+    """
+    enq = pe.filter((pe.point == "enqueue") & pe.queue.notnull()).select(
+        "pkt", "node", "layer", "queue", "dir", "ue", "drb", t_enq="t_ns"
+    )
+    leave = pe.filter(pe.point.isin(["proc_begin", "segment", "dequeue"])).select(pkt2="pkt", t_leave="t_ns", lpoint="point")
+    is_exec = enq.queue.endswith("_exec")
+    jn = enq.inner_join(
+        leave,
+        [
+            enq.pkt == leave.pkt2,
+            leave.t_leave >= enq.t_enq,
+            ibis.ifelse(is_exec, leave.lpoint == "proc_begin", leave.lpoint != "proc_begin"),
+        ],
+    )
+    g = jn.group_by(["pkt", "node", "layer", "queue", "dir", "ue", "drb", "t_enq"]).agg(t_leave=jn.t_leave.min())
+    return g.mutate(sojourn_ns=g.t_leave - g.t_enq)
+
+
+def queues(pe: ir.Table, so: ir.Table, bin_ns: int) -> ir.Table:
+    """Occupancy and sojourn per queue over time, in bins of ``bin_ns``.
+
+    Occupancy comes from the `queue_bytes`/`queue_pkts` the events carry (after each event);
+    sojourn is that of the packets that entered the queue in the bin; drops are those at the queue's layer.
+    """
+    occ = pe.filter(pe.queue.notnull() & pe.queue_bytes.notnull())
+    occ = occ.mutate(bin=(occ.t_ns // bin_ns).cast("int64"))
+    o = occ.group_by(["node", "layer", "queue", "dir", "bin"]).agg(
+        bytes_max=occ.queue_bytes.max(),
+        bytes_mean=occ.queue_bytes.mean(),
+        pkts_max=occ.queue_pkts.max(),
+        pkts_mean=occ.queue_pkts.mean(),
+        enqueues=(occ.point == "enqueue").sum(),
+    )
+    s = so.mutate(bin=(so.t_enq // bin_ns).cast("int64"))
+    sg = s.group_by(["node", "layer", "queue", "dir", "bin"]).agg(
+        sojourn_mean_ns=s.sojourn_ns.mean(),
+        sojourn_max_ns=s.sojourn_ns.max(),
+        sojourn_n=s.count(),
+    )
+    q = o.outer_join(sg, ["node", "layer", "queue", "dir", "bin"])
+    q = q.select(
+        node=q.node.fill_null(q.node_right),
+        layer=q.layer.fill_null(q.layer_right),
+        queue=q.queue.fill_null(q.queue_right),
+        dir=q.dir.fill_null(q.dir_right),
+        t_ns=q.bin.fill_null(q.bin_right) * bin_ns,
+        bytes_max=q.bytes_max,
+        bytes_mean=q.bytes_mean,
+        pkts_max=q.pkts_max,
+        pkts_mean=q.pkts_mean,
+        enqueues=q.enqueues.fill_null(0),
+        sojourn_mean_ns=q.sojourn_mean_ns,
+        sojourn_max_ns=q.sojourn_max_ns,
+        sojourn_n=q.sojourn_n.fill_null(0),
+    )
+    return q.order_by(["queue", "node", "dir", "t_ns"])
+
+
+def drops(pe: ir.Table) -> ir.Table:
+    """Drops per layer, reason, node, direction, UE, slice and flow: how many, bytes, first and last time."""
+    d = pe.filter(pe.point == "drop")
+    return (
+        d.group_by(["layer", "reason", "node", "dir", "ue", "slice", "flow"])
+        .agg(count=d.count(), bytes=d.bytes.sum(), first_ns=d.t_ns.min(), last_ns=d.t_ns.max())
+        .order_by([ibis.desc("count"), "layer", "reason", "ue", "flow"])
+    )
+
+
+def drop_series(pe: ir.Table, bin_ns: int) -> ir.Table:
+    d = pe.filter(pe.point == "drop")
+    d = d.mutate(t_ns=(d.t_ns // bin_ns) * bin_ns)
+    return d.group_by(["t_ns", "layer", "reason"]).agg(count=d.count()).order_by(["t_ns", "layer", "reason"])
+
+
+def tti(se: ir.Table) -> ir.Table:
+    """Per slot and direction: each UE's allocation and HARQ outcome, and the cell's utilisation."""
+    return se.mutate(
+        harq=ibis.cases((se.ack == True, "ack"), (se.ack == False, "nack"), else_=None),  # noqa: E712
+        utilisation=se.prbs_used.cast("float64") / se.prbs_total.nullif(0).cast("float64"),
+        is_retx=se.retx_index > 0,
+    ).order_by(["t_ns", "dir", "ue"])

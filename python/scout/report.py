@@ -1,0 +1,492 @@
+"""`scout report`: a self-contained HTML report (inline SVG, no network) plus PNG and PDF figures.
+
+Figures follow SCOUT (seeds/000) figs. 4–6: per-layer stacked attribution (across runs when several
+are given), per-layer delay CDFs, queue occupancy and sojourn over time with drops and phases,
+application RTT against queue sojourn, and a per-TTI scheduling view.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from scout import analysis  # noqa: E402
+from scout.analysis.engine import COMPONENTS, LAYER_ORDER  # noqa: E402
+
+COMPONENT_COLORS = {
+    "processing": "#4e79a7",
+    "queueing_compute": "#f28e2b",
+    "queueing_protocol": "#e15759",
+    "scheduling": "#76b7b2",
+    "retransmission": "#59a14f",
+    "reordering": "#edc948",
+    "transport": "#b07aa1",
+    "unattributed": "#9c9c9c",
+}
+PHASE_COLORS = {"buildup": "#fde0c5", "saturation": "#f9b4b4", "steady": "#d6d6f5", "drain": "#cfe8cf"}
+MS = 1e6
+
+
+@dataclass
+class Figure:
+    name: str
+    title: str
+    caption: str
+    svg: str
+
+
+def _save(fig, name: str, figdir: Path, title: str, caption: str) -> Figure:
+    fig.savefig(figdir / f"{name}.png", dpi=150, bbox_inches="tight")
+    fig.savefig(figdir / f"{name}.pdf", bbox_inches="tight")
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg") :]  # drop the XML prolog and DOCTYPE for inline use
+    return Figure(name, title, caption, svg)
+
+
+def _layers_present(names) -> list[str]:
+    present = set(names)
+    return [x for x in LAYER_ORDER if x in present] + sorted(present - set(LAYER_ORDER))
+
+
+def fig_attribution(a: analysis.Analysis, figdir: Path) -> Figure:
+    p = a.profiles
+    rows = p.filter((p.scope == "dir") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()
+    dirs = sorted(rows.dir.unique()) or ["dl"]
+    fig, axes = plt.subplots(1, len(dirs), figsize=(6.5 * len(dirs), 4.2), squeeze=False)
+    for ax, d in zip(axes[0], dirs, strict=True):
+        r = rows[rows.dir == d]
+        layers = _layers_present(r.layer)
+        bottom = np.zeros(len(layers))
+        for comp in COMPONENTS:
+            vals = np.array([r[(r.layer == la) & (r.component == comp)].mean_per_pkt_ns.sum() / MS for la in layers])
+            if vals.sum() <= 0:
+                continue
+            ax.bar(layers, vals, bottom=bottom, label=comp, color=COMPONENT_COLORS[comp])
+            bottom += vals
+        ax.set_title(f"{d.upper()}: mean time per delivered packet, by layer and component")
+        ax.margins(y=0.1)
+        ax.set_ylabel("ms per packet")
+        ax.tick_params(axis="x", rotation=45)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Latency attribution — {a.summary.get('run')}")
+    return _save(
+        fig,
+        "attribution",
+        figdir,
+        "Latency attribution by layer",
+        "Stacked bars: each layer's share of the one-way delay, split into components (mean over delivered packets).",
+    )
+
+
+def fig_compare(analyses: list[analysis.Analysis], figdir: Path) -> Figure:
+    """SCOUT fig. 4: per-layer stacked attribution across runs (load levels)."""
+    names, per = [], []
+    for a in analyses:
+        p = a.profiles
+        r = p.filter((p.scope == "dir") & (p.dir == "dl") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()
+        names.append(a.summary.get("run") or a.path.name)
+        per.append(r)
+    allr = pd.concat(per) if per else pd.DataFrame(columns=["layer"])
+    layers = _layers_present(allr.layer)
+    cmap = plt.get_cmap("tab20")
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
+    bottom = np.zeros(len(names))
+    for i, la in enumerate(layers):
+        vals = np.array([r[r.layer == la].mean_per_pkt_ns.sum() / MS for r in per])
+        if vals.sum() > 0:
+            axes[0].bar(names, vals, bottom=bottom, label=la, color=cmap(i % 20))
+            bottom += vals
+    axes[0].set_title("DL: mean delay per packet by layer")
+    axes[0].set_ylabel("ms per packet")
+    axes[0].legend(fontsize=7, ncol=2)
+    bottom = np.zeros(len(names))
+    for comp in COMPONENTS:
+        vals = np.array([r[r.component == comp].mean_per_pkt_ns.sum() / MS for r in per])
+        if vals.sum() > 0:
+            axes[1].bar(names, vals, bottom=bottom, label=comp, color=COMPONENT_COLORS[comp])
+            bottom += vals
+    axes[1].set_title("DL: mean delay per packet by component")
+    axes[1].set_ylabel("ms per packet")
+    axes[1].legend(fontsize=7)
+    for ax in axes:
+        ax.tick_params(axis="x", rotation=20)
+    fig.suptitle("Attribution across runs")
+    return _save(
+        fig,
+        "compare",
+        figdir,
+        "Attribution across runs",
+        "Per-layer and per-component stacked delay for each run given to `scout report` (SCOUT fig. 4).",
+    )
+
+
+def fig_cdf(a: analysis.Analysis, figdir: Path) -> Figure:
+    ld = a.layer_delays
+    j = a.journeys
+    dirs = list(j.filter(j.status == "delivered").select("dir").distinct().to_pandas().dir)
+    dirs = sorted(dirs) or ["dl"]
+    fig, axes = plt.subplots(1, len(dirs), figsize=(6.5 * len(dirs), 4.2), squeeze=False)
+    for ax, d in zip(axes[0], dirs, strict=True):
+        dd = ld.filter(ld.dir == d).select("layer", "ns").to_pandas()
+        tot = j.filter((j.status == "delivered") & (j.dir == d)).select("delay_ns").to_pandas().delay_ns
+        series = [("one-way (total)", tot)] + [(la, dd[dd.layer == la].ns) for la in _layers_present(dd.layer)]
+        for label, v in series:
+            v = np.sort(v.to_numpy(dtype=float)) / MS
+            v = v[v > 0]
+            if len(v) == 0:
+                continue
+            y = np.arange(1, len(v) + 1) / len(v)
+            ax.step(v, y, where="post", label=label, lw=2.2 if label.startswith("one-way") else 1.2)
+        ax.set_xscale("log")
+        ax.set_xlabel("delay (ms, log scale)")
+        ax.set_ylabel("fraction of delivered packets")
+        ax.set_title(f"{d.upper()}: per-layer delay CDF")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    return _save(
+        fig, "cdf", figdir, "Per-layer delay CDFs", "Time each delivered packet spent in each layer, and its one-way delay."
+    )
+
+
+def fig_queues(a: analysis.Analysis, figdir: Path) -> Figure:
+    q = a.queues.to_pandas()
+    ds = a.drop_series.to_pandas()
+    ph = a.phases.to_pandas()
+    if q.empty:
+        fig, ax = plt.subplots(figsize=(8, 2))
+        ax.text(0.5, 0.5, "no queue telemetry in this run", ha="center", va="center")
+        ax.axis("off")
+        return _save(fig, "queues", figdir, "Queues over time", "This run's events carry no queue occupancy.")
+    # The four busiest queues: by peak occupancy, then peak sojourn; queues that never held anything are left out.
+    g = q.groupby(["queue", "node", "dir"]).agg(b=("bytes_max", "max"), s=("sojourn_max_ns", "max")).fillna(0)
+    g = g[(g.b > 0) | (g.s > 0)].sort_values(["b", "s"], ascending=False)
+    if g.empty:
+        g = q.groupby(["queue", "node", "dir"]).agg(b=("bytes_max", "max")).fillna(0)
+    keys = list(g.index[:4])
+    fig, axes = plt.subplots(len(keys), 1, figsize=(11, 2.6 * len(keys)), sharex=True, squeeze=False)
+    for ax, (qn, node, d) in zip(axes[:, 0], keys, strict=True):
+        s = q[(q.queue == qn) & (q.node == node) & (q.dir == d)].sort_values("t_ns")
+        t = s.t_ns / 1e9
+        for _, r in ph.iterrows():
+            ax.axvspan(r.start_ns / 1e9, r.end_ns / 1e9, color=PHASE_COLORS.get(r.phase, "#eee"), alpha=0.6, lw=0)
+        ax.plot(t, s.bytes_max / 1e3, color="#1f77b4", label="occupancy (kB, max per bin)")
+        ax.set_ylabel("kB")
+        ax2 = ax.twinx()
+        ax2.plot(t, s.sojourn_mean_ns / MS, color="#d62728", label="sojourn (ms, mean per bin)")
+        ax2.set_ylabel("sojourn ms")
+        if not ds.empty:
+            dsum = ds.groupby("t_ns")["count"].sum()
+            ax.bar(
+                dsum.index / 1e9,
+                dsum.values / max(dsum.max(), 1) * max(float(s.bytes_max.max() or 0) / 1e3, 1) * 0.3,
+                width=(a.summary.get("bin_s") or 0.1),
+                color="black",
+                alpha=0.35,
+                label="drops (scaled)",
+            )
+        ax.set_title(f"{qn} at {node} ({d})")
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
+    axes[-1, 0].set_xlabel("time (s)")
+    phases_note = ", ".join(f"{r.phase} (shaded)" for _, r in ph.iterrows()) or "no overload phases"
+    return _save(
+        fig,
+        "queues",
+        figdir,
+        "Queue occupancy and sojourn over time",
+        f"The four queues that held the most bytes; drops overlaid in grey; {phases_note} (SCOUT fig. 5).",
+    )
+
+
+def fig_rtt(a: analysis.Analysis, figdir: Path) -> Figure | None:
+    rtt = a.rtt.to_pandas()
+    if rtt.empty:
+        return None
+    corr = a.correlation.to_pandas()
+    so = a.sojourns
+    fig, ax = plt.subplots(figsize=(11, 3.6))
+    ax.plot(rtt.t_ns / 1e9, rtt.rtt_ns / MS, ".", ms=3, color="#1f77b4", label="application RTT (ms)")
+    ax.set_ylabel("RTT ms")
+    ax.set_xlabel("time (s)")
+    label = "no queue"
+    if not corr.empty:
+        best = corr.dropna(subset=["pearson_r"]).head(1)
+        pick = best.iloc[0] if len(best) else corr.iloc[0]
+        s = so.filter((so.queue == pick.queue) & (so.node == pick.node) & (so.dir == pick.dir))
+        bin_ns = int((a.summary.get("bin_s") or 0.1) * 1e9)
+        s = s.mutate(b=(s.t_enq // bin_ns) * bin_ns).group_by("b").agg(m=s.sojourn_ns.mean()).order_by("b").to_pandas()
+        ax2 = ax.twinx()
+        ax2.plot(s.b / 1e9, s.m / MS, color="#d62728", label=f"{pick.queue} sojourn at {pick.node} (ms)")
+        ax2.set_ylabel("sojourn ms")
+        label = f"{pick.queue} at {pick.node} {pick.dir}, r = {pick.pearson_r:.2f}"
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
+    ax.set_title(f"Application RTT against queue sojourn ({label})")
+    return _save(
+        fig,
+        "rtt",
+        figdir,
+        "Application RTT vs queue sojourn",
+        "Time-aligned RTT samples and the best-correlated queue (SCOUT fig. 6).",
+    )
+
+
+def fig_tti(a: analysis.Analysis, figdir: Path) -> Figure:
+    t = a.tti
+    ue = t.filter(t.ue.notnull())
+    bin_ns = 10_000_000
+    g = (
+        ue.mutate(b=(ue.t_ns // bin_ns))
+        .group_by(["dir", "ue", "b"])
+        .agg(prbs=ue.prbs.sum(), nacks=(ue.harq == "nack").sum())
+        .to_pandas()
+    )
+    dirs = sorted(g.dir.unique()) or ["dl"]
+    fig, axes = plt.subplots(
+        len(dirs), 1, figsize=(11, 2.2 + 0.35 * max(g.ue.nunique(), 1)) if len(g) else (11, 2), squeeze=False
+    )
+    for ax, d in zip(axes[:, 0], dirs, strict=True):
+        gd = g[g.dir == d]
+        if gd.empty:
+            ax.axis("off")
+            continue
+        ues = sorted(gd.ue.unique())
+        b0, b1 = int(gd.b.min()), int(gd.b.max())
+        m = np.zeros((len(ues), b1 - b0 + 1))
+        for r in gd.itertuples():
+            m[ues.index(r.ue), int(r.b) - b0] = r.prbs
+        im = ax.imshow(
+            m, aspect="auto", interpolation="nearest", cmap="viridis", extent=(b0 * 0.01, (b1 + 1) * 0.01, len(ues) - 0.5, -0.5)
+        )
+        ax.set_yticks(range(len(ues)), [f"UE {int(u)}" for u in ues])
+        ax.set_title(f"{d.upper()} scheduling: PRBs allocated per UE per 10 ms")
+        fig.colorbar(im, ax=ax, label="PRB·slots")
+    axes[-1, 0].set_xlabel("time (s)")
+    return _save(
+        fig, "tti", figdir, "Scheduling per TTI", "PRBs granted to each UE over time (sum over the slots of each 10 ms bin)."
+    )
+
+
+def _table(df: pd.DataFrame, table_id: str, fmt: dict | None = None) -> str:
+    fmt = fmt or {}
+    if df.empty:
+        return f'<p class="empty" id="{table_id}">none</p>'
+    head = "".join(
+        f"<th>{html.escape(str(c)[:-3] + '_ms' if fmt.get(c) is _ms and str(c).endswith('_ns') else str(c))}</th>"
+        for c in df.columns
+    )
+    body = []
+    for row in df.itertuples(index=False):
+        cells = []
+        for c, v in zip(df.columns, row, strict=True):
+            f = fmt.get(c)
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                s = ""
+            elif f:
+                s = f(v)
+            elif isinstance(v, float):
+                s = f"{v:.4g}"
+            else:
+                s = str(v)
+            cells.append(f'<td data-v="{html.escape(str(v))}">{html.escape(s)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f'<table class="sortable" id="{table_id}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _ms(v) -> str:
+    return f"{v / MS:.3f}"
+
+
+def _summary_tables(a: analysis.Analysis) -> dict[str, str]:
+    p = a.profiles
+    whole = p.filter(p.window_start_ns.isnull() & (p.layer == "total"))
+    cols = ["key", "dir", "offered", "delivered", "dropped", "loss", "throughput_bps", "p50_ns", "p99_ns", "max_ns"]
+    ms = {c: _ms for c in ("p50_ns", "p99_ns", "max_ns")}
+    ms["throughput_bps"] = lambda v: f"{v / 1e6:.2f} Mbit/s"
+    ms["loss"] = lambda v: f"{100 * v:.2f} %"
+    per_ue = whole.filter(whole.scope == "ue").to_pandas()[cols].rename(columns={"key": "ue"})
+    per_slice = whole.filter(whole.scope == "slice").to_pandas()[cols].rename(columns={"key": "slice"})
+    per_flow = whole.filter(whole.scope == "flow").to_pandas()[cols].rename(columns={"key": "flow"})
+    drops = a.drops.to_pandas()
+    dfmt = {"first_ns": lambda v: f"{v / 1e9:.3f} s", "last_ns": lambda v: f"{v / 1e9:.3f} s"}
+    ph = a.phases.to_pandas()
+    phfmt = {
+        "start_ns": lambda v: f"{v / 1e9:.3f} s",
+        "end_ns": lambda v: f"{v / 1e9:.3f} s",
+        "queue_bytes_mean": lambda v: f"{v / 1e3:.1f} kB",
+    }
+    corr = a.correlation.to_pandas()
+    cfmt = {"sojourn_mean_ns": _ms, "rtt_mean_ns": _ms}
+    comp = p.filter((p.scope == "dir") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()[
+        ["dir", "layer", "component", "count", "mean_per_pkt_ns", "mean_ns", "p50_ns", "p99_ns", "max_ns"]
+    ]
+    comp = comp.sort_values(["dir", "mean_per_pkt_ns"], ascending=[True, False])
+    return {
+        "per_ue": _table(per_ue, "t-ue", ms),
+        "per_slice": _table(per_slice, "t-slice", ms),
+        "per_flow": _table(per_flow, "t-flow", ms),
+        "drops": _table(drops, "t-drops", dfmt),
+        "phases": _table(ph, "t-phases", phfmt),
+        "correlation": _table(corr, "t-corr", cfmt),
+        "components": _table(comp, "t-comp", {c: _ms for c in ("mean_per_pkt_ns", "mean_ns", "p50_ns", "p99_ns", "max_ns")}),
+    }
+
+
+JS = r"""
+document.querySelectorAll('table.sortable th').forEach(function (th, i) {
+  th.addEventListener('click', function () {
+    var table = th.closest('table'), tbody = table.tBodies[0];
+    var rows = Array.prototype.slice.call(tbody.rows);
+    var asc = th.getAttribute('data-asc') !== '1';
+    table.querySelectorAll('th').forEach(function (h) { h.removeAttribute('data-asc'); });
+    th.setAttribute('data-asc', asc ? '1' : '0');
+    rows.sort(function (a, b) {
+      var x = a.cells[i].getAttribute('data-v'), y = b.cells[i].getAttribute('data-v');
+      var nx = parseFloat(x), ny = parseFloat(y);
+      var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : String(x).localeCompare(String(y));
+      return asc ? c : -c;
+    });
+    rows.forEach(function (r) { tbody.appendChild(r); });
+  });
+});
+document.querySelectorAll('input.filter').forEach(function (inp) {
+  inp.addEventListener('input', function () {
+    var t = document.getElementById(inp.getAttribute('data-table'));
+    if (!t || !t.tBodies.length) return;
+    var q = inp.value.toLowerCase();
+    Array.prototype.forEach.call(t.tBodies[0].rows, function (r) {
+      r.style.display = r.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none';
+    });
+  });
+});
+document.querySelectorAll('figure').forEach(function (f) {
+  f.addEventListener('click', function () { f.classList.toggle('wide'); });
+});
+"""
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1280px;padding:1em 2em;color:#222}
+h1{margin-bottom:.2em} .sub{color:#666;margin-top:0}
+nav a{margin-right:1em} section{margin:2em 0}
+figure{margin:1em 0;border:1px solid #ddd;padding:.5em;cursor:zoom-in;max-width:900px}
+figure.wide{max-width:none;cursor:zoom-out} figure svg{width:100%;height:auto}
+figcaption{color:#555;font-size:13px}
+table{border-collapse:collapse;font-size:12.5px;margin:.5em 0}
+th,td{border:1px solid #ddd;padding:3px 7px;text-align:right} th{background:#f3f3f3;cursor:pointer}
+td:first-child,th:first-child{text-align:left}
+.kpi{display:inline-block;border:1px solid #ddd;padding:.4em .9em;margin:.2em;border-radius:4px}
+.kpi b{display:block;font-size:18px} .ok{color:#2a7d2a} .bad{color:#b22}
+input.filter{margin:.3em 0;padding:2px 6px}
+"""
+
+
+def _kpis(a: analysis.Analysis) -> str:
+    s = a.summary
+    cl = s.get("closure", {})
+    parts = []
+    for st, n in sorted(s.get("packets", {}).items()):
+        parts.append(f'<span class="kpi">{html.escape(st)}<b>{n:,}</b></span>')
+    for d, v in sorted(s.get("delay_ns", {}).items()):
+        parts.append(f'<span class="kpi">{d.upper()} one-way p50 / p99<b>{_ms(v["p50"])} / {_ms(v["p99"])} ms</b></span>')
+    ok = cl.get("closed") == cl.get("n")
+    parts.append(
+        f'<span class="kpi">attribution closes<b class="{"ok" if ok else "bad"}">'
+        f"{cl.get('closed', 0):,} / {cl.get('n', 0):,}</b></span>"
+    )
+    parts.append(
+        f'<span class="kpi">with unattributed time<b class="{"bad" if cl.get("with_unattributed") else "ok"}">'
+        f"{cl.get('with_unattributed', 0):,}</b></span>"
+    )
+    parts.append(f'<span class="kpi">drops<b>{s.get("drops_total", 0):,}</b></span>')
+    return "".join(parts)
+
+
+def render(a: analysis.Analysis, others: list[analysis.Analysis] | None = None) -> Path:
+    """Writes RUN/report/index.html and RUN/report/figures/*.{png,pdf}; returns the HTML path."""
+    out = a.path / "report"
+    figdir = out / "figures"
+    figdir.mkdir(parents=True, exist_ok=True)
+    figs = [fig_attribution(a, figdir)]
+    if others:
+        figs.append(fig_compare([a, *others], figdir))
+    figs += [fig_cdf(a, figdir), fig_queues(a, figdir)]
+    r = fig_rtt(a, figdir)
+    if r:
+        figs.append(r)
+    figs.append(fig_tti(a, figdir))
+    tables = _summary_tables(a)
+    meta = a.meta
+    title = f"Scout report — {html.escape(str(a.summary.get('run')))}"
+    fig_html = "".join(
+        f'<figure id="fig-{f.name}" data-figure="{f.name}"><h3>{html.escape(f.title)}</h3>{f.svg}'
+        f"<figcaption>{html.escape(f.caption)} "
+        f'<a href="figures/{f.name}.png">PNG</a> · <a href="figures/{f.name}.pdf">PDF</a></figcaption></figure>'
+        for f in figs
+    )
+
+    def sec(sid: str, h: str, body: str, filt: str | None = None) -> str:
+        f = f'<input class="filter" placeholder="filter rows" data-table="{filt}">' if filt else ""
+        return f'<section id="{sid}"><h2>{h}</h2>{f}{body}</section>'
+
+    desc = html.escape(str(meta.get("scenario", {}).get("description", "")))
+    nav = "".join(
+        f'<a href="#{k}">{v}</a> '
+        for k, v in [
+            ("figures", "figures"),
+            ("components", "components"),
+            ("drops", "drops"),
+            ("phases", "phases"),
+            ("ue", "per UE"),
+            ("slice", "per slice"),
+            ("flow", "per flow"),
+            ("correlation", "RTT correlation"),
+            ("run", "run"),
+        ]
+    )
+    counts = meta.get("counts", {})
+    skipped = counts.get("skipped_inputs", {})
+    doc = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>
+<body data-figures="{len(figs)}">
+<h1>{title}</h1>
+<p class="sub">source: {html.escape(str(meta.get("source")))} · {desc}
+ · seed {html.escape(str(meta.get("seed", "")))} · {a.summary.get("events", 0):,} events
+ analysed in {a.summary.get("wall_s", 0)} s</p>
+<nav>{nav}</nav>
+<section id="kpis">{_kpis(a)}</section>
+<section id="figures"><h2>Figures</h2><p class="sub">Click a figure to widen it.</p>{fig_html}</section>
+{sec("components", "Attribution by layer and component (ms)", tables["components"], "t-comp")}
+{sec("drops", "Drops", tables["drops"], "t-drops")}
+{sec("phases", "Overload phases", tables["phases"])}
+{sec("ue", "Per UE", tables["per_ue"], "t-ue")}
+{sec("slice", "Per slice", tables["per_slice"])}
+{sec("flow", "Per flow", tables["per_flow"], "t-flow")}
+{sec("correlation", "Application RTT vs queue sojourn", tables["correlation"])}
+<section id="run"><h2>Run</h2><p>Skipped inputs: {html.escape(json.dumps(skipped))} ·
+telemetry lost: {html.escape(json.dumps(counts.get("telemetry_lost", 0)))} ·
+in flight at the end: {html.escape(str(counts.get("in_flight_packets", 0)))}</p>
+<details><summary>run.json</summary><pre>{html.escape(json.dumps(meta, indent=1)[:20000])}</pre></details></section>
+<script>{JS}</script>
+</body></html>
+"""
+    idx = out / "index.html"
+    tmp = out / "index.html.partial"
+    tmp.write_text(doc)
+    tmp.replace(idx)
+    return idx
