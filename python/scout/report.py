@@ -63,7 +63,7 @@ def _layers_present(names) -> list[str]:
 
 def fig_attribution(a: analysis.Analysis, figdir: Path) -> Figure:
     p = a.profiles
-    rows = p.filter((p.scope == "dir") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()
+    rows = p.filter((p.scope == "run") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()
     dirs = sorted(rows.dir.unique()) or ["dl"]
     fig, axes = plt.subplots(1, len(dirs), figsize=(6.5 * len(dirs), 4.2), squeeze=False)
     for ax, d in zip(axes[0], dirs, strict=True):
@@ -96,7 +96,7 @@ def fig_compare(analyses: list[analysis.Analysis], figdir: Path) -> Figure:
     names, per = [], []
     for a in analyses:
         p = a.profiles
-        r = p.filter((p.scope == "dir") & (p.dir == "dl") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()
+        r = p.filter((p.scope == "run") & (p.dir == "dl") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()
         names.append(a.summary.get("run") or a.path.name)
         per.append(r)
     allr = pd.concat(per) if per else pd.DataFrame(columns=["layer"])
@@ -332,7 +332,7 @@ def _summary_tables(a: analysis.Analysis) -> dict[str, str]:
     }
     corr = a.correlation.to_pandas()
     cfmt = {"sojourn_mean_ns": _ms, "rtt_mean_ns": _ms}
-    comp = p.filter((p.scope == "dir") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()[
+    comp = p.filter((p.scope == "run") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()[
         ["dir", "layer", "component", "count", "mean_per_pkt_ns", "mean_ns", "p50_ns", "p99_ns", "max_ns"]
     ]
     comp = comp.sort_values(["dir", "mean_per_pkt_ns"], ascending=[True, False])

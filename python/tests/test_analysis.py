@@ -201,7 +201,14 @@ def test_fates_drops_sojourns_and_tti(synthetic: Path) -> None:
 
 @pytest.mark.parametrize(
     "scenario,duration",
-    [("udp-flood", 8), ("attribution-light", 1), ("attribution-medium", 1), ("attribution-heavy", 1), ("mixed", 2)],
+    [
+        ("udp-flood", 8),
+        ("attribution-light", 1),
+        ("attribution-medium", 1),
+        ("attribution-heavy", 1),
+        ("mixed", 2),
+        ("capacity-trace", 6),
+    ],
 )
 def test_attribution_closes_on_every_scenario(tmp_path: Path, scenario: str, duration: int) -> None:
     out = tmp_path / scenario
@@ -232,7 +239,7 @@ def test_executor_queueing_grows_with_load(tmp_path: Path) -> None:
         assert scout_cmd("simulate", f"attribution-{level}", "-o", str(out), "--duration", "1").returncode == 0
         a = scout.open(out)
         p = a.profiles
-        q = p.filter((p.scope == "dir") & (p.dir == "dl") & (p.component == "queueing_compute") & p.window_start_ns.isnull())
+        q = p.filter((p.scope == "run") & (p.dir == "dl") & (p.component == "queueing_compute") & p.window_start_ns.isnull())
         means.append(float(q.to_pandas().mean_per_pkt_ns.sum()))
     assert means[1] > 2 * means[0] > 0
 

@@ -594,10 +594,24 @@ pub struct ChannelCfg {
     pub ul_sinr_db: f64,
     /// Optional SINR time series: CSV `time_s,dl_sinr_db[,ul_sinr_db]`, path relative to the scenario.
     pub sinr_trace: Option<String>,
+    /// Optional mahimahi capacity trace for the DL (one delivery opportunity per line, in ms), path
+    /// relative to the scenario; mapped to SINR per `mahimahi_window_ms` (docs/model.md).
+    pub mahimahi_trace: Option<String>,
+    /// The same for the UL; when absent the UL uses `ul_sinr_db`.
+    pub mahimahi_ul_trace: Option<String>,
+    /// Averaging window of a capacity trace, in ms (default 10).
+    pub mahimahi_window_ms: u64,
 }
 
 impl Default for ChannelCfg {
     fn default() -> Self {
-        ChannelCfg { dl_sinr_db: 20.0, ul_sinr_db: 15.0, sinr_trace: None }
+        ChannelCfg {
+            dl_sinr_db: 20.0,
+            ul_sinr_db: 15.0,
+            sinr_trace: None,
+            mahimahi_trace: None,
+            mahimahi_ul_trace: None,
+            mahimahi_window_ms: 10,
+        }
     }
 }

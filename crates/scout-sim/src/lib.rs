@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use scout_events::writer::{RunWriter, WriteError};
 use scout_events::{ControlEvent, Dir, Layer, Node, Sink};
-use scout_ran::phy::channel::SinrSource;
+use scout_ran::phy::channel::{sinr_from_capacity_trace, SinrSource};
 use scout_ran::rng::Rng;
 use scout_ran::stack::{ConfigError, Stack, StackConfig, UeSpec};
 
@@ -102,17 +102,91 @@ fn load_sinr_trace(dir: &Path, rel: &str) -> Result<(SinrSource, SinrSource), Si
     Ok((SinrSource::Series(dl), SinrSource::Series(ul)))
 }
 
-/// Builds the stack and the flows of a loaded scenario.
-pub fn build(loaded: &Loaded, seed: u64) -> Result<(Stack, Vec<Flow>, Vec<Source>), SimError> {
+/// Reads a mahimahi trace: one non-negative integer millisecond per line, non-decreasing.
+fn load_mahimahi_trace(dir: &Path, rel: &str) -> Result<Vec<u64>, SimError> {
+    let path = dir.join(rel);
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| SimError::Trace {
+        file: file.clone(),
+        line: 0,
+        message: e.to_string(),
+    })?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let t: u64 = line.parse().map_err(|_| SimError::Trace {
+            file: file.clone(),
+            line: i + 1,
+            message: format!("expected a millisecond timestamp (non-negative integer), got {line:?}"),
+        })?;
+        if out.last().is_some_and(|l| *l > t) {
+            return Err(SimError::Trace { file, line: i + 1, message: "timestamps must not decrease".into() });
+        }
+        out.push(t);
+    }
+    if out.is_empty() {
+        return Err(SimError::Trace { file, line: 0, message: "no delivery opportunities".into() });
+    }
+    Ok(out)
+}
+
+/// Data resource elements per second the cell offers in each direction: PRBs × 12 subcarriers ×
+/// (DL: symbols after the PDCCH; both: minus DMRS) × the pattern's share of DL or UL symbols.
+fn data_re_per_s(cell: &scout_ran::config::CellCfg) -> (f64, f64) {
+    let mu = match cell.common_scs {
+        15 => 0,
+        30 => 1,
+        60 => 2,
+        _ => 3,
+    };
+    let prbs = f64::from(scout_ran::phy::nof_prbs(cell.channel_bandwidth_mhz, cell.common_scs).unwrap_or(0));
+    let slots_per_s = 1e9 / scout_ran::phy::slot_ns(mu) as f64;
+    let (dl_share, ul_share) = if scout_ran::config::FDD_BANDS.contains(&cell.band) {
+        (1.0, 1.0)
+    } else {
+        let p = &cell.tdd_ul_dl_cfg;
+        let period = f64::from(p.dl_ul_tx_period.max(1)) * 14.0;
+        (
+            f64::from(p.nof_dl_slots * 14 + p.nof_dl_symbols) / period,
+            f64::from(p.nof_ul_slots * 14 + p.nof_ul_symbols) / period,
+        )
+    };
+    let dl_sym = 14.0 - f64::from(cell.pdcch_symbols) - f64::from(cell.dmrs_symbols);
+    let ul_sym = 14.0 - f64::from(cell.dmrs_symbols);
+    let re = prbs * 12.0 * slots_per_s * f64::from(cell.layers.max(1));
+    (re * dl_sym * dl_share, re * ul_sym * ul_share)
+}
+
+/// Builds the stack and the flows of a loaded scenario for a run of `duration_s` (flows without a
+/// `stop_s` send for the whole run).
+pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<Flow>, Vec<Source>), SimError> {
     let sc = &loaded.scenario;
     let slices: Vec<String> = sc.core.slices.iter().map(|s| s.name.clone()).collect();
     let mut ues = Vec::new();
     for g in &sc.ues {
         let slice = g.slice.as_ref().and_then(|n| slices.iter().position(|s| s == n)).unwrap_or(0) as u8;
-        let (dl, ul) = match &g.channel.sinr_trace {
+        let (mut dl, mut ul) = match &g.channel.sinr_trace {
             Some(rel) => load_sinr_trace(&loaded.dir, rel)?,
             None => (SinrSource::Constant(g.channel.dl_sinr_db), SinrSource::Constant(g.channel.ul_sinr_db)),
         };
+        if g.channel.sinr_trace.is_some() && g.channel.mahimahi_trace.is_some() {
+            return Err(SimError::Scenario(ScenarioError::Key {
+                file: loaded.file.clone(),
+                key: "ues[].channel".into(),
+                message: "both sinr_trace and mahimahi_trace are set; accepted: at most one DL trace".into(),
+            }));
+        }
+        let (dl_re, ul_re) = data_re_per_s(&sc.cell_cfg);
+        let w = g.channel.mahimahi_window_ms;
+        if let Some(rel) = &g.channel.mahimahi_trace {
+            dl = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, dl_re));
+        }
+        if let Some(rel) = &g.channel.mahimahi_ul_trace {
+            ul = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, ul_re));
+        }
         for _ in 0..g.count {
             ues.push(UeSpec { slice, dl_sinr: dl.clone(), ul_sinr: ul.clone(), five_qis: g.five_qis.clone() });
         }
@@ -129,7 +203,7 @@ pub fn build(loaded: &Loaded, seed: u64) -> Result<(Stack, Vec<Flow>, Vec<Source
     let stack = Stack::new(cfg).map_err(|e| SimError::Config(e, loaded.file.clone()))?;
     let mut flows = Vec::new();
     let mut sources = Vec::new();
-    let dur_ns = (sc.duration_s * 1e9) as i64;
+    let dur_ns = (duration_s * 1e9) as i64;
     for (ti, t) in sc.traffic.iter().enumerate() {
         let (sel, five_qi, start_s, stop_s) = match t {
             TrafficSpec::UdpCbr { ue, five_qi, start_s, stop_s, .. }
@@ -210,7 +284,7 @@ pub fn run<S: Sink>(
     sink: &mut S,
     progress: &mut dyn FnMut(f64),
 ) -> Result<Outcome, SimError> {
-    let (mut stack, flows, mut sources) = build(loaded, seed)?;
+    let (mut stack, flows, mut sources) = build(loaded, seed, duration_s)?;
     let end = (duration_s * 1e9) as i64;
     let mut heap: BinaryHeap<Reverse<(i64, usize, u32)>> = BinaryHeap::new();
     let mut pending: Vec<Option<u32>> = vec![None; sources.len()];
@@ -373,7 +447,7 @@ pub fn simulate(
         }));
     }
     // Validate fully before creating the run directory.
-    build(&loaded, seed)?;
+    build(&loaded, seed, duration)?;
     let epoch =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let meta = json!({

@@ -220,3 +220,37 @@ fn executor_queueing_grows_with_load() {
     }
     assert!(waits[0] < waits[1] && waits[1] < waits[2], "GTP-U queueing by load: {waits:?}");
 }
+
+#[test]
+fn capacity_trace_drives_the_delivered_rate() {
+    // traces/step-24-6mbps.trace: 24 Mbit/s for 5 s, then 6 Mbit/s. The flow offers 15 Mbit/s, so the
+    // first half carries it all and the second half is capped near the trace's 6 Mbit/s.
+    let l = builtin("capacity-trace");
+    let (sink, o) = run(&l, 1, 10.0);
+    check_invariants(&sink, &o);
+    let mut bytes = [0u64; 2];
+    for e in sink.packets.iter().filter(|e| e.layer == Layer::App && e.point == Point::Deliver) {
+        let half = usize::from(e.t_ns >= 5_000_000_000);
+        if (1_000_000_000..4_000_000_000).contains(&e.t_ns) || (6_000_000_000..9_000_000_000).contains(&e.t_ns) {
+            bytes[half] += u64::from(e.bytes);
+        }
+    }
+    let mbps = bytes.map(|b| b as f64 * 8.0 / 3.0 / 1e6);
+    assert!((14.0..16.0).contains(&mbps[0]), "first half carries the offered 15 Mbit/s: {mbps:?}");
+    // IP bytes against 1500-byte link opportunities, MCS granularity and 10 % BLER: 70-100 % of 6.
+    assert!((4.2..6.0).contains(&mbps[1]), "second half follows the trace's 6 Mbit/s: {mbps:?}");
+}
+
+#[test]
+fn bad_capacity_trace_names_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("scout-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("bad.trace"), "0\n1\nabc\n").unwrap();
+    let yaml = "name: t\nduration_s: 1\nues: [{count: 1, channel: {mahimahi_trace: bad.trace}}]\n\
+                traffic: [{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 1}]\n";
+    std::fs::write(dir.join("s.yaml"), yaml).unwrap();
+    let l = scout_sim::scenario::load(&dir.join("s.yaml"), &[]).expect("parses");
+    let e = scout_sim::build(&l, 1, 1.0).err().expect("bad trace is an error").to_string();
+    assert!(e.contains("bad.trace:3") && e.contains("abc"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -97,11 +97,12 @@ def analyze(
     def table(name: str) -> ir.Table:
         return con.read_parquet(out / f"{name}.parquet", table_name=f"a_{name}")
 
-    write("components", engine.components(engine.steps(pe)))
     write("journeys", engine.journeys(pe, ce))
-    comp, j = table("components"), table("journeys")
+    j = table("journeys")
+    write("components", engine.components(engine.steps(pe), j))
+    comp = table("components")
     write("profiles", engine.profiles(j, comp, window_ns, duration_ns))
-    write("layer_delays", engine.layer_delays(comp, j))
+    write("layer_delays", engine.layer_delays(comp))
     write("sojourns", engine.sojourns(pe))
     so = table("sojourns")
     write("queues", engine.queues(pe, so, bin_ns))

@@ -80,31 +80,35 @@ def steps(pe: ir.Table) -> ir.Table:
     with :func:`decode`. Only intervals inside the journey are kept (up to the app delivery or the
     drop, else the last event), so per packet the durations telescope to exactly ``end - first``.
 
-    Events are ordered by one int64 key, ``t_ns * 1024 + (point, layer) rank * 4 + min(retx, 3)``
-    (valid for runs shorter than ~104 days), so the window sorts one integer column.
+    Events are ordered by one int64 key, ``t_ns * 1024 + point code * 64 + layer code * 4 + min(retx, 3)``
+    (valid for t_ns in [0, ~104 days)), so the window sorts one integer column and a single LEAD
+    of the key tells the next event's time, point, layer and retransmission index.
     """
-    pc = _rank_expr(pe.point, P, 12)
-    lc = _rank_expr(pe.layer, L, 15)
     ev = pe.select(
         "pkt",
         "t_ns",
-        pc=pc,
-        lc=lc,
-        retx=pe.retx,
+        "retx",
+        pc=_rank_expr(pe.point, P, 12).cast("int64"),
+        lc=_rank_expr(pe.layer, L, 15).cast("int64"),
         exec_q=pe.queue.endswith("_exec").fill_null(False),
-        key=pe.t_ns * 1024 + (pc * 16 + lc) * 4 + ibis.least(pe.retx, 3).cast("int64"),
-        terminal=(((pc == P["deliver"]) & (lc == L["app"])) | (pc == P["drop"])).cast("int8"),
+    )
+    is_terminal = ((ev.pc == P["deliver"]) & (ev.lc == L["app"])) | (ev.pc == P["drop"])
+    ev = ev.mutate(
+        # One int64 carries the order and everything the next interval's rule needs about an event:
+        # t_ns * 1024 + point code * 64 + layer code * 4 + min(retx, 3).
+        key=(ev.t_ns << 10) + (ev.pc << 6) + (ev.lc << 2) + ibis.least(ev.retx, 3).cast("int64"),
+        terminal=ibis.ifelse(is_terminal, ev.t_ns, None),
     )
     w = ibis.window(group_by=ev.pkt, order_by=ev.key)
     s = ev.mutate(
-        nt=ev.t_ns.lead().over(w),
-        np=ev.pc.lead().over(w),
-        nl=ev.lc.lead().over(w),
-        nr=ev.retx.lead().over(w),
-        # A row at or after the packet's terminal event starts no interval of the journey.
-        done=ev.terminal.max().over(ibis.window(group_by=ev.pkt, order_by=ev.key, rows=(None, 0))),
+        nk=ev.key.lead().over(w),
+        # The journey ends at the app delivery or the drop; a packet with neither ends at its last event.
+        end_ns=ev.terminal.min().over(ibis.window(group_by=ev.pkt)),
     )
-    s = s.filter(s.nt.notnull() & (s.done == 0) & (s.nt > s.t_ns))
+    s = s.filter(s.nk.notnull())
+    # Bit operations, not `//` (which some backends compile to float division and would round t_ns).
+    s = s.mutate(nt=s.nk >> 10, np=(s.nk >> 6) & 15, nl=(s.nk >> 2) & 15, nr=s.nk & 3)
+    s = s.filter((s.nt > s.t_ns) & (s.end_ns.isnull() | (s.nt <= s.end_ns)))
     queued = s.pc.isin([P["enqueue"], P["hol"], P["dequeue"]])
     cc = ibis.cases(
         (s.np == P["arrive"], C["transport"]),
@@ -137,10 +141,18 @@ def decode(t: ir.Table) -> ir.Table:
     ).drop("lc", "cc")
 
 
-def components(st: ir.Table) -> ir.Table:
-    """Per packet, layer and component: the summed duration (rows with a positive duration only)."""
+def components(st: ir.Table, j: ir.Table | None = None) -> ir.Table:
+    """Per packet, layer and component: the summed duration (positive durations only).
+
+    With the journeys ``j``, the rows are pre-joined with the packet's direction, UE, flow, slice,
+    ingress time and status, so profiles group without joining again.
+    """
     g = st.group_by(["pkt", "lc", "cc"]).agg(ns=st.dur_ns.sum())
-    return decode(g).select("pkt", "layer", "component", "ns")
+    c = decode(g).select("pkt", "layer", "component", "ns")
+    if j is None:
+        return c
+    attrs = j.select("pkt", "dir", "ue", "flow", "slice", "t_in_ns", "status")
+    return c.inner_join(attrs, "pkt").select("pkt", "dir", "ue", "flow", "slice", "t_in_ns", "status", "layer", "component", "ns")
 
 
 def journeys(pe: ir.Table, ce: ir.Table) -> ir.Table:
@@ -185,13 +197,17 @@ def journeys(pe: ir.Table, ce: ir.Table) -> ir.Table:
 
 
 def _stats(col: ir.NumericColumn) -> dict:
-    d = {"count": col.count(), "mean_ns": col.mean(), "max_ns": col.max()}
-    for name, q in PERCENTILES.items():
-        d[f"{name}_ns"] = col.quantile(q)
-    return d
+    """Count, mean, max and the exact percentiles (one sort per group: all quantiles in one call)."""
+    return {"count": col.count(), "mean_ns": col.mean(), "max_ns": col.max(), "qs": col.quantile(list(PERCENTILES.values()))}
 
 
-SCOPES = {"run": None, "dir": "dir", "ue": "ue", "flow": "flow", "slice": "slice"}
+def _unpack(t: ir.Table) -> ir.Table:
+    return t.mutate(**{f"{name}_ns": t.qs[i] for i, name in enumerate(PERCENTILES)}).drop("qs")
+
+
+# Every scope is also split by direction ("run" is the whole run per direction).
+SCOPES = {"run": None, "ue": "ue", "flow": "flow", "slice": "slice"}
+WINDOW_SCOPES = ["run", "ue"]
 
 
 def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: int) -> ir.Table:
@@ -202,15 +218,19 @@ def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: in
     ``mean_per_pkt_ns`` divides the summed component by *all* delivered packets of the scope, which is
     what a stacked attribution bar shows.
     """
-    jj = j.mutate(window=ibis.literal(-1, "int64"))
     parts = []
-    windows = [jj]
+    windows = [(j.mutate(window=ibis.literal(-1, "int64")), comp.mutate(window=ibis.literal(-1, "int64")), SCOPES)]
     if window_ns:
-        windows.append(j.mutate(window=(j.t_in_ns // window_ns).cast("int64")))
-    for jw in windows:
-        delivered = jw.filter(jw.status == "delivered")
-        cj = comp.inner_join(delivered.select("pkt", "dir", "ue", "flow", "slice", "window"), "pkt")
-        for scope, key in SCOPES.items():
+        windows.append(
+            (
+                j.mutate(window=(j.t_in_ns // window_ns).cast("int64")),
+                comp.mutate(window=(comp.t_in_ns // window_ns).cast("int64")),
+                {k: SCOPES[k] for k in WINDOW_SCOPES},
+            )
+        )
+    for jw, cw, scopes in windows:
+        cj = cw.filter(cw.status == "delivered")
+        for scope, key in scopes.items():
             kexpr = (lambda t, key=key: t[key].cast("string")) if key else (lambda t: ibis.literal("all"))
             # Totals: one-way delay, throughput and loss.
             g = jw.mutate(scope=ibis.literal(scope), key=kexpr(jw))
@@ -222,10 +242,12 @@ def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: in
                 delivered_bytes=g.bytes.sum(where=g.status == "delivered"),
                 sum_ns=g.delay_ns.sum(),
             )
-            tot = tot.mutate(layer=ibis.literal("total"), component=ibis.literal("total"))
+            tot = _unpack(tot).mutate(layer=ibis.literal("total"), component=ibis.literal("total"))
             parts.append(tot)
             c = cj.mutate(scope=ibis.literal(scope), key=kexpr(cj))
-            per = c.group_by(["scope", "key", "dir", "window", "layer", "component"]).agg(**_stats(c.ns), sum_ns=c.ns.sum())
+            per = _unpack(
+                c.group_by(["scope", "key", "dir", "window", "layer", "component"]).agg(**_stats(c.ns), sum_ns=c.ns.sum())
+            )
             cnt = tot.select("scope", "key", "dir", "window", "offered", "delivered", "dropped", "delivered_bytes")
             per = per.inner_join(cnt, ["scope", "key", "dir", "window"])
             parts.append(per)
@@ -282,10 +304,9 @@ _PROFILE_TYPES = {
 }
 
 
-def layer_delays(comp: ir.Table, j: ir.Table) -> ir.Table:
+def layer_delays(comp: ir.Table) -> ir.Table:
     """Per delivered packet and layer: the time spent in that layer (all components), for CDFs."""
-    d = j.filter(j.status == "delivered").select("pkt", "dir", "ue")
-    c = comp.inner_join(d, "pkt")
+    c = comp.filter(comp.status == "delivered")
     return c.group_by(["pkt", "dir", "ue", "layer"]).agg(ns=c.ns.sum())
 
 

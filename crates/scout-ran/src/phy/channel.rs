@@ -102,9 +102,75 @@ impl SinrSource {
     }
 }
 
+/// Bounds of the SINR a capacity trace maps to (dB).
+pub const TRACE_SINR_MIN_DB: f64 = -10.0;
+pub const TRACE_SINR_MAX_DB: f64 = 40.0;
+
+/// Converts a mahimahi capacity trace into a piecewise-constant SINR series.
+///
+/// A mahimahi trace lists, one per line, the millisecond at which one MTU-sized (1500-byte) packet
+/// may be delivered; it repeats after its last line (mahimahi `mm-link`). For each `window_ms` the
+/// carried rate is `opportunities · 1500 · 8 / window`; the spectral efficiency that rate needs on
+/// the cell's data resource elements per second (`re_per_s`) is inverted through the BLER model's
+/// attenuated Shannon bound, SE = η·log2(1 + SINR) — the SINR at which an MCS of that efficiency
+/// has 50 % BLER — plus the margin at which that MCS reaches the default 10 % target BLER
+/// (ln 9 / slope ≈ 1.46 dB), so link adaptation carries about the trace's rate. Windows without opportunities map to [`TRACE_SINR_MIN_DB`]. The series
+/// ends with a point at the trace's period, so it repeats like the trace.
+pub fn sinr_from_capacity_trace(opportunities_ms: &[u64], window_ms: u64, re_per_s: f64) -> Vec<(i64, f64)> {
+    let window_ms = window_ms.max(1);
+    let Some(&last) = opportunities_ms.last() else { return Vec::new() };
+    let nwin = (last / window_ms + 1) as usize;
+    let mut count = vec![0u32; nwin];
+    for &t in opportunities_ms {
+        count[(t / window_ms) as usize] += 1;
+    }
+    let sinr = |n: u32| {
+        let rate = f64::from(n) * 1500.0 * 8.0 / (window_ms as f64 / 1000.0);
+        let se = rate / re_per_s.max(1.0);
+        if n == 0 {
+            TRACE_SINR_MIN_DB
+        } else {
+            let margin = 9f64.ln() / BLER_SLOPE_PER_DB;
+            (10.0 * (2f64.powf(se / SHANNON_ETA) - 1.0).log10() + margin).clamp(TRACE_SINR_MIN_DB, TRACE_SINR_MAX_DB)
+        }
+    };
+    let ms = 1_000_000i64;
+    let mut out: Vec<(i64, f64)> =
+        count.iter().enumerate().map(|(i, n)| (i as i64 * window_ms as i64 * ms, sinr(*n))).collect();
+    out.push((nwin as i64 * window_ms as i64 * ms, out[0].1));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capacity_trace_maps_rate_to_sinr_and_back() {
+        // 12 Mbit/s (one 1500-byte opportunity per ms) for 100 ms, then nothing for 100 ms.
+        let trace: Vec<u64> = (0..100).collect();
+        let re_per_s = 50e6;
+        let mut tr = trace.clone();
+        tr.push(199); // the trace's period reaches 200 ms
+        let s = sinr_from_capacity_trace(&tr, 10, re_per_s);
+        assert_eq!(s.len(), 21);
+        // The first window's SINR, less the 10 % BLER margin, gives back the trace's rate through
+        // SE = η·log2(1 + SINR).
+        let s50 = s[0].1 - 9f64.ln() / BLER_SLOPE_PER_DB;
+        let se = SHANNON_ETA * (1.0 + 10f64.powf(s50 / 10.0)).log2();
+        assert!((se * re_per_s - 12e6).abs() / 12e6 < 1e-9, "{}", se * re_per_s);
+        assert!(s[0].1 > s[15].1);
+        assert_eq!(s[15].1, TRACE_SINR_MIN_DB);
+        // It repeats like the trace: the series' last point is the period, 200 ms.
+        assert_eq!(s.last().unwrap().0, 200_000_000);
+        let src = SinrSource::Series(s);
+        assert_eq!(src.at(5_000_000), src.at(205_000_000));
+        // More capacity, more SINR.
+        let dense: Vec<u64> = (0..100).flat_map(|t| [t, t]).collect();
+        assert!(
+            sinr_from_capacity_trace(&dense, 10, re_per_s)[0].1 > sinr_from_capacity_trace(&trace, 10, re_per_s)[0].1
+        );
+    }
 
     #[test]
     fn bler_is_monotone_and_combining_helps() {
