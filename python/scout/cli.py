@@ -14,7 +14,7 @@ from scout.events import RunError
 
 EPILOG = """\
 examples:
-  scout demo                                   simulate the built-in scenarios and summarise them
+  scout demo                                   simulate, analyse and report the built-in scenarios
   scout simulate udp-flood -o runs/flood       a built-in scenario by name
   scout simulate my.yaml -o runs/x --seed 3 --duration 5 --set cell_cfg.common_scs=15
   scout analyze runs/flood                     journeys, attribution, profiles, queues, drops, phases
@@ -37,12 +37,13 @@ def scenarios_dir() -> Path:
     raise SystemExit("error: built-in scenarios not found (expected scenarios/ beside python/)")
 
 
-def resolve_scenario(name: str) -> Path:
+def resolve_scenario(name: str, builtin_only: bool = False) -> Path:
+    """A scenario file: NAME as a path to a file, else the built-in scenario of that name."""
     p = Path(name)
-    if p.exists():
+    if p.is_file() and not builtin_only:
         return p
     builtin = scenarios_dir() / f"{name}.yaml"
-    if builtin.exists():
+    if builtin.is_file():
         return builtin
     names = ", ".join(sorted(f.stem for f in scenarios_dir().glob("*.yaml")))
     raise SystemExit(f"error: {name}: no such file, and not a built-in scenario; built-in: {names}")
@@ -260,7 +261,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in DEMO_SCENARIOS:
-        result = run_simulation(resolve_scenario(name), out / name, None, args.duration, [], force=True)
+        result = run_simulation(resolve_scenario(name, builtin_only=True), out / name, None, args.duration, [], force=True)
         print_summary(name, result, result["wall_s"])
         s = run_analysis(out / name)
         print_analysis(s)

@@ -80,7 +80,7 @@ def fig_attribution(a: analysis.Analysis, figdir: Path) -> Figure:
         ax.margins(y=0.1)
         ax.set_ylabel("ms per packet")
         ax.tick_params(axis="x", rotation=45)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper right")
     fig.suptitle(f"Latency attribution — {a.summary.get('run')}")
     return _save(
         fig,
@@ -111,7 +111,7 @@ def fig_compare(analyses: list[analysis.Analysis], figdir: Path) -> Figure:
             bottom += vals
     axes[0].set_title("DL: mean delay per packet by layer")
     axes[0].set_ylabel("ms per packet")
-    axes[0].legend(fontsize=7, ncol=2)
+    axes[0].legend(fontsize=7, ncol=2, loc="upper left")
     bottom = np.zeros(len(names))
     for comp in COMPONENTS:
         vals = np.array([r[r.component == comp].mean_per_pkt_ns.sum() / MS for r in per])
@@ -120,7 +120,7 @@ def fig_compare(analyses: list[analysis.Analysis], figdir: Path) -> Figure:
             bottom += vals
     axes[1].set_title("DL: mean delay per packet by component")
     axes[1].set_ylabel("ms per packet")
-    axes[1].legend(fontsize=7)
+    axes[1].legend(fontsize=7, loc="upper left")
     for ax in axes:
         ax.tick_params(axis="x", rotation=20)
     fig.suptitle("Attribution across runs")
@@ -155,7 +155,7 @@ def fig_cdf(a: analysis.Analysis, figdir: Path) -> Figure:
         ax.set_ylabel("fraction of delivered packets")
         ax.set_title(f"{d.upper()}: per-layer delay CDF")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper right")
     return _save(
         fig, "cdf", figdir, "Per-layer delay CDFs", "Time each delivered packet spent in each layer, and its one-way delay."
     )

@@ -115,3 +115,16 @@ def test_schema_doc_documents_every_column_and_enum_value() -> None:
     for enum, values in _native.schema_enums():
         for v in values:
             assert f"`{v}`" in doc, f"{enum} value {v} is not documented in docs/schema.md"
+
+
+def test_builtin_names_are_not_confused_with_directories(tmp_path: Path) -> None:
+    # A run directory named like a built-in scenario (e.g. left by `-o udp-flood`) must not shadow it.
+    (tmp_path / "mixed").mkdir()
+    r = subprocess.run(
+        [sys.executable, "-m", "scout.cli", "simulate", "mixed", "-o", "run", "--duration", "0.2"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "run" / "run.json").exists()

@@ -437,6 +437,14 @@ impl Stack {
         }
         let slots_per_ms = (MS / slot_ns) as f64;
         let sr_period_slots = ((c.pucch.sr_period_ms * slots_per_ms).round() as u64).max(1);
+        // SR occasions (TS 38.213 §9.2.4: slot n with (n − offset) mod period = 0) are given to each
+        // UE on a slot that carries UL symbols, round robin over those slots, as srsRAN places PUCCH
+        // SR resources in UL slots; an offset on a DL-only slot would never let the UE ask for a grant.
+        let ul_offsets: Vec<u64> = (0..sr_period_slots).filter(|r| duplex.slot_kind(*r).ul_symbols > 0).collect();
+        for (i, u) in ues.iter_mut().enumerate() {
+            u.sr_offset =
+                if ul_offsets.is_empty() { i as u64 % sr_period_slots } else { ul_offsets[i % ul_offsets.len()] };
+        }
         let csi_period_slots = ((c.pucch.csi_report_period_ms * slots_per_ms).round() as u64).max(1);
         let upf =
             cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
@@ -1144,7 +1152,7 @@ impl Stack {
             for ui in 0..self.ues.len() {
                 let period = self.sr_period_slots;
                 let u = &mut self.ues[ui];
-                if u.sr_pending && (s + u.sr_offset).is_multiple_of(period) {
+                if u.sr_pending && s % period == u.sr_offset {
                     u.sr_pending = false;
                     u.sr_received = true;
                     self.control(sink, t, Node::Ue, Layer::Mac, "sr", Some(ui as u32), None, None, None, String::new());

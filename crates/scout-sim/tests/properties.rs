@@ -254,3 +254,21 @@ fn bad_capacity_trace_names_file_and_line() {
     assert!(e.contains("bad.trace:3") && e.contains("abc"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn every_ue_gets_sr_occasions_and_uplink_grants() {
+    // Regression: SR offsets used to follow the UE index, so UEs whose offset fell on a DL-only slot
+    // of the TDD pattern never sent an SR and their uplink never moved.
+    let l = builtin("attribution-light");
+    let (sink, o) = run(&l, 1, 2.0);
+    check_invariants(&sink, &o);
+    let mut delivered_ul = std::collections::BTreeSet::new();
+    for e in sink
+        .packets
+        .iter()
+        .filter(|e| e.dir == scout_events::Dir::Ul && e.layer == Layer::App && e.point == Point::Deliver)
+    {
+        delivered_ul.insert(e.ue);
+    }
+    assert_eq!(delivered_ul.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3], "every UE's pings cross the uplink");
+}
