@@ -197,9 +197,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from scout import report
 
     analyses = [_open(r) for r in args.runs]
-    for i, a in enumerate(analyses):
-        others = [x for j, x in enumerate(analyses) if j != i] if len(analyses) > 1 else None
-        path = report.render(a, others)
+    for a in analyses:
+        path = report.render(a, analyses)
         print(f"report: {path}  (figures: {path.parent / 'figures'}/*.png, *.pdf)")
     return 0
 
@@ -270,8 +269,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     loads = [analysis.open(out / n) for n in DEMO_SCENARIOS if n.startswith("attribution-")]
     for name in DEMO_SCENARIOS:
         a = analysis.open(out / name)
-        others = [x for x in loads if x.path != a.path] if name.startswith("attribution-") else None
-        reports[name] = report.render(a, others)
+        reports[name] = report.render(a, loads if name.startswith("attribution-") else None)
     print("\nsummary")
     print(f"  {'scenario':<20}{'DL Mbit/s':>10}{'DL p50 ms':>11}{'DL p99 ms':>11}{'drops':>9}{'closes':>9}  top contributor")
     for name, r, s in rows:

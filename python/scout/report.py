@@ -416,14 +416,17 @@ def _kpis(a: analysis.Analysis) -> str:
     return "".join(parts)
 
 
-def render(a: analysis.Analysis, others: list[analysis.Analysis] | None = None) -> Path:
-    """Writes RUN/report/index.html and RUN/report/figures/*.{png,pdf}; returns the HTML path."""
+def render(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None) -> Path:
+    """Writes RUN/report/index.html and RUN/report/figures/*.{png,pdf}; returns the HTML path.
+
+    ``compare``: runs, in the order given, whose attribution one figure compares (SCOUT fig. 4).
+    """
     out = a.path / "report"
     figdir = out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     figs = [fig_attribution(a, figdir)]
-    if others:
-        figs.append(fig_compare([a, *others], figdir))
+    if compare and len(compare) > 1:
+        figs.append(fig_compare(compare, figdir))
     figs += [fig_cdf(a, figdir), fig_queues(a, figdir)]
     r = fig_rtt(a, figdir)
     if r:
