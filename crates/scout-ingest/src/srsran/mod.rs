@@ -1,0 +1,7 @@
+//! srsRAN Project gNB logs (srslog text format; `../shared/reference/srsran-logging.md` §1).
+
+pub mod line;
+pub mod reader;
+
+pub use line::{parse_header, Header};
+pub use reader::{open_log, Entry, EntryReader, ReadStats};

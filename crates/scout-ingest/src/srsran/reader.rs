@@ -1,0 +1,274 @@
+//! Reading a gNB log as entries: a header line plus the lines that continue it (hex dumps, SCHED
+//! `- ` child lines, JSON/ASN.1 dumps; reference §1.4), plain or gzip-compressed, with everything
+//! unusual counted: lines before the first header, srslog's `Potentially skipped log lines` markers
+//! (its asynchronous backend drops entries when its queue fills, §1.5) and timestamps that go back
+//! in time (lines from different threads are written slightly out of order).
+//!
+//! The reader borrows each entry from reused buffers, so reading allocates nothing per line.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+use super::line::{parse_header, Header};
+
+/// srslog writes this once per sink when its queue is ≥ 98 % full (`format_full_queue_error`).
+pub const SKIPPED_MARKER: &str = "Potentially skipped log lines";
+
+/// One log entry: its header, its first line's number (1-based) and its continuation lines.
+#[derive(Debug)]
+pub struct Entry<'a> {
+    pub line: u64,
+    pub header: Header<'a>,
+    /// Continuation lines joined with `\n` (empty when there are none).
+    pub continuation: &'a str,
+}
+
+impl Entry<'_> {
+    pub fn continuation_lines(&self) -> impl Iterator<Item = &str> {
+        self.continuation.split('\n').filter(|l| !l.is_empty())
+    }
+}
+
+/// What reading a log saw, for `run.json` and the report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    pub bytes: u64,
+    pub lines: u64,
+    pub entries: u64,
+    pub continuation_lines: u64,
+    /// Lines before the first header (not attached to any entry).
+    pub orphan_lines: u64,
+    /// Lines that are not valid UTF-8 (read lossily).
+    pub invalid_utf8_lines: u64,
+    /// srslog "Potentially skipped log lines" markers, with the line number of each.
+    pub skipped_markers: Vec<u64>,
+    /// Entries whose timestamp is earlier than the latest seen before them, and the largest step back.
+    pub out_of_order: u64,
+    pub max_step_back_us: i64,
+    pub first_t_us: Option<i64>,
+    pub last_t_us: Option<i64>,
+}
+
+/// Reads entries from any buffered reader.
+pub struct EntryReader<R: BufRead> {
+    r: R,
+    raw: Vec<u8>,
+    lossy: String,
+    /// The header line of the next entry (already read).
+    next: String,
+    next_line: u64,
+    /// The entry being returned and its continuation text.
+    cur: String,
+    cur_line: u64,
+    cont: String,
+    line_no: u64,
+    eof: bool,
+    max_t: i64,
+    pub stats: ReadStats,
+}
+
+/// Opens a log file, gzip-compressed or plain (detected from the gzip magic bytes, not the name).
+pub fn open_log(path: &Path) -> io::Result<EntryReader<Box<dyn BufRead>>> {
+    let mut f = BufReader::with_capacity(1 << 20, File::open(path)?);
+    let gz = f.fill_buf()?.starts_with(&[0x1f, 0x8b]);
+    let r: Box<dyn BufRead> = if gz {
+        Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(f)))
+    } else {
+        Box::new(f)
+    };
+    Ok(EntryReader::new(r))
+}
+
+impl<R: BufRead> EntryReader<R> {
+    pub fn new(r: R) -> Self {
+        EntryReader {
+            r,
+            raw: Vec::with_capacity(512),
+            lossy: String::new(),
+            next: String::new(),
+            next_line: 0,
+            cur: String::new(),
+            cur_line: 0,
+            cont: String::new(),
+            line_no: 0,
+            eof: false,
+            max_t: i64::MIN,
+            stats: ReadStats::default(),
+        }
+    }
+
+    /// Reads one line into `raw` (without the line ending); false at end of input.
+    fn read_line(&mut self) -> io::Result<bool> {
+        self.raw.clear();
+        let n = self.r.read_until(b'\n', &mut self.raw)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.stats.bytes += n as u64;
+        self.line_no += 1;
+        self.stats.lines += 1;
+        while matches!(self.raw.last(), Some(b'\n' | b'\r')) {
+            self.raw.pop();
+        }
+        Ok(true)
+    }
+
+    /// Reads lines until the next header line, which it stores in `next`; the lines before it are
+    /// handed to `other`. Returns false at end of input.
+    fn advance(&mut self, mut other: impl FnMut(&mut ReadStats, &str)) -> io::Result<bool> {
+        loop {
+            if !self.read_line()? {
+                return Ok(false);
+            }
+            let s: &str = match std::str::from_utf8(&self.raw) {
+                Ok(s) => s,
+                Err(_) => {
+                    self.stats.invalid_utf8_lines += 1;
+                    self.lossy = String::from_utf8_lossy(&self.raw).into_owned();
+                    &self.lossy
+                }
+            };
+            if s.contains(SKIPPED_MARKER) {
+                self.stats.skipped_markers.push(self.line_no);
+                continue;
+            }
+            if parse_header(s).is_some() {
+                self.next.clear();
+                self.next.push_str(s);
+                self.next_line = self.line_no;
+                return Ok(true);
+            }
+            other(&mut self.stats, s);
+        }
+    }
+
+    /// The next entry, or `None` at the end of the input.
+    pub fn next_entry(&mut self) -> io::Result<Option<Entry<'_>>> {
+        if self.eof {
+            return Ok(None);
+        }
+        if self.next.is_empty() && !self.advance(|st, _| st.orphan_lines += 1)? {
+            self.eof = true;
+            return Ok(None);
+        }
+        std::mem::swap(&mut self.cur, &mut self.next);
+        self.next.clear();
+        self.cur_line = self.next_line;
+        self.cont.clear();
+        let mut cont = std::mem::take(&mut self.cont);
+        let more = self.advance(|st, l| {
+            st.continuation_lines += 1;
+            if !cont.is_empty() {
+                cont.push('\n');
+            }
+            cont.push_str(l);
+        })?;
+        self.cont = cont;
+        if !more {
+            self.eof = true;
+            // `next` stays empty; the entry in `cur` is the last one.
+        }
+        let header = parse_header(&self.cur).expect("stored lines are headers");
+        self.stats.entries += 1;
+        let t = header.t_us;
+        if t < self.max_t {
+            self.stats.out_of_order += 1;
+            self.stats.max_step_back_us = self.stats.max_step_back_us.max(self.max_t - t);
+        }
+        self.max_t = self.max_t.max(t);
+        self.stats.first_t_us.get_or_insert(t);
+        self.stats.last_t_us = Some(self.max_t);
+        Ok(Some(Entry { line: self.cur_line, header, continuation: &self.cont }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "\
+preamble without a header
+2023-11-06T20:04:25.000010 [GNB     ] [I] SSB derived parameters for cell: 1:
+\t - SSB offset pointA:13
+\t - k_SSB:6
+2023-11-06T20:04:25.000020 [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. type=data pdu_len=1403 sn=0 count=0
+    0000: 80 00 45 00 00 4c
+    0010: 01 02
+2023-11-06T20:04:25.000015 [RLC     ] [I] ue=0 DRB1 DL: TX SDU. sdu_len=1403 pdcp_sn=0 queued_sdus=1 queued_bytes=1403
+### Potentially skipped log lines from this point onwards ###
+2023-11-06T20:04:25.000030 [SCHED   ] [D] [   276.14] Slot decisions pci=1 t=12us (1 PDSCH, 0 PUSCH, 0 PUCCHs):
+- UE PDSCH: ue=0 c-rnti=0x4601 h_id=0 rb=[0..10) symb=[2..14) tbs=1500 mcs=20 rv=0 nrtx=0 k1=4
+";
+
+    fn collect(text: &str) -> (Vec<(u64, String, usize)>, ReadStats) {
+        let mut r = EntryReader::new(text.as_bytes());
+        let mut out = Vec::new();
+        while let Some(e) = r.next_entry().unwrap() {
+            out.push((e.line, e.header.logger.to_string(), e.continuation_lines().count()));
+        }
+        (out, r.stats)
+    }
+
+    #[test]
+    fn entries_keep_their_continuation_lines_and_anomalies_are_counted() {
+        let (entries, st) = collect(LOG);
+        assert_eq!(
+            entries,
+            vec![(2, "GNB".into(), 2), (5, "PDCP".into(), 2), (8, "RLC".into(), 0), (10, "SCHED".into(), 1)]
+        );
+        assert_eq!(st.lines, 11);
+        assert_eq!(st.entries, 4);
+        assert_eq!(st.continuation_lines, 5);
+        assert_eq!(st.orphan_lines, 1);
+        assert_eq!(st.skipped_markers, vec![9]);
+        assert_eq!((st.out_of_order, st.max_step_back_us), (1, 5));
+        assert_eq!(st.bytes, LOG.len() as u64);
+        assert_eq!(st.lines, st.entries + st.continuation_lines + st.orphan_lines + st.skipped_markers.len() as u64);
+    }
+
+    #[test]
+    fn hex_dump_is_attached_to_its_entry() {
+        let mut r = EntryReader::new(LOG.as_bytes());
+        r.next_entry().unwrap();
+        let e = r.next_entry().unwrap().unwrap();
+        assert_eq!(e.header.logger, "PDCP");
+        assert_eq!(e.continuation, "    0000: 80 00 45 00 00 4c\n    0010: 01 02");
+    }
+
+    #[test]
+    fn gzip_and_plain_read_the_same_and_crlf_is_accepted() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("scout-ingest-gz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plain = dir.join("gnb.log");
+        std::fs::write(&plain, LOG.replace('\n', "\r\n")).unwrap();
+        let gz = dir.join("gnb.log.1");
+        let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+        enc.write_all(LOG.as_bytes()).unwrap();
+        enc.finish().unwrap();
+        let read = |p: &Path| {
+            let mut r = open_log(p).unwrap();
+            let mut v = Vec::new();
+            while let Some(e) = r.next_entry().unwrap() {
+                v.push((e.header.t_us, e.header.body.to_string(), e.continuation.to_string()));
+            }
+            v
+        };
+        let (a, b) = (read(&plain), read(&gz));
+        assert_eq!(a.len(), 4);
+        assert_eq!(a, b);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn invalid_utf8_is_read_lossily_and_counted() {
+        let mut bytes = b"2023-11-06T20:04:25.000010 [GNB     ] [I] ok\n".to_vec();
+        bytes.extend_from_slice(b"\xff\xfe broken\n");
+        let mut r = EntryReader::new(&bytes[..]);
+        let e = r.next_entry().unwrap().unwrap();
+        assert!(e.continuation.contains("broken"));
+        assert!(r.next_entry().unwrap().is_none());
+        assert_eq!(r.stats.invalid_utf8_lines, 1);
+    }
+}
