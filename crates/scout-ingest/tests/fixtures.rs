@@ -75,3 +75,60 @@ fn the_23_10_log_has_per_packet_lines_of_each_layer() {
     assert!(pdcp_tx > 0);
     assert!(sib1_json, "the SIB1 JSON dump is attached to its DU-MNG entry");
 }
+
+/// Byte arithmetic of the DL DRB path on the 23.10 info log, from the message parser alone:
+/// GTP-U SDU + PDCP header = PDCP PDU = RLC SDU (matched by PDCP SN), and each RLC SDU's segments
+/// (payload = PDU − RLC AM header: 2 bytes with a 12-bit SN, + 2 bytes SO on mid/last segments)
+/// sum to the SDU.
+#[test]
+fn dl_drb_byte_arithmetic_on_the_23_10_log() {
+    use scout_ingest::srsran::{parse_message, Message};
+    let Some(path) = fixture("srsran-23.10-info-drb.gnb.log") else { return };
+    let mut r = open_log(&path).unwrap();
+    let (mut gtpu, mut pdcp, mut rlc_sdu, mut rlc_pdu) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut pdcp_sn_size = None;
+    while let Some(e) = r.next_entry().unwrap() {
+        let m: Message = parse_message(e.header.body);
+        let drb_dl = m.prefix.rb.is_some_and(|rb| rb.starts_with("DRB")) && m.prefix.dir == Some("DL");
+        match (e.header.logger, m.name) {
+            ("GTPU", "RX SDU") if m.prefix.dir == Some("DL") => gtpu.push(m.num("sdu_len").unwrap()),
+            ("PDCP", "PDCP configured") if m.get("rb_type") == Some("DRB") => pdcp_sn_size = m.num("sn_size"),
+            ("PDCP", "TX PDU") if drb_dl => pdcp.push((m.num("pdu_len").unwrap(), m.num("sn").unwrap())),
+            ("RLC", "TX SDU") if drb_dl => rlc_sdu.push((m.num("sdu_len").unwrap(), m.num("pdcp_sn").unwrap())),
+            ("RLC", "TX PDU") if drb_dl && m.get("dc") == Some("data") => {
+                rlc_pdu.push((m.get("si").unwrap().to_string(), m.num("sn").unwrap(), m.num("pdu_len").unwrap()))
+            }
+            _ => {}
+        }
+    }
+    assert!(gtpu.len() > 100, "DL GTP-U SDUs: {}", gtpu.len());
+    assert_eq!(gtpu.len(), pdcp.len(), "one PDCP PDU per GTP-U SDU");
+    assert_eq!(pdcp.len(), rlc_sdu.len(), "one RLC SDU per PDCP PDU");
+    let hdr = match pdcp_sn_size {
+        Some(18) => 3,
+        _ => 2,
+    };
+    for (i, (g, (p_len, p_sn))) in gtpu.iter().zip(&pdcp).enumerate() {
+        assert_eq!(g + hdr, *p_len, "PDCP PDU {i} (sn {p_sn}) = GTP-U SDU + {hdr}-byte header");
+    }
+    let by_sn: std::collections::HashMap<u64, u64> = pdcp.iter().map(|(l, sn)| (*sn, *l)).collect();
+    for (len, pdcp_sn) in &rlc_sdu {
+        assert_eq!(Some(len), by_sn.get(pdcp_sn), "RLC SDU for PDCP SN {pdcp_sn}");
+    }
+    // RLC SNs are given to SDUs in the order they leave the queue (= the TX SDU order here).
+    let mut payload: std::collections::BTreeMap<u64, (u64, bool)> = std::collections::BTreeMap::new();
+    for (si, sn, pdu_len) in &rlc_pdu {
+        let h = if si == "full" || si == "first" { 2 } else { 4 };
+        let e = payload.entry(*sn).or_insert((0, false));
+        e.0 += pdu_len - h;
+        e.1 |= si == "full" || si == "last";
+    }
+    let mut checked = 0;
+    for (k, (sn, (bytes, complete))) in payload.iter().enumerate() {
+        if *complete && k < rlc_sdu.len() {
+            assert_eq!(*bytes, rlc_sdu[k].0, "RLC SN {sn}: segments sum to the SDU");
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "checked {checked} RLC SDUs");
+}

@@ -1,7 +1,9 @@
 //! srsRAN Project gNB logs (srslog text format; `../shared/reference/srsran-logging.md` §1).
 
 pub mod line;
+pub mod message;
 pub mod reader;
 
 pub use line::{parse_header, Header};
+pub use message::{parse_message, Message, Prefix};
 pub use reader::{open_log, Entry, EntryReader, ReadStats};
