@@ -166,6 +166,11 @@ def print_analysis(s: dict) -> None:
         f"  attribution closes for {cl['closed']:,} of {cl['n']:,} delivered packets; "
         f"{cl['with_unattributed']:,} carry unattributed time ({fmt_ms(cl['unattributed_ns'])} ms in all)"
     )
+    if cl.get("span_n", 0) > cl["n"]:
+        print(
+            f"  every packet: components sum to its measured span for {cl['span_closed']:,} of {cl['span_n']:,}; "
+            f"{cl['span_with_unattributed']:,} include unattributed time (hops the source does not observe)"
+        )
     if s["dominant"]:
         print("  largest contributors: " + ", ".join(f"{x['layer']}/{x['component']}" for x in s["dominant"]))
     if s["drops"]:
@@ -247,6 +252,59 @@ def cmd_query(args: argparse.Namespace) -> int:
         with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
             print(df.to_string(index=False))
         print(f"({len(df):,} rows)", file=sys.stderr)
+    return 0
+
+
+def cmd_ingest_srsran(args: argparse.Namespace) -> int:
+    out = Path(args.output)
+    if out.exists() and (out / "run.json").exists():
+        if not args.force:
+            raise SystemExit(f"error: {out}: already holds a run; use --force to replace it or choose another -o")
+        shutil.rmtree(out)
+    t0 = time.monotonic()
+    tty = sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        if tty and total:
+            frac = done / total
+            n = int(frac * 30)
+            sys.stderr.write(f"\ringesting [{'#' * n}{'.' * (30 - n)}] {frac * 100:5.1f}% ({done / 1e6:,.0f} MB)")
+            sys.stderr.flush()
+
+    try:
+        meta = json.loads(_native.ingest_srsran([str(p) for p in args.logs], str(out), progress))
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    if tty:
+        sys.stderr.write("\n")
+    wall = time.monotonic() - t0
+    ing = meta["ingest"]
+    counts = meta["counts"]
+    nbytes = sum(f["bytes"] for f in ing["files"])
+    print(f"ingested {len(ing['files'])} srsRAN log(s), {nbytes / 1e6:,.1f} MB in {wall:.2f} s -> {out}")
+    for f in ing["files"]:
+        gaps = len(f["skipped_log_lines_markers"])
+        print(
+            f"  {f['file']}: {f['entries']:,} entries, {f['continuation_lines']:,} continuation lines, "
+            f"{f['orphan_lines']:,} orphan, {f['out_of_order_entries']:,} out of order, {gaps} log gap marker(s)"
+        )
+    ev = counts["events"]
+    print(
+        f"  packets: {ing['packets']:,} (waiting somewhere at the end: {ing['pending_at_end']:,}); events: "
+        f"{ev['packet_events']:,} packet, {ev['control_events']:,} control"
+    )
+    for k, v in (counts.get("drops") or {}).items():
+        print(f"  drops at {k}: " + ", ".join(f"{r} {n:,}" for r, n in v.items()))
+    sk = counts["skipped_inputs"]
+    if sk.get("unlinked_lines"):
+        print("  lines that could not be linked: " + ", ".join(f"{k} {v:,}" for k, v in sk["unlinked_lines"].items()))
+    nh = sk.get("per_packet_lines_not_turned_into_events", [])
+    if nh:
+        print(
+            f"  per-packet messages not turned into events yet: {sum(x['count'] for x in nh):,} lines, e.g. "
+            + "; ".join(f"{x['message']} ({x['count']:,}, first at line {x['first_line']})" for x in nh[:3])
+        )
+    print(f"next: scout analyze {out}   (inferred links are listed in run.json 'links')")
     return 0
 
 
@@ -373,6 +431,25 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--format", choices=["table", "csv", "json"], default="table")
     q.add_argument("--limit", type=int, default=0, help="print at most this many rows (default: all)")
     q.set_defaults(func=cmd_query)
+
+    ing = sub.add_parser(
+        "ingest",
+        help="turn real testbed output into a run (srsRAN gNB logs)",
+        description="Read real testbed output into a run directory with the same event schema as simulated runs.",
+    )
+    isub = ing.add_subparsers(dest="source", required=True, metavar="SOURCE")
+    sr = isub.add_parser(
+        "srsran",
+        help="srsRAN Project gNB text logs (plain or gzip)",
+        description="Reads srsRAN Project gNB logs (plain or gzip; several files in order, e.g. rotated logs) "
+        "and writes the downlink DRB journey of each packet: GTP-U RX SDU -> PDCP TX PDU -> RLC SDU queue -> "
+        "RLC PDUs -> MAC DL PDU, with PDCP early-drop bursts. Links the lines do not state are inferred and "
+        "listed in run.json 'links' (docs/ingest-srsran.md). Needs the info level for gtpu, pdcp, rlc and mac.",
+    )
+    sr.add_argument("logs", nargs="+", metavar="LOG", help="gnb.log files, oldest first")
+    sr.add_argument("-o", "--output", required=True, help="run directory to create")
+    sr.add_argument("--force", action="store_true", help="replace an existing run directory")
+    sr.set_defaults(func=cmd_ingest_srsran)
 
     d = sub.add_parser(
         "demo",

@@ -76,7 +76,8 @@ def fig_attribution(a: analysis.Analysis, figdir: Path) -> Figure:
                 continue
             ax.bar(layers, vals, bottom=bottom, label=comp, color=COMPONENT_COLORS[comp])
             bottom += vals
-        ax.set_title(f"{d.upper()}: mean time per delivered packet, by layer and component")
+        who = "delivered packet" if a.summary.get("profile_population", "delivered") == "delivered" else "packet (measured span)"
+        ax.set_title(f"{d.upper()}: mean time per {who}, by layer and component")
         ax.margins(y=0.1)
         ax.set_ylabel("ms per packet")
         ax.tick_params(axis="x", rotation=45)
@@ -136,28 +137,39 @@ def fig_compare(analyses: list[analysis.Analysis], figdir: Path) -> Figure:
 def fig_cdf(a: analysis.Analysis, figdir: Path) -> Figure:
     ld = a.layer_delays
     j = a.journeys
-    dirs = list(j.filter(j.status == "delivered").select("dir").distinct().to_pandas().dir)
-    dirs = sorted(dirs) or ["dl"]
+    # Delivered packets' one-way delay; for sources that see only part of each journey (logs,
+    # captures), every packet's measured span.
+    n_delivered = int(j.filter(j.status == "delivered").count().execute())
+    if n_delivered:
+        jj, ldd, total_col, what = j.filter(j.status == "delivered"), ld.filter(ld.status == "delivered"), "delay_ns", "one-way"
+    else:
+        jj, ldd, total_col, what = j, ld, "span_ns", "measured span"
+    dirs = sorted(jj.select("dir").distinct().to_pandas().dir) or ["dl"]
     fig, axes = plt.subplots(1, len(dirs), figsize=(6.5 * len(dirs), 4.2), squeeze=False)
     for ax, d in zip(axes[0], dirs, strict=True):
-        dd = ld.filter(ld.dir == d).select("layer", "ns").to_pandas()
-        tot = j.filter((j.status == "delivered") & (j.dir == d)).select("delay_ns").to_pandas().delay_ns
-        series = [("one-way (total)", tot)] + [(la, dd[dd.layer == la].ns) for la in _layers_present(dd.layer)]
+        dd = ldd.filter(ldd.dir == d).select("layer", "ns").to_pandas()
+        tot = jj.filter(jj.dir == d).select(total_col).to_pandas()[total_col]
+        series = [(f"{what} (total)", tot)] + [(la, dd[dd.layer == la].ns) for la in _layers_present(dd.layer)]
         for label, v in series:
-            v = np.sort(v.to_numpy(dtype=float)) / MS
+            v = np.sort(v.dropna().to_numpy(dtype=float)) / MS
             v = v[v > 0]
             if len(v) == 0:
                 continue
             y = np.arange(1, len(v) + 1) / len(v)
-            ax.step(v, y, where="post", label=label, lw=2.2 if label.startswith("one-way") else 1.2)
+            ax.step(v, y, where="post", label=label, lw=2.2 if label.endswith("(total)") else 1.2)
         ax.set_xscale("log")
         ax.set_xlabel("delay (ms, log scale)")
-        ax.set_ylabel("fraction of delivered packets")
+        ax.set_ylabel("fraction of delivered packets" if n_delivered else "fraction of packets")
         ax.set_title(f"{d.upper()}: per-layer delay CDF")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="lower right")
     return _save(
-        fig, "cdf", figdir, "Per-layer delay CDFs", "Time each delivered packet spent in each layer, and its one-way delay."
+        fig,
+        "cdf",
+        figdir,
+        "Per-layer delay CDFs",
+        f"Time each packet spent in each layer, and its {what} ({'delivered packets' if n_delivered else 'all packets'}).",
     )
 
 

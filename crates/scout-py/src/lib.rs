@@ -35,6 +35,27 @@ fn simulate(
     result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// `scout ingest srsran`: reads srsRAN gNB logs (plain or gzip, in the order given) into a run
+/// directory; returns the run's metadata as JSON. `progress(done_bytes, total_bytes)` is called as
+/// the logs are read.
+#[pyfunction]
+#[pyo3(signature = (logs, out, progress=None))]
+fn ingest_srsran(logs: Vec<PathBuf>, out: PathBuf, progress: Option<Bound<'_, PyAny>>) -> PyResult<String> {
+    let mut cb_err: Option<PyErr> = None;
+    let mut report = |done: u64, total: u64| {
+        if let (Some(cb), None) = (progress.as_ref(), cb_err.as_ref()) {
+            if let Err(e) = cb.call1((done, total)) {
+                cb_err = Some(e);
+            }
+        }
+    };
+    let result = scout_ingest::srsran::run::ingest(&logs, &out, &mut report);
+    if let Some(e) = cb_err {
+        return Err(e);
+    }
+    result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The event schema version this build writes.
 #[pyfunction]
 fn schema_version() -> u32 {
@@ -69,6 +90,7 @@ fn schema_columns() -> Vec<(String, Vec<String>)> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(ingest_srsran, m)?)?;
     m.add_function(wrap_pyfunction!(schema_version, m)?)?;
     m.add_function(wrap_pyfunction!(schema_enums, m)?)?;
     m.add_function(wrap_pyfunction!(schema_columns, m)?)?;

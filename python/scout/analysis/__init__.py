@@ -101,7 +101,10 @@ def analyze(
     j = table("journeys")
     write("components", engine.components(engine.steps(pe), j))
     comp = table("components")
-    write("profiles", engine.profiles(j, comp, window_ns, duration_ns))
+    # Profiles describe delivered packets; a source that never sees deliveries (a log, a capture) is
+    # profiled over all its packets' measured spans.
+    population = "delivered" if int(j.filter(j.status == "delivered").count().execute()) else "all"
+    write("profiles", engine.profiles(j, comp, window_ns, duration_ns, population))
     write("layer_delays", engine.layer_delays(comp))
     write("sojourns", engine.sojourns(pe))
     so = table("sojourns")
@@ -119,6 +122,7 @@ def analyze(
 
     summary = _summary(con, meta, j, comp, table("drops"), pe, ph)
     summary.update(
+        profile_population=population,
         analysis_version=ANALYSIS_VERSION,
         window_s=window_s,
         bin_s=bin_s,
@@ -150,6 +154,19 @@ def _summary(con, meta, j: ir.Table, comp: ir.Table, drops: ir.Table, pe: ir.Tab
         .to_pyarrow()
         .to_pylist()[0]
     )
+    # Every packet (delivered or not): components sum to its measured span.
+    sp = j.left_join(per, "pkt")
+    span = (
+        sp.agg(
+            span_n=sp.count(),
+            span_closed=(sp.total.fill_null(0) == sp.span_ns).sum(),
+            span_with_unattributed=(sp.unattr.fill_null(0) > 0).sum(),
+            span_unattributed_ns=sp.unattr.sum(),
+        )
+        .to_pyarrow()
+        .to_pylist()[0]
+    )
+    closure.update(span)
     by_dir = {}
     for r in (
         d.group_by("dir")

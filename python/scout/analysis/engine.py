@@ -125,9 +125,14 @@ def steps(pe: ir.Table) -> ir.Table:
         (queued, C["queueing_protocol"]),
         else_=C["unattributed"],
     )
+    # The layer of the rule that fired: the ending event's, except the two fallbacks on the start.
+    by_next = [P[x] for x in ("arrive", "proc_begin", "proc_end", "hol", "dequeue", "tx", "rx", "deliver")]
     layer = ibis.cases(
         (s.np == P["segment"], ibis.ifelse(s.nr > 0, L["rlc"], L["mac"])),
-        (queued & ~s.np.isin([P["arrive"], P["proc_begin"], P["proc_end"]]), s.lc),
+        ((s.np == P["tx"]) & (s.nl != L["mac"]), ibis.ifelse(queued, s.lc, s.nl)),
+        ((s.np == P["deliver"]) & ~s.nl.isin([L["rlc"], L["pdcp"]]), ibis.ifelse(queued, s.lc, s.nl)),
+        (s.np.isin(by_next), s.nl),
+        (queued, s.lc),
         else_=s.nl,
     )
     return s.select("pkt", "t_ns", dur_ns=s.nt - s.t_ns, lc=layer, cc=cc)
@@ -210,14 +215,19 @@ SCOPES = {"run": None, "ue": "ue", "flow": "flow", "slice": "slice"}
 WINDOW_SCOPES = ["run", "ue"]
 
 
-def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: int) -> ir.Table:
-    """Statistics per scope (run / dir / ue / flow / slice) × layer × component, whole run and per window.
+def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: int, population: str = "delivered") -> ir.Table:
+    """Statistics per scope (run / ue / flow / slice, each by direction) × layer × component, whole
+    run and per window.
 
-    Rows with layer = component = 'total' describe the one-way delay of delivered packets; the others
-    describe one component at one layer over the delivered packets that spent time in it.
-    ``mean_per_pkt_ns`` divides the summed component by *all* delivered packets of the scope, which is
-    what a stacked attribution bar shows.
+    ``population`` is ``delivered`` (packets that reached the destination application: rows with
+    layer = component = 'total' describe their one-way delay) or ``all`` (for sources that never see
+    the delivery, such as logs and captures: every packet, and 'total' is its measured span). The
+    other rows describe one component at one layer over the population's packets that spent time in
+    it. ``mean_per_pkt_ns`` divides the summed component by *all* the population's packets of the
+    scope, which is what a stacked attribution bar shows; ``delivered`` then counts that population.
     """
+    if population not in ("delivered", "all"):
+        raise ValueError(f"population {population!r}; accepted: delivered, all")
     parts = []
     windows = [(j.mutate(window=ibis.literal(-1, "int64")), comp.mutate(window=ibis.literal(-1, "int64")), SCOPES)]
     if window_ns:
@@ -229,18 +239,20 @@ def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: in
             )
         )
     for jw, cw, scopes in windows:
-        cj = cw.filter(cw.status == "delivered")
+        cj = cw.filter(cw.status == "delivered") if population == "delivered" else cw
         for scope, key in scopes.items():
             kexpr = (lambda t, key=key: t[key].cast("string")) if key else (lambda t: ibis.literal("all"))
             # Totals: one-way delay, throughput and loss.
             g = jw.mutate(scope=ibis.literal(scope), key=kexpr(jw))
+            in_pop = (g.status == "delivered") if population == "delivered" else (g.span_ns.notnull())
+            measure = g.delay_ns if population == "delivered" else g.span_ns
             tot = g.group_by(["scope", "key", "dir", "window"]).agg(
-                **_stats(g.delay_ns),
+                **_stats(measure),
                 offered=g.count(),
-                delivered=(g.status == "delivered").sum(),
+                delivered=in_pop.sum(),
                 dropped=(g.status == "dropped").sum(),
                 delivered_bytes=g.bytes.sum(where=g.status == "delivered"),
-                sum_ns=g.delay_ns.sum(),
+                sum_ns=measure.sum(),
             )
             tot = _unpack(tot).mutate(layer=ibis.literal("total"), component=ibis.literal("total"))
             parts.append(tot)
@@ -305,9 +317,9 @@ _PROFILE_TYPES = {
 
 
 def layer_delays(comp: ir.Table) -> ir.Table:
-    """Per delivered packet and layer: the time spent in that layer (all components), for CDFs."""
-    c = comp.filter(comp.status == "delivered")
-    return c.group_by(["pkt", "dir", "ue", "layer"]).agg(ns=c.ns.sum())
+    """Per packet and layer: the time spent in that layer (all components), for CDFs; `status` tells
+    delivered packets from those whose journey the source saw only in part."""
+    return comp.group_by(["pkt", "dir", "ue", "status", "layer"]).agg(ns=comp.ns.sum())
 
 
 def sojourns(pe: ir.Table) -> ir.Table:

@@ -3,6 +3,8 @@
 pub mod line;
 pub mod message;
 pub mod reader;
+pub mod run;
+pub mod stitch;
 
 pub use line::{parse_header, Header};
 pub use message::{parse_message, Message, Prefix};
