@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use crate::phy::tdd::TddPattern;
+use crate::phy::tdd::{Duplex, TddPattern};
 
 /// A duration in ms where srsRAN uses `-1` (or here also `infinity`) for "no timer".
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
@@ -71,6 +71,18 @@ impl Default for CellCfg {
             pdcch_symbols: 2,
             dmrs_symbols: 1,
             layers: 1,
+        }
+    }
+}
+
+impl CellCfg {
+    /// FDD for the paired-spectrum bands of [`FDD_BANDS`], else TDD with `tdd_ul_dl_cfg` (not
+    /// validated here; `Stack::new` validates it).
+    pub fn duplex(&self) -> Duplex {
+        if FDD_BANDS.contains(&self.band) {
+            Duplex::Fdd
+        } else {
+            Duplex::Tdd(self.tdd_ul_dl_cfg.clone())
         }
     }
 }

@@ -296,13 +296,9 @@ impl Stack {
     /// Builds the stack, validating what the types cannot (each error names its key).
     pub fn new(cfg: StackConfig) -> Result<Self, ConfigError> {
         let c = &cfg.cell;
-        let mu = match c.common_scs {
-            15 => 0,
-            30 => 1,
-            60 => 2,
-            120 => 3,
-            s => return Err(invalid("cell_cfg.common_scs", format!("{s} kHz; accepted: 15, 30, 60, 120"))),
-        };
+        let mu = phy::mu_for_scs(c.common_scs).ok_or_else(|| {
+            invalid("cell_cfg.common_scs", format!("{} kHz; accepted: 15, 30, 60, 120", c.common_scs))
+        })?;
         let prbs = phy::nof_prbs(c.channel_bandwidth_mhz, c.common_scs).ok_or_else(|| {
             invalid(
                 "cell_cfg.channel_bandwidth_MHz",
@@ -314,12 +310,10 @@ impl Stack {
                 ),
             )
         })?;
-        let duplex = if crate::config::FDD_BANDS.contains(&c.band) {
-            Duplex::Fdd
-        } else {
-            c.tdd_ul_dl_cfg.validate().map_err(|m| invalid("cell_cfg.tdd_ul_dl_cfg", m))?;
-            Duplex::Tdd(c.tdd_ul_dl_cfg.clone())
-        };
+        let duplex = c.duplex();
+        if let Duplex::Tdd(p) = &duplex {
+            p.validate().map_err(|m| invalid("cell_cfg.tdd_ul_dl_cfg", m))?;
+        }
         if !(1..=15).contains(&c.pucch.min_k1) {
             return Err(invalid("cell_cfg.pucch.min_k1", format!("{}; accepted: 1..=15 slots", c.pucch.min_k1)));
         }

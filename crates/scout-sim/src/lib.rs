@@ -65,7 +65,8 @@ pub struct Outcome {
     pub slices: Vec<String>,
 }
 
-fn load_sinr_trace(dir: &Path, rel: &str) -> Result<(SinrSource, SinrSource), SimError> {
+/// Reads a trace file named relative to the scenario; returns its path (for errors) and text.
+fn read_trace(dir: &Path, rel: &str) -> Result<(String, String), SimError> {
     let path = dir.join(rel);
     let file = path.display().to_string();
     let text = std::fs::read_to_string(&path).map_err(|e| SimError::Trace {
@@ -73,6 +74,11 @@ fn load_sinr_trace(dir: &Path, rel: &str) -> Result<(SinrSource, SinrSource), Si
         line: 0,
         message: e.to_string(),
     })?;
+    Ok((file, text))
+}
+
+fn load_sinr_trace(dir: &Path, rel: &str) -> Result<(SinrSource, SinrSource), SimError> {
+    let (file, text) = read_trace(dir, rel)?;
     let (mut dl, mut ul) = (Vec::new(), Vec::new());
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -104,13 +110,7 @@ fn load_sinr_trace(dir: &Path, rel: &str) -> Result<(SinrSource, SinrSource), Si
 
 /// Reads a mahimahi trace: one non-negative integer millisecond per line, non-decreasing.
 fn load_mahimahi_trace(dir: &Path, rel: &str) -> Result<Vec<u64>, SimError> {
-    let path = dir.join(rel);
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| SimError::Trace {
-        file: file.clone(),
-        line: 0,
-        message: e.to_string(),
-    })?;
+    let (file, text) = read_trace(dir, rel)?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -134,26 +134,18 @@ fn load_mahimahi_trace(dir: &Path, rel: &str) -> Result<Vec<u64>, SimError> {
 }
 
 /// Data resource elements per second the cell offers in each direction: PRBs × 12 subcarriers ×
-/// (DL: symbols after the PDCCH; both: minus DMRS) × the pattern's share of DL or UL symbols.
+/// (DL: symbols after the PDCCH; both: minus DMRS) × layers × the share of DL or UL symbols in the
+/// duplex pattern (the same `Duplex::slot_kind` the model schedules with).
 fn data_re_per_s(cell: &scout_ran::config::CellCfg) -> (f64, f64) {
-    let mu = match cell.common_scs {
-        15 => 0,
-        30 => 1,
-        60 => 2,
-        _ => 3,
-    };
+    let mu = scout_ran::phy::mu_for_scs(cell.common_scs).unwrap_or(0);
     let prbs = f64::from(scout_ran::phy::nof_prbs(cell.channel_bandwidth_mhz, cell.common_scs).unwrap_or(0));
     let slots_per_s = 1e9 / scout_ran::phy::slot_ns(mu) as f64;
-    let (dl_share, ul_share) = if scout_ran::config::FDD_BANDS.contains(&cell.band) {
-        (1.0, 1.0)
-    } else {
-        let p = &cell.tdd_ul_dl_cfg;
-        let period = f64::from(p.dl_ul_tx_period.max(1)) * 14.0;
-        (
-            f64::from(p.nof_dl_slots * 14 + p.nof_dl_symbols) / period,
-            f64::from(p.nof_ul_slots * 14 + p.nof_ul_symbols) / period,
-        )
-    };
+    let duplex = cell.duplex();
+    let period = duplex.period();
+    let (dl, ul) = (0..period)
+        .map(|s| duplex.slot_kind(s))
+        .fold((0u32, 0u32), |(d, u), k| (d + u32::from(k.dl_symbols), u + u32::from(k.ul_symbols)));
+    let (dl_share, ul_share) = (f64::from(dl) / (period as f64 * 14.0), f64::from(ul) / (period as f64 * 14.0));
     let dl_sym = 14.0 - f64::from(cell.pdcch_symbols) - f64::from(cell.dmrs_symbols);
     let ul_sym = 14.0 - f64::from(cell.dmrs_symbols);
     let re = prbs * 12.0 * slots_per_s * f64::from(cell.layers.max(1));

@@ -38,7 +38,7 @@ pub struct StitchStats {
 
 #[derive(Default)]
 struct RlcQueue {
-    /// SDUs waiting, oldest first: (pkt, bytes, is head of line already).
+    /// SDUs waiting, oldest first: (pkt, bytes).
     waiting: VecDeque<(u64, u32)>,
     /// RLC SN → (pkt, SDU bytes).
     by_sn: HashMap<u64, (u64, u32)>,
@@ -59,7 +59,8 @@ pub struct Stitcher {
     epoch_us: i64,
     next_pkt: u64,
     gtpu_pending: HashMap<u32, VecDeque<u64>>,
-    pdcp_by_sn: HashMap<(u32, u8, u64), (u64, u32)>,
+    /// (UE, DRB, PDCP SN) → packet, until its RLC SDU line.
+    pdcp_by_sn: HashMap<(u32, u8, u64), u64>,
     rlc: HashMap<(u32, u8), RlcQueue>,
     mac_pending: HashMap<u32, Vec<MacItem>>,
     pub stats: StitchStats,
@@ -122,6 +123,25 @@ impl Stitcher {
         *self.stats.unlinked.entry(cause).or_insert(0) += 1;
     }
 
+    /// The linked packet, or a new one when the line before it is missing (counted under `cause`).
+    fn linked_or_new(&mut self, found: Option<u64>, cause: &'static str) -> u64 {
+        match found {
+            Some(p) => p,
+            None => {
+                self.unlinked(cause);
+                self.new_pkt()
+            }
+        }
+    }
+
+    /// The (inferred) moment an RLC SDU reaches the head of its queue.
+    fn hol<S: Sink>(&mut self, sink: &mut S, t: i64, ue: u32, drb: Option<u8>, pkt: u64, bytes: u32) {
+        let mut h = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Hol), ue, drb, pkt);
+        h.queue = Some(Queue::RlcSdu);
+        h.bytes = bytes;
+        sink.packet(h);
+    }
+
     /// Handles one entry, writing its events to `sink`.
     pub fn entry<S: Sink>(&mut self, e: &Entry<'_>, sink: &mut S) {
         let h = e.header;
@@ -150,30 +170,20 @@ impl Stitcher {
                 else {
                     return self.unlinked("pdcp_fields");
                 };
-                let pkt = match self.gtpu_pending.get_mut(&ue).and_then(VecDeque::pop_front) {
-                    Some(p) => p,
-                    None => {
-                        self.unlinked("pdcp_without_gtpu");
-                        self.new_pkt()
-                    }
-                };
+                let pending = self.gtpu_pending.get_mut(&ue).and_then(VecDeque::pop_front);
+                let pkt = self.linked_or_new(pending, "pdcp_without_gtpu");
                 let mut ev = self.ev(t, (Node::GnbCu, Layer::Pdcp, Point::ProcEnd), ue, drb, pkt);
                 ev.bytes = len as u32;
                 ev.sn = Some(count as u32);
                 sink.packet(ev);
-                self.pdcp_by_sn.insert((ue, drb.unwrap_or(0), sn), (pkt, len as u32));
+                self.pdcp_by_sn.insert((ue, drb.unwrap_or(0), sn), pkt);
                 true
             }
             ("PDCP", "Drop burst finished") if dl => {
                 let (Some(ue), Some(n)) = (ue, m.num("nof_sdus")) else { return self.unlinked("pdcp_fields") };
                 for _ in 0..n {
-                    let pkt = match self.gtpu_pending.get_mut(&ue).and_then(VecDeque::pop_front) {
-                        Some(p) => p,
-                        None => {
-                            self.unlinked("pdcp_drop_without_gtpu");
-                            self.new_pkt()
-                        }
-                    };
+                    let pending = self.gtpu_pending.get_mut(&ue).and_then(VecDeque::pop_front);
+                    let pkt = self.linked_or_new(pending, "pdcp_drop_without_gtpu");
                     let mut ev = self.ev(t, (Node::GnbCu, Layer::Pdcp, Point::Drop), ue, drb, pkt);
                     ev.reason = Some(Reason::PdcpEarlyDrop);
                     sink.packet(ev);
@@ -186,13 +196,8 @@ impl Stitcher {
                     return self.unlinked("rlc_fields");
                 };
                 let d = drb.unwrap_or(0);
-                let pkt = match self.pdcp_by_sn.remove(&(ue, d, psn)) {
-                    Some((p, _)) => p,
-                    None => {
-                        self.unlinked("rlc_sdu_without_pdcp");
-                        self.new_pkt()
-                    }
-                };
+                let pdcp = self.pdcp_by_sn.remove(&(ue, d, psn));
+                let pkt = self.linked_or_new(pdcp, "rlc_sdu_without_pdcp");
                 let mut ev = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Enqueue), ue, drb, pkt);
                 ev.bytes = len as u32;
                 ev.sn = Some(psn as u32);
@@ -204,10 +209,7 @@ impl Stitcher {
                 q.waiting.push_back((pkt, len as u32));
                 if q.waiting.len() == 1 {
                     // An empty queue: the SDU is at the head of the line at once (inferred).
-                    let mut h = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Hol), ue, drb, pkt);
-                    h.queue = Some(Queue::RlcSdu);
-                    h.bytes = len as u32;
-                    sink.packet(h);
+                    self.hol(sink, t, ue, drb, pkt, len as u32);
                 }
                 true
             }
@@ -253,10 +255,7 @@ impl Stitcher {
                     retx,
                 });
                 if let Some((p, len)) = next_hol {
-                    let mut h = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Hol), ue, drb, p);
-                    h.queue = Some(Queue::RlcSdu);
-                    h.bytes = len;
-                    sink.packet(h);
+                    self.hol(sink, t, ue, drb, p, len);
                 }
                 true
             }

@@ -10,6 +10,18 @@ pub fn scs_khz(mu: u8) -> u32 {
     15 << mu
 }
 
+/// Numerology μ of a subcarrier spacing in kHz (the inverse of [`scs_khz`]); `None` for a
+/// spacing TS 38.211 Table 4.2-1 does not define for data (15, 30, 60, 120 kHz).
+pub fn mu_for_scs(scs_khz: u32) -> Option<u8> {
+    match scs_khz {
+        15 => Some(0),
+        30 => Some(1),
+        60 => Some(2),
+        120 => Some(3),
+        _ => None,
+    }
+}
+
 /// Slot duration in ns for numerology μ: 1 ms / 2^μ (TS 38.211 §4.3.2, Table 4.3.2-1).
 pub fn slot_ns(mu: u8) -> i64 {
     1_000_000 >> mu
