@@ -187,13 +187,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def _open(run: str):
+    """A run's analysis for a command, analysing it first (with progress) when needed."""
     from scout import analysis
 
     try:
-        p = Path(run)
-        if not analysis.is_current(p):
-            run_analysis(p)
-        return analysis.open(p)
+        return analysis.open(Path(run), progress=_say)
     except RunError as e:
         raise SystemExit(f"error: {e}") from None
 
@@ -324,9 +322,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print_analysis(s)
         rows.append((name, result, s))
     reports = {}
-    loads = [analysis.open(out / n) for n in DEMO_SCENARIOS if n.startswith("attribution-")]
-    for name in DEMO_SCENARIOS:
-        a = analysis.open(out / name)
+    opened = {name: analysis.open(out / name) for name in DEMO_SCENARIOS}
+    loads = [a for name, a in opened.items() if name.startswith("attribution-")]
+    for name, a in opened.items():
         reports[name] = report.render(a, loads if name.startswith("attribution-") else None)
     print("\nsummary")
     print(f"  {'scenario':<20}{'DL Mbit/s':>10}{'DL p50 ms':>11}{'DL p99 ms':>11}{'drops':>9}{'closes':>9}  top contributor")

@@ -115,7 +115,7 @@ def perfetto_packets(a: analysis.Analysis, pkts: list[int]) -> dict:
 def perfetto_tti(a: analysis.Analysis, limit_slots: int) -> dict:
     t = a.tti
     t = t.filter(t.ue.notnull()).order_by(["t_ns", "dir", "ue"]).limit(limit_slots).to_pandas()
-    slot_ns = int(json.loads(json.dumps(a.meta.get("cell", {}))).get("slot_ns", 500_000) or 500_000)
+    slot_ns = int((a.meta.get("cell") or {}).get("slot_ns") or 500_000)
     ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "cell scheduling"}}]
     tids = {}
     for r in t.itertuples():

@@ -61,6 +61,22 @@ def _layers_present(names) -> list[str]:
     return [x for x in LAYER_ORDER if x in present] + sorted(present - set(LAYER_ORDER))
 
 
+def _stack(ax, xs: list[str], series) -> None:
+    """Stacked bars over ``xs``; ``series`` yields (label, values, colour); all-zero series are left out."""
+    bottom = np.zeros(len(xs))
+    for label, vals, color in series:
+        if vals.sum() > 0:
+            ax.bar(xs, vals, bottom=bottom, label=label, color=color)
+            bottom += vals
+
+
+def _legend_twin(ax, ax2) -> None:
+    """One legend for a plot and its twin y-axis."""
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
+
+
 def fig_attribution(a: analysis.Analysis, figdir: Path) -> Figure:
     p = a.profiles
     rows = p.filter((p.scope == "run") & p.window_start_ns.isnull() & (p.layer != "total")).to_pandas()
@@ -69,13 +85,18 @@ def fig_attribution(a: analysis.Analysis, figdir: Path) -> Figure:
     for ax, d in zip(axes[0], dirs, strict=True):
         r = rows[rows.dir == d]
         layers = _layers_present(r.layer)
-        bottom = np.zeros(len(layers))
-        for comp in COMPONENTS:
-            vals = np.array([r[(r.layer == la) & (r.component == comp)].mean_per_pkt_ns.sum() / MS for la in layers])
-            if vals.sum() <= 0:
-                continue
-            ax.bar(layers, vals, bottom=bottom, label=comp, color=COMPONENT_COLORS[comp])
-            bottom += vals
+        _stack(
+            ax,
+            layers,
+            (
+                (
+                    c,
+                    np.array([r[(r.layer == la) & (r.component == c)].mean_per_pkt_ns.sum() / MS for la in layers]),
+                    COMPONENT_COLORS[c],
+                )
+                for c in COMPONENTS
+            ),
+        )
         who = "delivered packet" if a.summary.get("profile_population", "delivered") == "delivered" else "packet (measured span)"
         ax.set_title(f"{d.upper()}: mean time per {who}, by layer and component")
         ax.margins(y=0.1)
@@ -104,21 +125,19 @@ def fig_compare(analyses: list[analysis.Analysis], figdir: Path) -> Figure:
     layers = _layers_present(allr.layer)
     cmap = plt.get_cmap("tab20")
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5))
-    bottom = np.zeros(len(names))
-    for i, la in enumerate(layers):
-        vals = np.array([r[r.layer == la].mean_per_pkt_ns.sum() / MS for r in per])
-        if vals.sum() > 0:
-            axes[0].bar(names, vals, bottom=bottom, label=la, color=cmap(i % 20))
-            bottom += vals
+    _stack(
+        axes[0],
+        names,
+        ((la, np.array([r[r.layer == la].mean_per_pkt_ns.sum() / MS for r in per]), cmap(i % 20)) for i, la in enumerate(layers)),
+    )
     axes[0].set_title("DL: mean delay per packet by layer")
     axes[0].set_ylabel("ms per packet")
     axes[0].legend(fontsize=7, ncol=2, loc="upper left")
-    bottom = np.zeros(len(names))
-    for comp in COMPONENTS:
-        vals = np.array([r[r.component == comp].mean_per_pkt_ns.sum() / MS for r in per])
-        if vals.sum() > 0:
-            axes[1].bar(names, vals, bottom=bottom, label=comp, color=COMPONENT_COLORS[comp])
-            bottom += vals
+    _stack(
+        axes[1],
+        names,
+        ((c, np.array([r[r.component == c].mean_per_pkt_ns.sum() / MS for r in per]), COMPONENT_COLORS[c]) for c in COMPONENTS),
+    )
     axes[1].set_title("DL: mean delay per packet by component")
     axes[1].set_ylabel("ms per packet")
     axes[1].legend(fontsize=7, loc="upper left")
@@ -210,9 +229,7 @@ def fig_queues(a: analysis.Analysis, figdir: Path) -> Figure:
                 label="drops (scaled)",
             )
         ax.set_title(f"{qn} at {node} ({d})")
-        h1, l1 = ax.get_legend_handles_labels()
-        h2, l2 = ax2.get_legend_handles_labels()
-        ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
+        _legend_twin(ax, ax2)
     axes[-1, 0].set_xlabel("time (s)")
     phases_note = ", ".join(f"{r.phase} (shaded)" for _, r in ph.iterrows()) or "no overload phases"
     return _save(
@@ -245,9 +262,7 @@ def fig_rtt(a: analysis.Analysis, figdir: Path) -> Figure | None:
         ax2.plot(s.b / 1e9, s.m / MS, color="#d62728", label=f"{pick.queue} sojourn at {pick.node} (ms)")
         ax2.set_ylabel("sojourn ms")
         label = f"{pick.queue} at {pick.node} {pick.dir}, r = {pick.pearson_r:.2f}"
-        h1, l1 = ax.get_legend_handles_labels()
-        h2, l2 = ax2.get_legend_handles_labels()
-        ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
+        _legend_twin(ax, ax2)
     ax.set_title(f"Application RTT against queue sojourn ({label})")
     return _save(
         fig,

@@ -75,8 +75,19 @@ def analyze(
 ) -> dict:
     """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary."""
     run_path = Path(run_path)
-    t0 = time.perf_counter()
     con, meta = connect(run_path)
+    return _analyze(con, meta, run_path, window_s, bin_s, progress)
+
+
+def _analyze(
+    con: ibis.BaseBackend,
+    meta: dict,
+    run_path: Path,
+    window_s: float = DEFAULT_WINDOW_S,
+    bin_s: float = DEFAULT_BIN_S,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    t0 = time.perf_counter()
     con.raw_sql("SET preserve_insertion_order = false")
     out = run_path / "analysis"
     out.mkdir(exist_ok=True)
@@ -120,7 +131,7 @@ def analyze(
     corr.to_parquet(out / "correlation.parquet")
     rtt.to_parquet(out / "rtt.parquet")
 
-    summary = _summary(con, meta, j, comp, table("drops"), pe, ph)
+    summary = _summary(meta, j, comp, table("drops"), pe, ph)
     summary.update(
         profile_population=population,
         analysis_version=ANALYSIS_VERSION,
@@ -138,35 +149,29 @@ def analyze(
     return summary
 
 
-def _summary(con, meta, j: ir.Table, comp: ir.Table, drops: ir.Table, pe: ir.Table, ph) -> dict:
+def _closes(t: ir.Table, per: ir.Table, measure: str, prefix: str = "") -> dict:
+    """How many packets of ``t`` have components summing exactly to ``measure``, and the
+    unattributed time among them."""
+    c = t.left_join(per, "pkt")
+    row = (
+        c.agg(
+            n=c.count(),
+            closed=(c.total.fill_null(0) == c[measure]).sum(),
+            with_unattributed=(c.unattr.fill_null(0) > 0).sum(),
+            unattributed_ns=c.unattr.sum(),
+        )
+        .to_pyarrow()
+        .to_pylist()[0]
+    )
+    return {prefix + k: v for k, v in row.items()}
+
+
+def _summary(meta, j: ir.Table, comp: ir.Table, drops: ir.Table, pe: ir.Table, ph) -> dict:
     status = {r["status"]: int(r["n"]) for r in j.group_by("status").agg(n=j.count()).to_pyarrow().to_pylist()}
-    # Closure: per delivered packet, components sum to the one-way delay.
     d = j.filter(j.status == "delivered")
     per = comp.group_by("pkt").agg(total=comp.ns.sum(), unattr=comp.ns.sum(where=comp.component == "unattributed"))
-    cl = d.left_join(per, "pkt")
-    closure = (
-        cl.agg(
-            n=cl.count(),
-            closed=(cl.total.fill_null(0) == cl.delay_ns).sum(),
-            with_unattributed=(cl.unattr.fill_null(0) > 0).sum(),
-            unattributed_ns=cl.unattr.sum(),
-        )
-        .to_pyarrow()
-        .to_pylist()[0]
-    )
-    # Every packet (delivered or not): components sum to its measured span.
-    sp = j.left_join(per, "pkt")
-    span = (
-        sp.agg(
-            span_n=sp.count(),
-            span_closed=(sp.total.fill_null(0) == sp.span_ns).sum(),
-            span_with_unattributed=(sp.unattr.fill_null(0) > 0).sum(),
-            span_unattributed_ns=sp.unattr.sum(),
-        )
-        .to_pyarrow()
-        .to_pylist()[0]
-    )
-    closure.update(span)
+    # Per delivered packet, components sum to the one-way delay; per packet, to its measured span.
+    closure = _closes(d, per, "delay_ns") | _closes(j, per, "span_ns", prefix="span_")
     by_dir = {}
     for r in (
         d.group_by("dir")
@@ -236,7 +241,7 @@ def is_current(run_path: Path) -> bool:
     if s.get("analysis_version") != ANALYSIS_VERSION:
         return False
     try:
-        return s.get("stamp") == json.loads(json.dumps(_stamp(run_path)))
+        return s.get("stamp") == _stamp(run_path)
     except FileNotFoundError:
         return False
 
@@ -246,6 +251,6 @@ def open(run_path: str | Path, **kw) -> Analysis:  # noqa: A001 - scout.open is 
     p = Path(run_path)
     con, meta = connect(p)
     if not is_current(p):
-        analyze(p, **kw)
+        _analyze(con, meta, p, **kw)
     summary = json.loads((p / "analysis" / "summary.json").read_text())
     return Analysis(p, con, meta, summary)
