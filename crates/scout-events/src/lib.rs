@@ -7,6 +7,8 @@
 //! crashes is left with `run.json` saying `"complete": false` and no half-written table under its
 //! final name. `docs/schema.md` documents every column; `tests` check the two agree.
 
+#[cfg(feature = "parquet")]
+mod chunk;
 pub mod schema;
 #[cfg(feature = "parquet")]
 pub mod writer;
