@@ -289,8 +289,19 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
     ev = counts["events"]
     print(
         f"  packets: {ing['packets']:,} (waiting somewhere at the end: {ing['pending_at_end']:,}); events: "
-        f"{ev['packet_events']:,} packet, {ev['control_events']:,} control"
+        f"{ev['packet_events']:,} packet, {ev['slot_events']:,} slot, {ev['control_events']:,} control"
     )
+    sl = ing.get("slots") or {}
+    if sl.get("dl_grants") or sl.get("ul_grants"):
+        crc = sl["ul_crc_ok"] + sl["ul_crc_ko"]
+        harq = sl["dl_harq_ack"] + sl["dl_harq_nack"]
+        print(
+            f"  slots: {sl['dl_grants']:,} DL and {sl['ul_grants']:,} UL grants"
+            + (f"; UL CRC OK {sl['ul_crc_ok'] / crc:.1%} of {crc:,}" if crc else "")
+            + (f"; DL HARQ ACK {sl['dl_harq_ack'] / harq:.1%} of {harq:,}" if harq else "")
+            + f"; {sl['bsr_reports']:,} BSRs; {sl['harq_discards']:,} HARQ discards; "
+            f"{sl['slots_per_frame']} slots/frame (inferred)"
+        )
     for k, v in (counts.get("drops") or {}).items():
         print(f"  drops at {k}: " + ", ".join(f"{r} {n:,}" for r, n in v.items()))
     sk = counts["skipped_inputs"]

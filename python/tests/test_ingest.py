@@ -46,7 +46,8 @@ def test_every_dl_drb_pdcp_pdu_becomes_a_journey_to_a_mac_transmission(tmp_path:
     n_rlc_pdu = count_lines(LOG_23_10, "[RLC", "DRB1 DL: TX PDU. dc=data") + count_lines(
         LOG_23_10, "[RLC", "DRB1 DL: RETX PDU. dc=data"
     )
-    got = pe.group_by(["layer", "point"]).agg(n=pe.count()).to_pandas().set_index(["layer", "point"]).n.to_dict()
+    dl = pe.filter(pe.dir == "dl")
+    got = dl.group_by(["layer", "point"]).agg(n=dl.count()).to_pandas().set_index(["layer", "point"]).n.to_dict()
     assert got[("pdcp", "proc_end")] == n_pdcp > 100
     assert got[("gtpu", "proc_end")] == n_gtpu
     assert got[("rlc", "enqueue")] == n_rlc_sdu
@@ -55,10 +56,11 @@ def test_every_dl_drb_pdcp_pdu_becomes_a_journey_to_a_mac_transmission(tmp_path:
 
     # Every PDCP packet reaches RLC and a MAC transmission; segments sum to the SDU.
     j = a.journeys.to_pandas().set_index("pkt")
+    j = j[j.dir == "dl"]
     assert len(j) == n_pdcp
-    tx = pe.filter((pe.layer == "mac") & (pe.point == "tx")).select("pkt").distinct().count().execute()
+    tx = pe.filter((pe.layer == "mac") & (pe.point == "tx") & (pe.dir == "dl")).select("pkt").distinct().count().execute()
     assert tx == n_pdcp
-    seg = pe.filter((pe.layer == "rlc") & (pe.point == "segment") & (pe.retx == 0))
+    seg = pe.filter((pe.layer == "rlc") & (pe.point == "segment") & (pe.retx == 0) & (pe.dir == "dl"))
     sums = seg.group_by("pkt").agg(b=seg.bytes.sum(), last=seg.seg_last.any()).to_pandas().set_index("pkt")
     enq = pe.filter((pe.layer == "rlc") & (pe.point == "enqueue")).select("pkt", "bytes").to_pandas().set_index("pkt")
     done = sums[sums["last"]]
@@ -67,7 +69,7 @@ def test_every_dl_drb_pdcp_pdu_becomes_a_journey_to_a_mac_transmission(tmp_path:
 
     # Attribution: components sum to each packet's measured span; missing points are unattributed.
     cl = a.summary["closure"]
-    assert cl["span_n"] == cl["span_closed"] == n_pdcp
+    assert cl["span_n"] == cl["span_closed"] == len(a.journeys.to_pandas())
     assert a.summary["profile_population"] == "all"
     comps = set(map(tuple, a.components.select("layer", "component").distinct().to_pandas().values))
     assert ("rlc", "queueing_protocol") in comps and ("mac", "scheduling") in comps
@@ -75,6 +77,65 @@ def test_every_dl_drb_pdcp_pdu_becomes_a_journey_to_a_mac_transmission(tmp_path:
     r = scout_cmd("report", str(out))
     assert r.returncode == 0, r.stderr
     assert (out / "report" / "index.html").exists()
+
+
+@needs_fixtures
+def test_uplink_journeys_and_slot_rows_match_the_log_lines(tmp_path: Path) -> None:
+    out = tmp_path / "sr"
+    r = scout_cmd("ingest", "srsran", str(LOG_23_10), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "UL grants" in r.stdout
+    meta = json.loads((out / "run.json").read_text())
+    text = LOG_23_10.read_text().splitlines()
+
+    def n(*needles: str) -> int:
+        return sum(1 for line in text if all(x in line for x in needles))
+
+    a = scout.open(out)
+    pe = a.con.table("packet_events")
+    ul = pe.filter(pe.dir == "ul")
+    got = ul.group_by(["layer", "point"]).agg(n=ul.count()).to_pandas().set_index(["layer", "point"]).n.to_dict()
+    reord = sum(int(line.split("queued_sdus=")[1]) for line in text if "DRB1 UL: Reordering timer expired" in line)
+    assert got[("rlc", "segment")] == n("[RLC", "DRB1 UL: RX PDU.", "dc=data") > 100
+    assert got[("rlc", "deliver")] == n("[RLC", "DRB1 UL: RX SDU. sn=")
+    assert got[("pdcp", "proc_begin")] == n("[PDCP", "DRB1 UL: RX PDU. type=data")
+    assert got[("pdcp", "deliver")] == n("[PDCP", "DRB1 UL: RX SDU. count=") + reord
+    assert got[("gtpu", "proc_end")] == n("[GTPU", " UL teid=", "TX PDU.")
+    # Every UL packet that reaches GTP-U crossed RLC and PDCP in order, with the bytes checked:
+    # GTP-U PDU = PDCP SDU + 16 (GTP-U header with the PDU session container).
+    ev = ul.order_by(["pkt", "t_ns"]).to_pandas()
+    gt = ev[(ev.layer == "gtpu")].pkt
+    assert len(gt) > 100
+    for pkt, g in ev[ev.pkt.isin(gt)].groupby("pkt"):
+        steps = [(la, po) for la, po in zip(g.layer, g.point, strict=True) if po != "segment"]
+        assert steps == [("rlc", "deliver"), ("pdcp", "proc_begin"), ("pdcp", "deliver"), ("gtpu", "proc_end")], pkt
+        assert g.point.iloc[0] == "segment"
+    ul_tx = [line for line in text if " UL teid=" in line and "TX PDU." in line]
+    gtpu_lens = sorted(int(line.split("pdu_len=")[1].split()[0]) - 16 for line in ul_tx)
+    assert sorted(ev[ev.layer == "gtpu"].bytes) == gtpu_lens
+    # Every link the stitcher checks held: only one segment arrived before its SDU's first.
+    assert meta["counts"]["skipped_inputs"]["unlinked_lines"] == {"ul_rlc_segment_before_first": 1}
+    assert meta["ingest"]["pending_at_end"] == 0
+    # Drops: the same in the events, in run.json and in the analysis.
+    drops = a.drops.to_pandas()
+    assert int(drops["count"].sum()) == sum(v for r in meta["counts"]["drops"].values() for v in r.values()) == 16
+
+    # Slots: one row per grant in the SCHED lines; the UL ones carry their PUSCH CRC.
+    se = a.con.table("slot_events").to_pandas()
+    grants = se[se.prbs > 0]
+    assert (grants.dir == "dl").sum() == sum(line.count("DL: ue=") for line in text if "Slot decisions" in line)
+    n_ul = sum(line.count("UL: ue=") for line in text if "Slot decisions" in line)
+    assert (grants.dir == "ul").sum() == n_ul
+    ulg = grants[grants.dir == "ul"]
+    assert (ulg.ack == True).sum() == n("PUSCH:", "crc=OK")  # noqa: E712
+    assert (ulg.ack == False).sum() == n("PUSCH:", "crc=KO")  # noqa: E712
+    assert se.bsr_bytes.notna().sum() == meta["ingest"]["slots"]["bsr_reports"] > 100
+    assert meta["ingest"]["slots"]["slots_per_frame"] == 10  # 15 kHz: slot indexes 0-9
+    # Absolute slots unwrap the SFN: slot = frames since the first stamped line x 10 + slot index.
+    assert ((se.slot % 10) == se.slot_in_frame).all()
+    assert ((se.sfn - se.slot // 10) % 1024).nunique() == 1
+    tti = a.tti.to_pandas()
+    assert set(tti.harq.dropna()) == {"ack", "nack"}
 
 
 def test_bad_logs_get_clear_errors(tmp_path: Path) -> None:

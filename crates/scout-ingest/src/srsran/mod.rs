@@ -4,6 +4,7 @@ pub mod line;
 pub mod message;
 pub mod reader;
 pub mod run;
+pub mod slots;
 pub mod stitch;
 
 pub use line::{parse_header, Header};

@@ -7,6 +7,7 @@ use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
 
 use super::reader::open_log;
+use super::slots::SlotStitcher;
 use super::stitch::Stitcher;
 
 #[derive(Debug, thiserror::Error)]
@@ -57,10 +58,18 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
             "rlc_to_mac": "inferred: a MAC DL PDU line carries the UE's RLC PDUs logged since its last one",
             "hol": "inferred: an SDU reaches the head of the RLC queue when the SDU before it is fully segmented, or at enqueue into an empty queue",
             "ue_identity": "assumed: the CU-UP and DU ue= indexes name the same UE (monolithic gnb)",
+            "ul_mac_to_rlc": "inferred: a MAC UL PDU's SDUs are the UE's next RLC RX PDU / status lines on their LCID, in order (lengths checked)",
+            "ul_rlc_segments": "stated: UL RLC segments share their SDU's RLC SN",
+            "ul_rlc_to_pdcp": "inferred: per-bearer order of RLC RX SDU and PDCP RX PDU lines (lengths checked)",
+            "ul_pdcp_delivery": "stated: PDCP RX SDU count = RX PDU count; inferred: t-Reordering expiry releases the held SDUs (TS 38.323 5.2.2.4) and a PDU with COUNT < RX_DELIV is dropped (5.2.2.1)",
+            "ul_pdcp_to_gtpu": "inferred: per-UE order of PDCP deliveries and GTP-U TX PDU lines (GTP-U = SDU + 16 bytes, checked)",
+            "ul_grant_to_crc": "stated: RNTI, HARQ id and PUSCH slot",
+            "dl_grant_to_harq_ack": "inferred: the latest DL grant of that RNTI and HARQ id (debug HARQ-ACK lines)",
         },
     });
     let mut w = RunWriter::create(out, meta, &["default".to_string()])?;
     let mut st = Stitcher::new(epoch_us);
+    let mut slots = SlotStitcher::new(epoch_us);
     let mut read_stats = Vec::new();
     let (mut done, mut gaps) = (0u64, 0usize);
     for p in paths {
@@ -70,6 +79,7 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
             let (t_us, line) = {
                 let Some(e) = r.next_entry().map_err(|e| input(p, e))? else { break };
                 st.entry(&e, &mut w);
+                slots.entry(&e, &mut w);
                 (e.header.t_us, e.line)
             };
             let t_ns = (t_us - epoch_us) * 1000;
@@ -110,13 +120,31 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
         }));
     }
     progress(total, total);
+    slots.finish(&mut w);
+    let ss = &slots.stats;
     let s = &st.stats;
     let mut not_handled: Vec<_> = s.not_handled.iter().collect();
     not_handled.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    let mut drops = serde_json::Map::new();
+    for ((layer, reason), n) in &s.drops {
+        drops.entry(*layer).or_insert_with(|| json!({}))[*reason] = json!(n);
+    }
     let extra = json!({
-        "ingest": {"files": read_stats, "packets": s.packets, "pending_at_end": st.pending_packets()},
+        "ingest": {
+            "files": read_stats,
+            "packets": s.packets,
+            "pending_at_end": st.pending_packets(),
+            "slots": {
+                "dl_grants": ss.dl_grants, "ul_grants": ss.ul_grants,
+                "ul_crc_ok": ss.ul_crc_ok, "ul_crc_ko": ss.ul_crc_ko, "dl_harq_ack": ss.dl_ack, "dl_harq_nack": ss.dl_nack,
+                "grants_without_outcome": ss.without_outcome, "outcomes_without_grant": ss.outcome_without_grant,
+                "bsr_reports": ss.bsr_reports, "harq_discards": ss.harq_discards,
+                "slots_per_frame": ss.slots_per_frame,
+                "slots_per_frame_from": "the largest slot index among the first 2000 slot-stamped lines (10 x 2^mu)",
+            },
+        },
         "counts": {
-            "drops": if s.drops > 0 { json!({"pdcp": {"pdcp_early_drop": s.drops}}) } else { json!({}) },
+            "drops": drops,
             "skipped_inputs": {
                 "unlinked_lines": s.unlinked,
                 "per_packet_lines_not_turned_into_events": not_handled.iter().map(|(k, (n, line))| json!({"message": k, "count": n, "first_line": line})).collect::<Vec<_>>(),

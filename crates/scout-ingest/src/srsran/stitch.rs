@@ -10,7 +10,20 @@
 //! | `RLC … DRBn DL: TX PDU. si= sn= [so=] pdu_len=` / `RETX PDU. … retx_count=` | `rlc segment` |
 //! | `MAC [sfn.slot] DL PDU: ue= rnti= size=` | `mac tx` for the RLC PDUs built for it |
 //!
-//! Links that the lines state: PDCP SN → RLC SDU (`pdcp_sn`). Links that are **inferred** (listed
+//! Uplink (the reverse, as far as the gNB sees it):
+//!
+//! | log line (srsRAN) | event |
+//! |---|---|
+//! | `MAC [sfn.slot] UL rnti= ue= subPDUs: [lcid=4: len=N, …]` | (links: rnti, byte check) |
+//! | `RLC … DRBn UL: RX PDU. pdu_len= dc=data si= sn= [so=]` | `rlc segment` at the DU (the first starts the packet) |
+//! | `RLC … DRBn UL: RX SDU. sn= sdu_len=` | `rlc deliver` (reassembled) |
+//! | `PDCP … DRBn UL: RX PDU. type=data pdu_len= sn= count=` | `pdcp proc_begin` at the CU, `sn` = COUNT |
+//! | `PDCP … DRBn UL: RX SDU. count=` | `pdcp deliver` (in order, after any reordering hold) |
+//! | `GTPU … UL teid=…: TX PDU. pdu_len= teid= qfi=` | `gtpu proc_end` (towards N3) |
+//!
+//! Links that the lines state: PDCP SN → RLC SDU (`pdcp_sn`); UL RLC segments → SDU (RLC SN);
+//! UL PDCP PDU → SDU (COUNT). Inferred for the UL: MAC subPDU → RLC PDU (adjacency, lengths equal);
+//! RLC SDU → PDCP PDU and PDCP SDU → GTP-U PDU (per-bearer / per-UE order, lengths checked). Links that are **inferred** (listed
 //! in `run.json` `links`): GTP-U SDU → PDCP PDU by per-UE order; RLC SN → RLC SDU by queue order;
 //! RLC PDUs → MAC PDU by adjacency (the MAC line follows the RLC lines it carried); head of line.
 //! UE identity: the CU-UP and DU `ue=` indexes are taken as the same UE (true for the monolithic
@@ -18,7 +31,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use scout_events::{Dir, Layer, Node, PacketEvent, Point, Queue, Reason, Sink};
+use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Queue, Reason, Sink};
 
 use super::message::{parse_message, Message};
 use super::reader::Entry;
@@ -33,7 +46,8 @@ pub struct StitchStats {
     /// Entries of per-packet loggers whose message this version does not turn into events
     /// (by `logger: name`), with the first example's line.
     pub not_handled: HashMap<String, (u64, u64)>,
-    pub drops: u64,
+    /// Packets dropped, by (layer, reason).
+    pub drops: std::collections::BTreeMap<(&'static str, &'static str), u64>,
 }
 
 #[derive(Default)]
@@ -63,11 +77,63 @@ pub struct Stitcher {
     pdcp_by_sn: HashMap<(u32, u8, u64), u64>,
     rlc: HashMap<(u32, u8), RlcQueue>,
     mac_pending: HashMap<u32, Vec<MacItem>>,
+    /// UL: RLC PDUs of each UE's last MAC PDUs, waiting for their RLC RX PDU lines: (LCID, length).
+    mac_ul: HashMap<u32, VecDeque<(u8, u32)>>,
+    /// UL: SDUs being reassembled, (UE, DRB, RLC SN) → (packet, segments received as (SO, bytes)).
+    rlc_rx: HashMap<(u32, u8, u64), (u64, Segments)>,
+    /// UL: SDUs RLC delivered, waiting for their PDCP RX PDU line: (packet, SDU bytes).
+    rlc_delivered: HashMap<(u32, u8), VecDeque<(u64, u32)>>,
+    /// UL: PDCP PDUs received, (UE, DRB, COUNT) → (packet, PDU bytes), until delivered.
+    pdcp_rx: HashMap<(u32, u8, u64), (u64, u32)>,
+    /// UL: PDCP SDUs delivered, per UE, waiting for their GTP-U TX PDU line: (packet, SDU bytes).
+    gtpu_ul: HashMap<u32, VecDeque<(u64, u32)>>,
+    /// PDCP header bytes per (UE, bearer), from `PDCP configured. … sn_size=` (TS 38.323 §6.2.2:
+    /// 2 bytes for 12-bit SNs, 3 for 18-bit) plus 4 bytes of MAC-I once integrity is on.
+    pdcp_hdr: HashMap<(u32, u8), (u32, bool)>,
+    /// RLC mode and SN size per (UE, bearer, UL?), from `RLC AM/UM configured. tx_sn_size=` /
+    /// `rx_sn_size=` lines: (acknowledged mode, SN bits). Default: AM with 12-bit SNs.
+    rlc_cfg: HashMap<(u32, u8, bool), (bool, u64)>,
+    /// UL: RX_DELIV per (UE, DRB) — the first COUNT not yet delivered (TS 38.323 §5.2.2).
+    rx_deliv: HashMap<(u32, u8), u64>,
     pub stats: StitchStats,
 }
 
 fn drb_of(m: &Message) -> Option<u8> {
     m.prefix.rb.and_then(|rb| rb.strip_prefix("DRB")).and_then(|n| n.parse().ok())
+}
+
+/// Segments of an SDU received so far, as (SO, bytes).
+type Segments = Vec<(u32, u32)>;
+
+/// Bearers in one key space: SRBn is n, DRBn is `DRB0 + n`.
+const DRB0: u8 = 32;
+
+/// GTP-U header (8 bytes) plus the PDU Session Container extension header (8 bytes with the next
+/// extension type byte and padding): what srsRAN's `TX PDU. pdu_len=` adds to the inner packet.
+const GTPU_EXT_HDR: u64 = 16;
+
+fn rb_key(m: &Message) -> Option<u8> {
+    let rb = m.prefix.rb?;
+    let n: u8 = rb[3..].parse().ok()?;
+    match &rb[..3] {
+        "SRB" => Some(n),
+        _ => n.checked_add(DRB0),
+    }
+}
+
+/// The MAC SDUs of a `UL rnti=… ue=… subPDUs: [lcid=4: len=56, SBSR: …, PAD: len=3]` entry, as
+/// (LCID, length); MAC CEs and padding are not RLC PDUs.
+fn ul_subpdus(body: &str) -> Vec<(u8, u32)> {
+    let Some(i) = body.find("subPDUs: [") else { return Vec::new() };
+    let list = body[i + 10..].trim_end().trim_end_matches(']');
+    list.split(", ")
+        .filter_map(|sub| {
+            let sub = sub.trim().strip_prefix("lcid=")?;
+            let (lcid, rest) = sub.split_once(": ")?;
+            let len = rest.strip_prefix("len=")?.trim();
+            Some((lcid.parse().ok()?, len.parse().ok()?))
+        })
+        .collect()
 }
 
 impl Stitcher {
@@ -79,12 +145,37 @@ impl Stitcher {
             pdcp_by_sn: HashMap::new(),
             rlc: HashMap::new(),
             mac_pending: HashMap::new(),
+            mac_ul: HashMap::new(),
+            rlc_rx: HashMap::new(),
+            rlc_delivered: HashMap::new(),
+            pdcp_rx: HashMap::new(),
+            gtpu_ul: HashMap::new(),
+            pdcp_hdr: HashMap::new(),
+            rx_deliv: HashMap::new(),
+            rlc_cfg: HashMap::new(),
             stats: StitchStats::default(),
         }
     }
 
     /// A DL packet event at `at` = (node, layer, point); the caller fills the layer's fields.
     fn ev(&mut self, t_ns: i64, at: (Node, Layer, Point), ue: u32, drb: Option<u8>, pkt: u64) -> PacketEvent {
+        self.ev_dir(t_ns, at, Dir::Dl, ue, drb, pkt)
+    }
+
+    /// A UL packet event.
+    fn ul(&mut self, t_ns: i64, at: (Node, Layer, Point), ue: u32, drb: Option<u8>, pkt: u64) -> PacketEvent {
+        self.ev_dir(t_ns, at, Dir::Ul, ue, drb, pkt)
+    }
+
+    fn ev_dir(
+        &mut self,
+        t_ns: i64,
+        at: (Node, Layer, Point),
+        dir: Dir,
+        ue: u32,
+        drb: Option<u8>,
+        pkt: u64,
+    ) -> PacketEvent {
         let (node, layer, point) = at;
         self.stats.events += 1;
         PacketEvent {
@@ -92,7 +183,7 @@ impl Stitcher {
             node,
             layer,
             point,
-            dir: Dir::Dl,
+            dir,
             ue,
             rnti: None,
             drb,
@@ -153,6 +244,7 @@ impl Stitcher {
         let t = (h.t_us - self.epoch_us) * 1000;
         let ue = m.prefix.ue;
         let dl = m.prefix.dir == Some("DL");
+        let ul = m.prefix.dir == Some("UL");
         let drb = drb_of(&m);
         let handled = match (logger, m.name) {
             ("GTPU", "RX SDU") if dl => {
@@ -187,7 +279,7 @@ impl Stitcher {
                     let mut ev = self.ev(t, (Node::GnbCu, Layer::Pdcp, Point::Drop), ue, drb, pkt);
                     ev.reason = Some(Reason::PdcpEarlyDrop);
                     sink.packet(ev);
-                    self.stats.drops += 1;
+                    *self.stats.drops.entry(("pdcp", Reason::PdcpEarlyDrop.as_str())).or_insert(0) += 1;
                 }
                 true
             }
@@ -237,7 +329,7 @@ impl Stitcher {
                 };
                 let Some((pkt, sdu_len)) = found else { return self.unlinked("rlc_pdu_without_sdu") };
                 let next_hol = if completes && retx == 0 { q.waiting.front().copied() } else { None };
-                let hdr = if so > 0 || si == "mid" || si == "last" { 4 } else { 2 };
+                let hdr = self.rlc_header(ue, DRB0 + d, false, si, so as u32);
                 let payload = if si == "full" { sdu_len } else { (pdu_len as u32).saturating_sub(hdr) };
                 let mut ev = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Segment), ue, drb, pkt);
                 ev.sn = Some(sn as u32);
@@ -273,6 +365,235 @@ impl Stitcher {
                 }
                 true
             }
+            ("PDCP", "PDCP configured") => {
+                if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
+                    let hdr = if m.num("sn_size") == Some(18) { 3 } else { 2 };
+                    self.pdcp_hdr.entry((ue, rb)).or_insert((2, false)).0 = hdr;
+                }
+                true
+            }
+            ("PDCP", "Set") if m.get("integrity_enabled") == Some("on") => {
+                if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
+                    self.pdcp_hdr.entry((ue, rb)).or_insert((2, false)).1 = true;
+                }
+                true
+            }
+            ("RLC", "RLC AM configured" | "RLC UM configured") => {
+                if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
+                    let am = m.name == "RLC AM configured";
+                    for (key, is_ul) in [("tx_sn_size", false), ("rx_sn_size", true)] {
+                        if let Some(bits) = m.num(key) {
+                            self.rlc_cfg.insert((ue, rb, is_ul), (am, bits));
+                        }
+                    }
+                }
+                true
+            }
+            ("MAC", "UL") if h.body.contains(": Discarding SDU.") => {
+                // `UL rnti=… ue=… lcid=4 UL-DCCH: Discarding SDU. Cause: Inexistent LCID`: the
+                // MAC drops the UE's SDUs on a bearer that no longer exists.
+                let (Some(mue), Some(lcid)) = (m.num("ue").map(|u| u as u32), m.num("lcid")) else {
+                    return self.unlinked("mac_fields");
+                };
+                let lost: Vec<u32> = {
+                    let q = self.mac_ul.entry(mue).or_default();
+                    let lost = q.iter().filter(|(l, _)| u64::from(*l) == lcid).map(|(_, n)| *n).collect();
+                    q.retain(|(l, _)| u64::from(*l) != lcid);
+                    lost
+                };
+                let drb = (lcid >= 4).then(|| (lcid - 3) as u8);
+                for bytes in lost {
+                    let pkt = self.new_pkt();
+                    let mut ev = self.ul(t, (Node::GnbDu, Layer::Mac, Point::Drop), mue, drb, pkt);
+                    ev.bytes = bytes;
+                    ev.reason = Some(Reason::NoSession);
+                    sink.packet(ev);
+                    *self.stats.drops.entry(("mac", Reason::NoSession.as_str())).or_insert(0) += 1;
+                }
+                true
+            }
+            ("MAC", "UL") if h.body.contains(" subPDUs: [") => {
+                // Msg3 on CCCH (`UL rnti=… subPDUs: [CCCH48: …]`) comes before the UE has an index.
+                let Some(mue) = m.num("ue").map(|u| u as u32) else { return };
+                let q = self.mac_ul.entry(mue).or_default();
+                if !q.is_empty() {
+                    // RLC PDUs of the previous MAC PDU that no RLC line claimed.
+                    *self.stats.unlinked.entry("ul_mac_subpdu_without_rlc_pdu").or_insert(0) += q.len() as u64;
+                    q.clear();
+                }
+                q.extend(ul_subpdus(h.body));
+                true
+            }
+            ("RLC", "RX PDU") if ul && m.get("dc") == Some("data") => {
+                let (Some(ue), Some(rb), Some(sn), Some(pdu_len), Some(si)) =
+                    (ue, rb_key(&m), m.num("sn"), m.num("pdu_len"), m.get("si"))
+                else {
+                    return self.unlinked("rlc_fields");
+                };
+                self.take_mac_ul(ue, rb, Some(pdu_len));
+                let Some(drb) = rb.checked_sub(DRB0) else { return };
+                let so = m.num("so").unwrap_or(0) as u32;
+                let completes = si == "full" || si == "last";
+                let hdr = self.rlc_header(ue, rb, true, si, so);
+                let payload = (pdu_len as u32).saturating_sub(hdr);
+                // Segments of one SDU share its RLC SN; they may come in any order once ARQ
+                // retransmits a lost one (then it is marked `retx`: a segment arriving after one
+                // further into the SDU, or one already received, is a retransmission).
+                let key = (ue, drb, sn);
+                let (pkt, retx) = match self.rlc_rx.get_mut(&key) {
+                    Some((p, segs)) => {
+                        let retx = segs.iter().any(|(o, _)| *o >= so);
+                        segs.push((so, payload));
+                        (*p, retx)
+                    }
+                    None => {
+                        if !(si == "full" || si == "first") {
+                            // The SDU's earlier segments are missing (lost, or a log gap).
+                            self.unlinked("ul_rlc_segment_before_first");
+                        }
+                        let p = self.new_pkt();
+                        self.rlc_rx.insert(key, (p, vec![(so, payload)]));
+                        (p, false)
+                    }
+                };
+                let mut ev = self.ul(t, (Node::GnbDu, Layer::Rlc, Point::Segment), ue, Some(drb), pkt);
+                ev.sn = Some(sn as u32);
+                ev.seg_offset = Some(so);
+                ev.seg_last = Some(completes);
+                ev.bytes = payload;
+                ev.retx = u8::from(retx);
+                sink.packet(ev);
+                true
+            }
+            ("RLC", "RX status PDU") if ul => {
+                // A status PDU from the UE (acknowledging DL data) also came in a MAC subPDU.
+                let (Some(ue), Some(rb)) = (ue, rb_key(&m)) else { return self.unlinked("rlc_fields") };
+                self.take_mac_ul(ue, rb, None);
+                self.status(t, Dir::Dl, ue, drb, &m, sink);
+                true
+            }
+            ("RLC", "TX status PDU") if dl => {
+                let Some(ue) = ue else { return self.unlinked("rlc_fields") };
+                self.status(t, Dir::Ul, ue, drb, &m, sink);
+                true
+            }
+            ("PDCP", "Reordering timer expired") if ul && drb.is_some() => {
+                let Some(ue) = ue else { return self.unlinked("pdcp_fields") };
+                let d = drb.unwrap_or(0);
+                let queued = m.num("queued_sdus");
+                // t-Reordering expired (TS 38.323 §5.2.2.4): the stored SDUs with COUNT < RX_REORD,
+                // then those consecutive from RX_REORD, go up in COUNT order — without an `RX SDU`
+                // line each.
+                let mut held: Vec<u64> =
+                    self.pdcp_rx.keys().filter(|(u, b, _)| *u == ue && *b == d).map(|k| k.2).collect();
+                held.sort_unstable();
+                let reord = m.num("rx_reord").unwrap_or(u64::MAX);
+                let mut next = reord;
+                let release: Vec<u64> = held
+                    .into_iter()
+                    .take_while(|&c| {
+                        let go = c < reord || c == next;
+                        if c == next {
+                            next += 1;
+                        }
+                        go
+                    })
+                    .collect();
+                if queued.is_some_and(|q| q != release.len() as u64) {
+                    self.unlinked("ul_pdcp_reordering_queue_differs");
+                }
+                for count in release {
+                    self.pdcp_deliver(t, ue, d, count, sink);
+                }
+                sink.control(ControlEvent {
+                    t_ns: t,
+                    node: Node::GnbCu,
+                    layer: Layer::Pdcp,
+                    kind: "pdcp_t_reordering_expired",
+                    dir: Some(Dir::Ul),
+                    ue: Some(ue),
+                    drb,
+                    sn: m.num("rx_reord").map(|v| v as i64),
+                    value: queued.map(|q| q as f64),
+                    detail: None,
+                });
+                true
+            }
+            // (Debug level adds `RX SDU. payload_len=… sn=…` per PDU; the SDU line has `sdu_len`.)
+            ("RLC", "RX SDU") if ul && drb.is_some() && m.get("sdu_len").is_some() => {
+                let (Some(ue), Some(sn), Some(len)) = (ue, m.num("sn"), m.num("sdu_len")) else {
+                    return self.unlinked("rlc_fields");
+                };
+                let d = drb.unwrap_or(0);
+                let Some((pkt, mut segs)) = self.rlc_rx.remove(&(ue, d, sn)) else {
+                    return self.unlinked("ul_rlc_sdu_without_pdu");
+                };
+                // Bytes covered by the segments (retransmitted ones may overlap).
+                segs.sort_unstable();
+                let (mut got, mut end) = (0u32, 0u32);
+                for (o, n) in segs {
+                    let e = o + n;
+                    got += e.saturating_sub(o.max(end));
+                    end = end.max(e);
+                }
+                if u64::from(got) != len {
+                    self.unlinked("ul_rlc_segments_do_not_sum_to_sdu");
+                }
+                let mut ev = self.ul(t, (Node::GnbDu, Layer::Rlc, Point::Deliver), ue, drb, pkt);
+                ev.sn = Some(sn as u32);
+                ev.bytes = len as u32;
+                sink.packet(ev);
+                self.rlc_delivered.entry((ue, d)).or_default().push_back((pkt, len as u32));
+                true
+            }
+            ("PDCP", "RX PDU") if ul && drb.is_some() && m.get("type") == Some("data") => {
+                let (Some(ue), Some(len), Some(count)) = (ue, m.num("pdu_len"), m.num("count")) else {
+                    return self.unlinked("pdcp_fields");
+                };
+                let d = drb.unwrap_or(0);
+                let from_rlc = self.rlc_delivered.get_mut(&(ue, d)).and_then(VecDeque::pop_front);
+                if from_rlc.is_some_and(|(_, l)| u64::from(l) != len) {
+                    self.unlinked("ul_pdcp_pdu_length_differs_from_rlc_sdu");
+                }
+                let pkt = self.linked_or_new(from_rlc.map(|(p, _)| p), "ul_pdcp_pdu_without_rlc_sdu");
+                let mut ev = self.ul(t, (Node::GnbCu, Layer::Pdcp, Point::ProcBegin), ue, drb, pkt);
+                ev.sn = Some(count as u32);
+                ev.bytes = len as u32;
+                sink.packet(ev);
+                if count < self.rx_deliv.get(&(ue, d)).copied().unwrap_or(0) {
+                    // COUNT < RX_DELIV: PDCP discards it (TS 38.323 §5.2.2.1) — it arrives after
+                    // t-Reordering gave up on it. Inferred: info-level logs print no line for it.
+                    let mut ev = self.ul(t, (Node::GnbCu, Layer::Pdcp, Point::Drop), ue, drb, pkt);
+                    ev.sn = Some(count as u32);
+                    ev.bytes = len as u32;
+                    ev.reason = Some(Reason::PdcpRxOutOfWindow);
+                    sink.packet(ev);
+                    *self.stats.drops.entry(("pdcp", Reason::PdcpRxOutOfWindow.as_str())).or_insert(0) += 1;
+                } else {
+                    self.pdcp_rx.insert((ue, d, count), (pkt, len as u32));
+                }
+                true
+            }
+            ("PDCP", "RX SDU") if ul && drb.is_some() => {
+                let (Some(ue), Some(count)) = (ue, m.num("count")) else { return self.unlinked("pdcp_fields") };
+                self.pdcp_deliver(t, ue, drb.unwrap_or(0), count, sink);
+                true
+            }
+            ("GTPU", "TX PDU") if ul => {
+                let (Some(ue), Some(len)) = (ue, m.num("pdu_len")) else { return self.unlinked("gtpu_fields") };
+                let pending = self.gtpu_ul.get_mut(&ue).and_then(VecDeque::pop_front);
+                // GTP-U header with the PDU Session Container extension: 8 + 8 bytes
+                // (TS 29.281 §5.1, §5.2.2.7; TS 38.415 §5.5.2.2).
+                if pending.is_some_and(|(_, sdu)| u64::from(sdu) + GTPU_EXT_HDR != len) {
+                    self.unlinked("ul_gtpu_pdu_length_differs_from_pdcp_sdu");
+                }
+                let pkt = self.linked_or_new(pending.map(|(p, _)| p), "ul_gtpu_pdu_without_pdcp_sdu");
+                let mut ev = self.ul(t, (Node::GnbCu, Layer::Gtpu, Point::ProcEnd), ue, None, pkt);
+                ev.bytes = len.saturating_sub(GTPU_EXT_HDR) as u32;
+                ev.qfi = m.get("qfi").and_then(|q| q.strip_prefix("QFI=")).and_then(|q| q.parse().ok());
+                sink.packet(ev);
+                true
+            }
             _ => false,
         };
         if !handled && matches!(logger, "GTPU" | "PDCP" | "RLC") && ue.is_some() {
@@ -282,10 +603,220 @@ impl Stitcher {
         }
     }
 
+    /// RLC data PDU header bytes (TS 38.322 §6.2.2.3–6.2.2.4): AM: 2 bytes with a 12-bit SN, 3
+    /// with an 18-bit SN; UM: 1 byte for a complete SDU (no SN), else 1 (6-bit SN) or 2 (12-bit
+    /// SN); plus a 2-byte SO on a middle or last segment.
+    fn rlc_header(&self, ue: u32, rb: u8, ul: bool, si: &str, so: u32) -> u32 {
+        let (am, bits) = self.rlc_cfg.get(&(ue, rb, ul)).copied().unwrap_or((true, 12));
+        let has_so = so > 0 || si == "mid" || si == "last";
+        let base = match (am, bits) {
+            (true, 18) => 3,
+            (true, _) => 2,
+            (false, _) if si == "full" => 1,
+            (false, 6) => 1,
+            (false, _) => 2,
+        };
+        base + if has_so { 2 } else { 0 }
+    }
+
+    /// Takes the MAC subPDU that carried a UL RLC PDU: the UE's next one on the bearer's LCID
+    /// (srsRAN maps SRBn to LCID n and DRBn to LCID n + 3), checking its length when known.
+    fn take_mac_ul(&mut self, ue: u32, rb: u8, len: Option<u64>) {
+        let lcid = if rb >= DRB0 { rb - DRB0 + 3 } else { rb };
+        let q = self.mac_ul.entry(ue).or_default();
+        match q.iter().position(|(l, _)| *l == lcid) {
+            Some(i) => {
+                let (_, got) = q.remove(i).unwrap_or_default();
+                if len.is_some_and(|l| l != u64::from(got)) {
+                    self.unlinked("ul_mac_subpdu_length_mismatch");
+                }
+            }
+            None => self.unlinked("ul_rlc_pdu_without_mac_subpdu"),
+        }
+    }
+
+    /// A UL PDCP SDU delivered upwards (in order, or at t-Reordering expiry).
+    fn pdcp_deliver<S: Sink>(&mut self, t: i64, ue: u32, d: u8, count: u64, sink: &mut S) {
+        let Some((pkt, pdu_len)) = self.pdcp_rx.remove(&(ue, d, count)) else {
+            return self.unlinked("ul_pdcp_sdu_without_pdu");
+        };
+        let (hdr, mac_i) = self.pdcp_hdr.get(&(ue, DRB0 + d)).copied().unwrap_or((2, false));
+        let sdu = pdu_len.saturating_sub(hdr + if mac_i { 4 } else { 0 });
+        let deliv = self.rx_deliv.entry((ue, d)).or_insert(0);
+        *deliv = (*deliv).max(count + 1);
+        let mut ev = self.ul(t, (Node::GnbCu, Layer::Pdcp, Point::Deliver), ue, Some(d), pkt);
+        ev.sn = Some(count as u32);
+        ev.bytes = sdu;
+        sink.packet(ev);
+        self.gtpu_ul.entry(ue).or_default().push_back((pkt, sdu));
+    }
+
+    /// An RLC status PDU, as a control event: `dir` is the data it acknowledges (a status the gNB
+    /// receives acknowledges DL data), `sn` its ACK_SN, `value` its number of NACKs. A DL packet
+    /// is acknowledged by the first status whose ACK_SN is past its RLC SN and does not NACK it.
+    fn status<S: Sink>(&mut self, t: i64, dir: Dir, ue: u32, drb: Option<u8>, m: &Message, sink: &mut S) {
+        sink.control(ControlEvent {
+            t_ns: t,
+            node: Node::GnbDu,
+            layer: Layer::Rlc,
+            kind: if dir == Dir::Dl { "rlc_status_rx" } else { "rlc_status_tx" },
+            dir: Some(dir),
+            ue: Some(ue),
+            drb,
+            sn: m.num("ack_sn").map(|v| v as i64),
+            value: m.num("n_nack").map(|v| v as f64),
+            detail: None,
+        });
+    }
+
     /// Packets still waiting anywhere at the end of the log.
     pub fn pending_packets(&self) -> u64 {
         let g: usize = self.gtpu_pending.values().map(VecDeque::len).sum();
         let r: usize = self.rlc.values().map(|q| q.waiting.len()).sum();
-        (g + self.pdcp_by_sn.len() + r) as u64
+        let d: usize = self.rlc_delivered.values().map(VecDeque::len).sum();
+        let u: usize = self.gtpu_ul.values().map(VecDeque::len).sum();
+        (g + self.pdcp_by_sn.len() + r + self.rlc_rx.len() + d + self.pdcp_rx.len() + u) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::reader::EntryReader;
+    use super::super::slots::SlotStitcher;
+    use super::*;
+    use scout_events::VecSink;
+
+    /// A UL log in the 24.10 format (RLC prefix with `du=`), written from the reference's formats:
+    /// SDU 0 in one PDU; SDU 1 in three segments whose first is lost to HARQ and retransmitted by
+    /// ARQ after the others; SDU 2 held by PDCP until t-Reordering expires; SDU 1 then arrives too
+    /// late for PDCP; a status PDU rides in the same MAC PDU as data.
+    const UL_24_10: &str = "\
+2024-11-25T15:08:25.000000 [PDCP    ] [I] ue=0 DRB1 UL: PDCP configured. rb_type=DRB rlc_mode=AM sn_size=18 t_reordering=80
+2024-11-25T15:08:25.001000 [SCHED   ] [I] [   10.1] Slot decisions pci=1 t=4us (0 PDSCHs, 1 PUSCH): UL: ue=0 rnti=0x4601 h_id=0 ss_id=2 rb=[3..50) rv=0 tbs=301 k2=4
+2024-11-25T15:08:25.002000 [UL-PHY1 ] [I] [   10.1] PUSCH: rnti=0x4601 h_id=0 prb=[3, 50) symb=[0, 14) mod=QPSK rv=0 tbs=301 crc=OK iter=1.0 sinr=2.8dB t=109.9us
+2024-11-25T15:08:25.002100 [MAC     ] [I] [   10.6] UL rnti=0x4601 ue=0 subPDUs: [lcid=4: len=3, lcid=4: len=102, SBSR: lcg=1 bs=14, PAD: len=3]
+2024-11-25T15:08:25.002110 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX status PDU. ack_sn=4 n_nack=0
+2024-11-25T15:08:25.002120 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX PDU. pdu_len=102 dc=data p=0 si=full sn=0
+2024-11-25T15:08:25.002130 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX SDU. sn=0 sdu_len=100
+2024-11-25T15:08:25.002140 [PDCP    ] [I] ue=0 DRB1 UL: RX PDU. type=data pdu_len=100 sn=0 count=0
+2024-11-25T15:08:25.002150 [PDCP    ] [I] ue=0 DRB1 UL: RX SDU. count=0
+2024-11-25T15:08:25.002160 [GTPU    ] [I] ue=0 UL teid=0x00affa: TX PDU. pdu_len=113 teid=0x00affa qfi=QFI=1
+2024-11-25T15:08:25.010000 [MAC     ] [I] [   11.6] UL rnti=0x4601 ue=0 subPDUs: [lcid=4: len=55, lcid=4: len=54, lcid=4: len=53]
+2024-11-25T15:08:25.010010 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX PDU. pdu_len=55 dc=data p=0 si=mid sn=1 so=50
+2024-11-25T15:08:25.010020 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX PDU. pdu_len=54 dc=data p=0 si=last sn=1 so=101
+2024-11-25T15:08:25.010030 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX PDU. pdu_len=53 dc=data p=1 si=full sn=2
+2024-11-25T15:08:25.010040 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX SDU. sn=2 sdu_len=51
+2024-11-25T15:08:25.010050 [PDCP    ] [I] ue=0 DRB1 UL: RX PDU. type=data pdu_len=51 sn=2 count=2
+2024-11-25T15:08:25.090000 [PDCP    ] [I] ue=0 DRB1 UL: Reordering timer expired. rx_reord=2 queued_sdus=1
+2024-11-25T15:08:25.090010 [GTPU    ] [I] ue=0 UL teid=0x00affa: TX PDU. pdu_len=64 teid=0x00affa qfi=QFI=1
+2024-11-25T15:08:25.100000 [MAC     ] [I] [   20.6] UL rnti=0x4601 ue=0 subPDUs: [lcid=4: len=52]
+2024-11-25T15:08:25.100010 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX PDU. pdu_len=52 dc=data p=0 si=first sn=1
+2024-11-25T15:08:25.100020 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX SDU. sn=1 sdu_len=151
+2024-11-25T15:08:25.100030 [PDCP    ] [I] ue=0 DRB1 UL: RX PDU. type=data pdu_len=151 sn=1 count=1
+";
+
+    fn run(log: &str) -> (Stitcher, SlotStitcher, VecSink) {
+        let mut r = EntryReader::new(log.as_bytes());
+        let epoch = super::super::line::parse_timestamp(log.as_bytes()).unwrap();
+        let mut st = Stitcher::new(epoch);
+        let mut slots = SlotStitcher::new(epoch);
+        let mut sink = VecSink::default();
+        while let Some(e) = r.next_entry().unwrap() {
+            st.entry(&e, &mut sink);
+            slots.entry(&e, &mut sink);
+        }
+        slots.finish(&mut sink);
+        (st, slots, sink)
+    }
+
+    fn journey(sink: &VecSink, pkt: u64) -> Vec<(Layer, Point, u32, u8)> {
+        sink.packets.iter().filter(|e| e.pkt == pkt).map(|e| (e.layer, e.point, e.bytes, e.retx)).collect()
+    }
+
+    #[test]
+    fn rlc_header_sizes_follow_ts_38_322() {
+        let mut st = Stitcher::new(0);
+        // Defaults: AM, 12-bit SN.
+        assert_eq!(st.rlc_header(0, DRB0 + 1, true, "full", 0), 2);
+        assert_eq!(st.rlc_header(0, DRB0 + 1, true, "mid", 10), 4);
+        st.rlc_cfg.insert((0, DRB0 + 1, true), (true, 18));
+        assert_eq!((st.rlc_header(0, DRB0 + 1, true, "first", 0), st.rlc_header(0, DRB0 + 1, true, "last", 9)), (3, 5));
+        st.rlc_cfg.insert((0, DRB0 + 2, false), (false, 6));
+        assert_eq!(st.rlc_header(0, DRB0 + 2, false, "full", 0), 1);
+        assert_eq!(
+            (st.rlc_header(0, DRB0 + 2, false, "first", 0), st.rlc_header(0, DRB0 + 2, false, "mid", 5)),
+            (1, 3)
+        );
+        st.rlc_cfg.insert((0, DRB0 + 3, false), (false, 12));
+        assert_eq!(
+            (st.rlc_header(0, DRB0 + 3, false, "full", 0), st.rlc_header(0, DRB0 + 3, false, "last", 5)),
+            (1, 4)
+        );
+    }
+
+    #[test]
+    fn ul_journeys_reassembly_reordering_and_late_drop() {
+        let (st, slots, sink) = run(UL_24_10);
+        // The only line that could not be linked on arrival: SDU 1's middle segment, before its first.
+        assert_eq!(st.stats.unlinked, HashMap::from([("ul_rlc_segment_before_first", 1)]));
+        assert!(sink.packets.iter().all(|e| e.dir == Dir::Ul));
+        let pkts: std::collections::BTreeSet<u64> = sink.packets.iter().map(|e| e.pkt).collect();
+        assert_eq!(pkts.len(), 3, "three SDUs");
+        let by_sn = |sn: u32| {
+            sink.packets
+                .iter()
+                .find(|e| e.layer == Layer::Rlc && e.sn == Some(sn) && e.point == Point::Segment)
+                .unwrap()
+                .pkt
+        };
+        use Layer::*;
+        use Point::*;
+        // SDU 0: one PDU, in order all the way; 18-bit PDCP SN → 3-byte header; +16 at GTP-U.
+        assert_eq!(
+            journey(&sink, by_sn(0)),
+            vec![
+                (Rlc, Segment, 100, 0),
+                (Rlc, Deliver, 100, 0),
+                (Pdcp, ProcBegin, 100, 0),
+                (Pdcp, Deliver, 97, 0),
+                (Gtpu, ProcEnd, 97, 0)
+            ]
+        );
+        // SDU 2: held by PDCP, released when t-Reordering expires (no RX SDU line), then GTP-U.
+        let j2 = journey(&sink, by_sn(2));
+        assert_eq!(
+            j2.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(),
+            vec![(Rlc, Segment), (Rlc, Deliver), (Pdcp, ProcBegin), (Pdcp, Deliver), (Gtpu, ProcEnd)]
+        );
+        let deliver2 =
+            sink.packets.iter().find(|e| e.pkt == by_sn(2) && e.layer == Pdcp && e.point == Deliver).unwrap();
+        assert_eq!(deliver2.t_ns, 90_000_000, "delivered at the expiry");
+        // SDU 1: mid and last first, then the first segment (an ARQ retransmission, marked), the
+        // segments cover the SDU, and PDCP drops it: COUNT 1 < RX_DELIV 3.
+        let j1 = journey(&sink, by_sn(1));
+        assert_eq!(
+            j1,
+            vec![
+                (Rlc, Segment, 51, 0),
+                (Rlc, Segment, 50, 0),
+                (Rlc, Segment, 50, 1),
+                (Rlc, Deliver, 151, 0),
+                (Pdcp, ProcBegin, 151, 0),
+                (Pdcp, Drop, 151, 0)
+            ]
+        );
+        assert_eq!(st.stats.drops.get(&("pdcp", "pdcp_rx_out_of_window")), Some(&1));
+        assert_eq!(st.pending_packets(), 0);
+        // Control: the status PDU and the expiry.
+        let kinds: Vec<_> = sink.controls.iter().map(|c| (c.kind, c.sn)).collect();
+        assert_eq!(kinds, vec![("rlc_status_rx", Some(4)), ("pdcp_t_reordering_expired", Some(2))]);
+        // Slots: one UL grant with its CRC and SINR; one BSR (short, index 14 → TS 38.321 Table
+        // 6.1.3.1-1 upper bound 1 552... bytes as the table gives).
+        assert_eq!(slots.stats.ul_grants, 1);
+        let g = sink.slots.iter().find(|s| s.tbs == Some(301)).unwrap();
+        assert_eq!((g.prbs, g.ack, g.harq_id, g.retx_index), (47, Some(true), Some(0), Some(0)));
+        assert!((g.sinr_db.unwrap() - 2.8).abs() < 1e-6);
+        let b = sink.slots.iter().find(|s| s.bsr_bytes.is_some()).unwrap();
+        assert_eq!(b.bsr_bytes, Some(u64::from(scout_ran::mac::bsr::BSR_5BIT[14])));
     }
 }

@@ -1,0 +1,545 @@
+//! SCHED, PHY and MAC lines → `slot_events`: every grant the scheduler logs, its HARQ outcome
+//! and the UE's buffer status reports (reference §2.8, §2.9).
+//!
+//! | log line (srsRAN) | row |
+//! |---|---|
+//! | `SCHED [sfn.slot] Slot decisions …: DL: ue= c-rnti= rb=[a..b) h_id= … rv= tbs=` (info) | DL grant |
+//! | `SCHED … Slot decisions …:` + `- UE PDSCH: ue= c-rnti= h_id= rb= … tbs= mcs= rv= nrtx=` (debug) | DL grant (with MCS) |
+//! | `SCHED … UL: ue= rnti= h_id= … rb= rv= tbs= k2=` / `- UE PUSCH: …` | UL grant (listed in its PUSCH slot) |
+//! | `UL-PHYn [sfn.slot] PUSCH: rnti= h_id= … crc=OK\|KO … sinr=` | the UL grant's outcome (`ack`, `sinr_db`) |
+//! | `SCHED … Processed slot events:` + `- CRC: … rx_slot= h_id= crc= sinr=` (debug) | the same, from the scheduler |
+//! | `SCHED … Processed slot events:` + `- HARQ-ACK: … h_id= ack=` (debug) | the DL grant's outcome |
+//! | `MAC [sfn.slot] UL … subPDUs: [… SBSR: lcg= bs=, LBSR: lcg= bs= …]` | a BSR row (`bsr_bytes`) |
+//! | `SCHED … HARQ … Discarding … HARQ … Maximum number of reTxs N exceeded` | control event `harq_discard` |
+//!
+//! A grant's row is written when its outcome arrives (or at the end of the log without one).
+//! Slots: `[sfn.slot]` contexts are unwrapped into frames since the log's first slot-stamped
+//! line; the slots per frame (10·2^μ) are inferred from the largest slot index among the first
+//! [`INFER_AFTER`] slot-stamped lines (rows wait until then).
+
+use std::collections::HashMap;
+
+use scout_events::{ControlEvent, Dir, Layer, Node, Sink, SlotEvent};
+use scout_ran::mac::bsr::BsrFormat;
+
+use super::message::{parse_fields, parse_num};
+use super::reader::Entry;
+
+/// Slot-stamped lines seen before the slots per frame are decided.
+pub const INFER_AFTER: u64 = 2000;
+
+/// Grants waiting for their outcome, above which the oldest are written without one.
+const MAX_PENDING: usize = 4096;
+
+/// Counts for `run.json`.
+#[derive(Debug, Default, Clone)]
+pub struct SlotStats {
+    pub dl_grants: u64,
+    pub ul_grants: u64,
+    pub ul_crc_ok: u64,
+    pub ul_crc_ko: u64,
+    pub dl_ack: u64,
+    pub dl_nack: u64,
+    pub bsr_reports: u64,
+    pub harq_discards: u64,
+    /// Grants written without an outcome (no PHY/HARQ line for them).
+    pub without_outcome: u64,
+    /// Outcomes that matched no logged grant (written as rows of their own).
+    pub outcome_without_grant: u64,
+    pub slots_per_frame: Option<u64>,
+}
+
+/// `[sfn.slot]` → frames since the first slot-stamped line (SFN wraps at 1024).
+#[derive(Default)]
+struct Frames {
+    last_sfn: Option<u32>,
+    abs: i64,
+}
+
+impl Frames {
+    fn of(&mut self, sfn: u32) -> u64 {
+        let Some(last) = self.last_sfn else {
+            self.last_sfn = Some(sfn);
+            return 0;
+        };
+        let fwd = (sfn + 1024 - last) % 1024;
+        if fwd < 512 {
+            self.abs += i64::from(fwd);
+            self.last_sfn = Some(sfn);
+            self.abs as u64
+        } else {
+            // A line slightly behind the newest (the logger is asynchronous): not a wrap.
+            (self.abs - i64::from(1024 - fwd)).max(0) as u64
+        }
+    }
+}
+
+/// A row and where it sits in time: (frames since start, slot in frame).
+type Held = (u64, u8, SlotEvent);
+
+pub struct SlotStitcher {
+    epoch_us: i64,
+    frames: Frames,
+    stamped: u64,
+    max_slot: u32,
+    spf: Option<u64>,
+    held: Vec<Held>,
+    /// UL grants by (RNTI, HARQ id, frame, slot), until their CRC.
+    pending_ul: HashMap<(u16, u8, u64, u8), Held>,
+    /// DL grants by (RNTI, HARQ id), until their HARQ-ACK.
+    pending_dl: HashMap<(u16, u8), Held>,
+    /// UL grants whose outcome was already written (debug logs report a PUSCH's CRC twice: in
+    /// the PHY line and in the scheduler's `- CRC:` event), the most recent [`MAX_PENDING`].
+    resolved_ul: std::collections::VecDeque<(u16, u8, u64, u8)>,
+    pub stats: SlotStats,
+}
+
+/// srsRAN's redundancy version sequence {0, 2, 3, 1} (TS 38.214 Table 5.1.2.1-2 for rv_id
+/// cycling; srsRAN's default `rv_sequence`): the position of `rv` is the retransmission index.
+fn retx_index(rv: u8) -> u8 {
+    match rv {
+        0 => 0,
+        2 => 1,
+        3 => 2,
+        _ => 3,
+    }
+}
+
+/// PRBs of `[a..b)` or `[a, b)`, or a list of such ranges.
+fn prbs(v: &str) -> Option<u16> {
+    let mut total = 0u32;
+    let mut any = false;
+    for part in v.split('[').skip(1) {
+        let inner = part.split(')').next()?;
+        let (a, b) = inner.split_once("..").or_else(|| inner.split_once(", "))?;
+        let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+        total += b.saturating_sub(a);
+        any = true;
+    }
+    any.then(|| total.min(u32::from(u16::MAX)) as u16)
+}
+
+fn field<'a>(f: &[(&'a str, &'a str)], k: &str) -> Option<&'a str> {
+    f.iter().find(|(key, _)| *key == k).map(|(_, v)| *v)
+}
+
+fn num(f: &[(&str, &str)], k: &str) -> Option<u64> {
+    field(f, k).and_then(parse_num)
+}
+
+/// `(sfn, slot)` of a `sfn.slot` value.
+fn sfn_slot(v: &str) -> Option<(u32, u32)> {
+    let (a, b) = v.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+impl SlotStitcher {
+    pub fn new(epoch_us: i64) -> Self {
+        SlotStitcher {
+            epoch_us,
+            frames: Frames::default(),
+            stamped: 0,
+            max_slot: 0,
+            spf: None,
+            held: Vec::new(),
+            pending_ul: HashMap::new(),
+            pending_dl: HashMap::new(),
+            resolved_ul: std::collections::VecDeque::new(),
+            stats: SlotStats::default(),
+        }
+    }
+
+    fn row(&self, t_ns: i64, dir: Dir, sfn: u32, slot: u32) -> SlotEvent {
+        SlotEvent {
+            t_ns,
+            slot: 0,
+            sfn: sfn as u16,
+            slot_in_frame: slot as u8,
+            dir,
+            ue: None,
+            rnti: None,
+            prbs: 0,
+            mcs: None,
+            tbs: None,
+            layers: None,
+            harq_id: None,
+            rv: None,
+            ndi: None,
+            retx_index: None,
+            ack: None,
+            bsr_bytes: None,
+            cqi: None,
+            sinr_db: None,
+            prbs_used: None,
+            prbs_total: None,
+            nof_ues_scheduled: None,
+        }
+    }
+
+    /// Writes a row, or holds it until the slots per frame are known.
+    fn emit<S: Sink>(&mut self, held: Held, sink: &mut S) {
+        let (frames, slot, mut row) = held;
+        match self.spf {
+            Some(spf) => {
+                row.slot = frames * spf + u64::from(slot);
+                sink.slot(row);
+            }
+            None => self.held.push((frames, slot, row)),
+        }
+    }
+
+    fn decide_spf<S: Sink>(&mut self, sink: &mut S) {
+        if self.spf.is_some() {
+            return;
+        }
+        let mut spf = 10;
+        while spf <= u64::from(self.max_slot) && spf < 160 {
+            spf *= 2;
+        }
+        self.spf = Some(spf);
+        self.stats.slots_per_frame = Some(spf);
+        for h in std::mem::take(&mut self.held) {
+            self.emit(h, sink);
+        }
+    }
+
+    /// Handles one entry.
+    pub fn entry<S: Sink>(&mut self, e: &Entry<'_>, sink: &mut S) {
+        let h = e.header;
+        let Some((sfn, slot)) = h.slot else { return };
+        self.stamped += 1;
+        self.max_slot = self.max_slot.max(slot);
+        if self.stamped == INFER_AFTER {
+            self.decide_spf(sink);
+        }
+        let t = (h.t_us - self.epoch_us) * 1000;
+        let body = h.body;
+        if h.logger == "SCHED" {
+            if let Some(rest) = body.strip_prefix("Slot decisions") {
+                let frames = self.frames.of(sfn);
+                // Info: the grants follow the header on the same line.
+                if let Some(i) = rest.find("): ") {
+                    for g in split_entries(&rest[i + 3..]) {
+                        self.grant(t, frames, sfn, slot, g, sink);
+                    }
+                }
+                // Debug: one child line per allocation.
+                for c in e.continuation_lines() {
+                    if let Some(g) = c.strip_prefix("- UE PDSCH: ") {
+                        self.grant(t, frames, sfn, slot, &format!("DL: {g}"), sink);
+                    } else if let Some(g) = c.strip_prefix("- UE PUSCH: ") {
+                        self.grant(t, frames, sfn, slot, &format!("UL: {g}"), sink);
+                    }
+                }
+            } else if body.starts_with("Processed slot events") {
+                for c in e.continuation_lines() {
+                    if let Some(x) = c.strip_prefix("- CRC: ") {
+                        let f = parse_fields(x);
+                        let ok = field(&f, "crc").map(|v| matches!(v, "1" | "OK" | "true" | "ok"));
+                        let sinr = field(&f, "sinr").and_then(|v| v.trim_end_matches("dB").parse().ok());
+                        let at = field(&f, "rx_slot").and_then(sfn_slot).unwrap_or((sfn, slot));
+                        self.ul_outcome(t, at, &f, ok, sinr, sink);
+                    } else if let Some(x) = c.strip_prefix("- HARQ-ACK: ") {
+                        let f = parse_fields(x);
+                        // ack: 0 = NACK, 1 = ACK, 2 = DTX (no feedback: retransmitted as a NACK).
+                        let ack = num(&f, "ack").map(|a| a == 1);
+                        self.dl_outcome(t, sfn, slot, &f, ack, sink);
+                    }
+                }
+            } else if body.contains("Discarding") && body.contains("HARQ") {
+                self.harq_discard(t, body, sink);
+            }
+        } else if h.logger.starts_with("UL-PHY") || h.logger == "PHY" {
+            if let Some(x) = body.strip_prefix("PUSCH: ") {
+                let f = parse_fields(x);
+                let ok = field(&f, "crc").map(|v| v == "OK");
+                let sinr = field(&f, "sinr").and_then(|v| v.trim_end_matches("dB").parse().ok());
+                self.ul_outcome(t, (sfn, slot), &f, ok, sinr, sink);
+            }
+        } else if h.logger == "MAC" && body.starts_with("UL ") && body.contains("BSR: ") {
+            self.bsr(t, sfn, slot, body, sink);
+        }
+    }
+
+    fn grant<S: Sink>(&mut self, t: i64, frames: u64, sfn: u32, slot: u32, g: &str, sink: &mut S) {
+        let dir = if g.starts_with("DL: ") {
+            Dir::Dl
+        } else if g.starts_with("UL: ") {
+            Dir::Ul
+        } else {
+            return; // RAR, SIB1, paging: not a UE's data
+        };
+        let f = parse_fields(&g[4..]);
+        let Some(rnti) = num(&f, "c-rnti").or_else(|| num(&f, "rnti")).or_else(|| num(&f, "tc-rnti")) else { return };
+        let mut row = self.row(t, dir, sfn, slot);
+        row.ue = num(&f, "ue").map(|u| u as u32);
+        row.rnti = Some(rnti as u16);
+        row.harq_id = num(&f, "h_id").map(|h| h as u8);
+        row.prbs = field(&f, "rb").and_then(prbs).unwrap_or(0);
+        row.tbs = num(&f, "tbs").map(|v| v as u32);
+        row.mcs = num(&f, "mcs").map(|v| v as u8);
+        row.rv = num(&f, "rv").map(|v| v as u8);
+        row.layers = num(&f, "nof_layers").or_else(|| num(&f, "ri")).map(|v| v as u8);
+        row.retx_index = num(&f, "nrtx")
+            .map(|n| n as u8)
+            .or_else(|| field(&f, "newtx").map(|v| u8::from(v == "false")))
+            .or_else(|| row.rv.map(retx_index));
+        let h_id = row.harq_id.unwrap_or(0);
+        let held = (frames, slot as u8, row);
+        if dir == Dir::Dl {
+            self.stats.dl_grants += 1;
+            if let Some(old) = self.pending_dl.insert((rnti as u16, h_id), held) {
+                self.without_outcome(old, sink);
+            }
+        } else {
+            self.stats.ul_grants += 1;
+            if let Some(old) = self.pending_ul.insert((rnti as u16, h_id, frames, slot as u8), held) {
+                self.without_outcome(old, sink);
+            }
+        }
+        if self.pending_ul.len() + self.pending_dl.len() > MAX_PENDING {
+            self.flush_oldest(frames, sink);
+        }
+    }
+
+    fn without_outcome<S: Sink>(&mut self, h: Held, sink: &mut S) {
+        self.stats.without_outcome += 1;
+        self.emit(h, sink);
+    }
+
+    /// Writes grants more than 100 frames old without an outcome (bounds memory when the log has
+    /// no PHY or HARQ lines).
+    fn flush_oldest<S: Sink>(&mut self, now_frames: u64, sink: &mut S) {
+        let old = |f: u64| f + 100 < now_frames;
+        let ul: Vec<_> = self.pending_ul.keys().filter(|k| old(k.2)).copied().collect();
+        for k in ul {
+            if let Some(h) = self.pending_ul.remove(&k) {
+                self.without_outcome(h, sink);
+            }
+        }
+        let dl: Vec<_> = self.pending_dl.iter().filter(|(_, h)| old(h.0)).map(|(k, _)| *k).collect();
+        for k in dl {
+            if let Some(h) = self.pending_dl.remove(&k) {
+                self.without_outcome(h, sink);
+            }
+        }
+    }
+
+    fn ul_outcome<S: Sink>(
+        &mut self,
+        t: i64,
+        at: (u32, u32),
+        f: &[(&str, &str)],
+        ok: Option<bool>,
+        sinr: Option<f32>,
+        sink: &mut S,
+    ) {
+        let (Some(rnti), Some(h_id)) = (num(f, "rnti").or_else(|| num(f, "c-rnti")), num(f, "h_id")) else { return };
+        let frames = self.frames.of(at.0);
+        let key = (rnti as u16, h_id as u8, frames, at.1 as u8);
+        if self.resolved_ul.contains(&key) {
+            return; // the same CRC, reported again
+        }
+        if self.resolved_ul.len() == MAX_PENDING {
+            self.resolved_ul.pop_front();
+        }
+        self.resolved_ul.push_back(key);
+        match ok {
+            Some(true) => self.stats.ul_crc_ok += 1,
+            Some(false) => self.stats.ul_crc_ko += 1,
+            None => {}
+        }
+        let held = match self.pending_ul.remove(&key) {
+            Some((fr, sl, mut row)) => {
+                row.ack = ok;
+                row.sinr_db = sinr;
+                (fr, sl, row)
+            }
+            None => {
+                // No grant line for it (SCHED at warning level): the PHY line alone.
+                self.stats.outcome_without_grant += 1;
+                let mut row = self.row(t, Dir::Ul, at.0, at.1);
+                row.rnti = Some(rnti as u16);
+                row.harq_id = Some(h_id as u8);
+                row.prbs = field(f, "prb").and_then(prbs).unwrap_or(0);
+                row.tbs = num(f, "tbs").map(|v| v as u32);
+                row.rv = num(f, "rv").map(|v| v as u8);
+                row.retx_index = row.rv.map(retx_index);
+                row.ack = ok;
+                row.sinr_db = sinr;
+                (frames, at.1 as u8, row)
+            }
+        };
+        self.emit(held, sink);
+    }
+
+    fn dl_outcome<S: Sink>(
+        &mut self,
+        t: i64,
+        sfn: u32,
+        slot: u32,
+        f: &[(&str, &str)],
+        ack: Option<bool>,
+        sink: &mut S,
+    ) {
+        let (Some(rnti), Some(h_id)) = (num(f, "rnti"), num(f, "h_id")) else { return };
+        match ack {
+            Some(true) => self.stats.dl_ack += 1,
+            Some(false) => self.stats.dl_nack += 1,
+            None => {}
+        }
+        let held = match self.pending_dl.remove(&(rnti as u16, h_id as u8)) {
+            Some((fr, sl, mut row)) => {
+                row.ack = ack;
+                (fr, sl, row)
+            }
+            None => {
+                self.stats.outcome_without_grant += 1;
+                let mut row = self.row(t, Dir::Dl, sfn, slot);
+                row.ue = num(f, "ue").map(|u| u as u32);
+                row.rnti = Some(rnti as u16);
+                row.harq_id = Some(h_id as u8);
+                row.tbs = num(f, "tbs").map(|v| v as u32);
+                row.ack = ack;
+                (self.frames.of(sfn), slot as u8, row)
+            }
+        };
+        self.emit(held, sink);
+    }
+
+    /// `UL rnti=… ue=… subPDUs: [SBSR: lcg=1 bs=14, …]` or `[LBSR: lcg=0 bs=3 lcg=1 bs=31 , …]`:
+    /// the buffer size indexes of TS 38.321 Tables 6.1.3.1-1 (short, 5 bits) and 6.1.3.1-2 (long,
+    /// 8 bits), as bytes (the upper bound of each index's range, as srsRAN's scheduler assumes),
+    /// summed over the logical channel groups.
+    fn bsr<S: Sink>(&mut self, t: i64, sfn: u32, slot: u32, body: &str, sink: &mut S) {
+        let f = parse_fields(body);
+        let mut total = 0u64;
+        let mut any = false;
+        for (kind, fmt) in [("SBSR: ", BsrFormat::Short), ("LBSR: ", BsrFormat::Long)] {
+            let Some(i) = body.find(kind) else { continue };
+            let part = &body[i + kind.len()..];
+            let part = part.split(", ").next().unwrap_or("");
+            for (k, v) in parse_fields(part) {
+                if k == "bs" {
+                    if let Ok(idx) = v.parse::<u8>() {
+                        total += fmt.bytes(idx);
+                        any = true;
+                    }
+                }
+            }
+        }
+        if !any {
+            return;
+        }
+        self.stats.bsr_reports += 1;
+        let mut row = self.row(t, Dir::Ul, sfn, slot);
+        row.ue = num(&f, "ue").map(|u| u as u32);
+        row.rnti = num(&f, "rnti").map(|r| r as u16);
+        row.bsr_bytes = Some(total);
+        let frames = self.frames.of(sfn);
+        self.emit((frames, slot as u8, row), sink);
+    }
+
+    fn harq_discard<S: Sink>(&mut self, t: i64, body: &str, sink: &mut S) {
+        self.stats.harq_discards += 1;
+        let f = parse_fields(body);
+        let dir = if body.contains("UL HARQ") {
+            Some(Dir::Ul)
+        } else if body.contains("DL HARQ") {
+            Some(Dir::Dl)
+        } else {
+            None
+        };
+        let cause = body.split("Cause: ").nth(1).unwrap_or("").trim();
+        sink.control(ControlEvent {
+            t_ns: t,
+            node: Node::GnbDu,
+            layer: Layer::Mac,
+            kind: "harq_discard",
+            dir,
+            ue: None,
+            drb: None,
+            sn: num(&f, "h_id").map(|v| v as i64),
+            value: num(&f, "tbs").map(|v| v as f64),
+            detail: Some(
+                serde_json::json!({"rnti": num(&f, "rnti"), "h_id": num(&f, "h_id"), "tbs": num(&f, "tbs"), "cause": cause})
+                    .to_string(),
+            ),
+        });
+    }
+
+    /// Writes every row still waiting (grants without an outcome, rows held for the slot count).
+    pub fn finish<S: Sink>(&mut self, sink: &mut S) {
+        self.decide_spf(sink);
+        let mut rest: Vec<Held> = self.pending_ul.drain().map(|(_, h)| h).collect();
+        rest.extend(self.pending_dl.drain().map(|(_, h)| h));
+        rest.sort_by_key(|h| h.2.t_ns);
+        for h in rest {
+            self.without_outcome(h, sink);
+        }
+    }
+}
+
+/// The grants of an info `Slot decisions` line: `DL: …, UL: …, RAR: …` (entries may themselves
+/// contain `, ` inside brackets).
+fn split_entries(s: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut start = 0;
+    let mut depth = 0i32;
+    let b = s.as_bytes();
+    for i in 0..b.len() {
+        match b[i] {
+            b'[' | b'(' | b'{' => depth += 1,
+            b']' | b')' | b'}' => depth -= 1,
+            b',' if depth <= 0 && s[i + 1..].starts_with(' ') => {
+                let next = &s[i + 2..];
+                let tag = next.split(' ').next().unwrap_or("");
+                if tag.ends_with(':') && tag.len() > 1 && tag.as_bytes()[0].is_ascii_uppercase() {
+                    out.push(&s[start..i]);
+                    start = i + 2;
+                }
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_decision_entries_split_at_their_tags_only() {
+        let s = "DL: ue=0 c-rnti=0x4601 rb=[0..1) h_id=0 ss_id=2 k1=4 rv=0 tbs=14, UL: ue=0 rnti=0x4601 h_id=0 rb=[3..50) rv=0 tbs=301 k2=4";
+        let e = split_entries(s);
+        assert_eq!(e.len(), 2);
+        assert!(e[0].starts_with("DL: ") && e[0].ends_with("tbs=14"));
+        assert!(e[1].starts_with("UL: ") && e[1].ends_with("k2=4"));
+        assert_eq!(split_entries("RAR: ra-rnti=0x39 rb=[0..3) tbs=10").len(), 1);
+    }
+
+    #[test]
+    fn prb_ranges_in_both_notations() {
+        assert_eq!(prbs("[3..50)"), Some(47));
+        assert_eq!(prbs("[3, 50)"), Some(47));
+        assert_eq!(prbs("{[0..5), [10..15)}"), Some(10));
+        assert_eq!(prbs("x"), None);
+    }
+
+    #[test]
+    fn rv_sequence_gives_the_retransmission_index() {
+        assert_eq!([0, 2, 3, 1].map(retx_index), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn sfn_wraps_and_late_lines() {
+        let mut f = Frames::default();
+        assert_eq!(f.of(1020), 0);
+        assert_eq!(f.of(1023), 3);
+        assert_eq!(f.of(2), 6, "wrap");
+        assert_eq!(f.of(1023), 3, "a line from before the wrap");
+        assert_eq!(f.of(3), 7);
+    }
+}
