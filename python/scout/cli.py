@@ -262,12 +262,23 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     tty = sys.stderr.isatty()
 
+    shown = [-1]
+
     def progress(done: int, total: int) -> None:
-        if tty and total:
-            frac = done / total
+        if not total:
+            return
+        frac = done / total
+        rate = done / 1e6 / max(time.monotonic() - t0, 1e-9)
+        if tty:
             n = int(frac * 30)
-            sys.stderr.write(f"\ringesting [{'#' * n}{'.' * (30 - n)}] {frac * 100:5.1f}% ({done / 1e6:,.0f} MB)")
+            sys.stderr.write(
+                f"\ringesting [{'#' * n}{'.' * (30 - n)}] {frac * 100:5.1f}% ({done / 1e6:,.0f} MB, {rate:,.0f} MB/s)"
+            )
             sys.stderr.flush()
+        elif int(frac * 10) > shown[0]:
+            # Not a terminal (CI, a pipe): one line per tenth.
+            shown[0] = int(frac * 10)
+            print(f"ingesting: {frac:4.0%} ({done / 1e6:,.0f} MB, {rate:,.0f} MB/s)", file=sys.stderr, flush=True)
 
     try:
         meta = json.loads(_native.ingest_srsran([str(p) for p in args.logs], str(out), progress))
@@ -280,6 +291,10 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
     counts = meta["counts"]
     nbytes = sum(f["bytes"] for f in ing["files"])
     print(f"ingested {len(ing['files'])} srsRAN log(s), {nbytes / 1e6:,.1f} MB in {wall:.2f} s -> {out}")
+    sv = meta.get("srsran") or {}
+    if sv:
+        built = f" (commit {sv['commit']}, branch {sv['branch']})" if sv.get("commit") else ""
+        print(f"  srsRAN release from the line formats: {sv['release_from_formats']}{built}")
     for f in ing["files"]:
         gaps = len(f["skipped_log_lines_markers"])
         print(

@@ -36,6 +36,9 @@ def test_every_dl_drb_pdcp_pdu_becomes_a_journey_to_a_mac_transmission(tmp_path:
     meta = json.loads((out / "run.json").read_text())
     assert meta["source"] == "srsran" and meta["complete"] is True
     assert "gtpu_to_pdcp" in meta["links"] and meta["links"]["gtpu_to_pdcp"].startswith("inferred")
+    # The release, from the formats of its lines (23.10: no du= in RLC prefixes, cell= in SCHED).
+    assert meta["srsran"]["release_from_formats"] == "23.10" and meta["srsran"]["commit"] == "374200d"
+    assert "release from the line formats: 23.10" in r.stdout
 
     a = scout.open(out)
     pe = a.con.table("packet_events")

@@ -60,6 +60,23 @@ pub fn parse_timestamp(s: &[u8]) -> Option<i64> {
     Some(((days * 86_400 + h * 3600 + mi * 60 + se) * 1_000_000) + us)
 }
 
+/// Formats µs since the epoch as srslog does (`YYYY-MM-DDTHH:MM:SS.ffffff`, UTC): the inverse of
+/// [`parse_timestamp`] (Howard Hinnant's `civil_from_days`).
+pub fn format_timestamp(t_us: i64) -> String {
+    let (secs, us) = (t_us.div_euclid(1_000_000), t_us.rem_euclid(1_000_000));
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{us:06}", sod / 3600, sod % 3600 / 60, sod % 60)
+}
+
 /// Parses a line's header; `None` when the line does not start with one (a continuation line).
 pub fn parse_header(line: &str) -> Option<Header<'_>> {
     let b = line.as_bytes();
@@ -104,6 +121,15 @@ mod tests {
         assert_eq!(parse_timestamp(b"2024-02-29T23:59:59.999999"), Some(1_709_251_199_999_999));
         assert_eq!(parse_timestamp(b"2024-13-01T00:00:00.000000"), None);
         assert_eq!(parse_timestamp(b"2024-01-01 00:00:00.000000"), None);
+    }
+
+    #[test]
+    fn formatting_inverts_parsing() {
+        for t in [0, 1, 1_699_301_065_872_601, 1_709_251_199_999_999, 951_782_400_000_000, 4_102_444_800_123_456] {
+            let s = format_timestamp(t);
+            assert_eq!(parse_timestamp(s.as_bytes()), Some(t), "{s}");
+        }
+        assert_eq!(format_timestamp(1_699_301_065_872_601), "2023-11-06T20:04:25.872601");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! The reader borrows each entry from reused buffers, so reading allocates nothing per line.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::line::{parse_header, Header};
@@ -70,14 +70,44 @@ pub struct EntryReader<R: BufRead> {
 
 /// Opens a log file, gzip-compressed or plain (detected from the gzip magic bytes, not the name).
 pub fn open_log(path: &Path) -> io::Result<EntryReader<Box<dyn BufRead>>> {
-    let mut f = BufReader::with_capacity(1 << 20, File::open(path)?);
+    Ok(open_log_counted(path)?.0)
+}
+
+/// Bytes read from a file so far (compressed bytes for a gzip file): for progress against the
+/// file's size.
+#[derive(Clone, Default)]
+pub struct FileBytes(std::rc::Rc<std::cell::Cell<u64>>);
+
+impl FileBytes {
+    pub fn get(&self) -> u64 {
+        self.0.get()
+    }
+}
+
+struct Counting<R> {
+    inner: R,
+    n: FileBytes,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n.0.set(self.n.0.get() + k as u64);
+        Ok(k)
+    }
+}
+
+/// [`open_log`], also returning the count of the file's bytes read.
+pub fn open_log_counted(path: &Path) -> io::Result<(EntryReader<Box<dyn BufRead>>, FileBytes)> {
+    let n = FileBytes::default();
+    let mut f = BufReader::with_capacity(1 << 20, Counting { inner: File::open(path)?, n: n.clone() });
     let gz = f.fill_buf()?.starts_with(&[0x1f, 0x8b]);
     let r: Box<dyn BufRead> = if gz {
         Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(f)))
     } else {
         Box::new(f)
     };
-    Ok(EntryReader::new(r))
+    Ok((EntryReader::new(r), n))
 }
 
 impl<R: BufRead> EntryReader<R> {

@@ -6,9 +6,10 @@ use scout_events::writer::{RunWriter, WriteError};
 use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
 
-use super::reader::open_log;
+use super::reader::{open_log, open_log_counted};
 use super::slots::SlotStitcher;
 use super::stitch::Stitcher;
+use super::version::VersionDetector;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
@@ -70,16 +71,18 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
     let mut w = RunWriter::create(out, meta, &["default".to_string()])?;
     let mut st = Stitcher::new(epoch_us);
     let mut slots = SlotStitcher::new(epoch_us);
+    let mut version = VersionDetector::default();
     let mut read_stats = Vec::new();
     let (mut done, mut gaps) = (0u64, 0usize);
     for p in paths {
-        let mut r = open_log(p).map_err(|e| input(p, e))?;
+        let (mut r, file_bytes) = open_log_counted(p).map_err(|e| input(p, e))?;
         let mut last_report = 0u64;
         loop {
             let (t_us, line) = {
                 let Some(e) = r.next_entry().map_err(|e| input(p, e))? else { break };
                 st.entry(&e, &mut w);
                 slots.entry(&e, &mut w);
+                version.entry(&e);
                 (e.header.t_us, e.line)
             };
             let t_ns = (t_us - epoch_us) * 1000;
@@ -99,12 +102,12 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
                 });
                 gaps = markers;
             }
-            if r.stats.bytes - last_report > 8 << 20 {
-                last_report = r.stats.bytes;
-                progress(done + r.stats.bytes, total);
+            if file_bytes.get() - last_report > 8 << 20 {
+                last_report = file_bytes.get();
+                progress(done + last_report, total);
             }
         }
-        done += r.stats.bytes;
+        done += file_bytes.get();
         gaps = 0;
         read_stats.push(json!({
             "file": p.display().to_string(),
@@ -130,8 +133,10 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
         drops.entry(*layer).or_insert_with(|| json!({}))[*reason] = json!(n);
     }
     let extra = json!({
+        "srsran": version.to_json(),
         "ingest": {
             "files": read_stats,
+            "srb_lines": s.srb_lines,
             "packets": s.packets,
             "pending_at_end": st.pending_packets(),
             "slots": {

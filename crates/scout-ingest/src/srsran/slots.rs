@@ -91,6 +91,7 @@ pub struct SlotStitcher {
     /// UL grants whose outcome was already written (debug logs report a PUSCH's CRC twice: in
     /// the PHY line and in the scheduler's `- CRC:` event), the most recent [`MAX_PENDING`].
     resolved_ul: std::collections::VecDeque<(u16, u8, u64, u8)>,
+    resolved_ul_set: std::collections::HashSet<(u16, u8, u64, u8)>,
     pub stats: SlotStats,
 }
 
@@ -145,6 +146,7 @@ impl SlotStitcher {
             pending_ul: HashMap::new(),
             pending_dl: HashMap::new(),
             resolved_ul: std::collections::VecDeque::new(),
+            resolved_ul_set: std::collections::HashSet::new(),
             stats: SlotStats::default(),
         }
     }
@@ -337,11 +339,13 @@ impl SlotStitcher {
         let (Some(rnti), Some(h_id)) = (num(f, "rnti").or_else(|| num(f, "c-rnti")), num(f, "h_id")) else { return };
         let frames = self.frames.of(at.0);
         let key = (rnti as u16, h_id as u8, frames, at.1 as u8);
-        if self.resolved_ul.contains(&key) {
+        if !self.resolved_ul_set.insert(key) {
             return; // the same CRC, reported again
         }
         if self.resolved_ul.len() == MAX_PENDING {
-            self.resolved_ul.pop_front();
+            if let Some(old) = self.resolved_ul.pop_front() {
+                self.resolved_ul_set.remove(&old);
+            }
         }
         self.resolved_ul.push_back(key);
         match ok {

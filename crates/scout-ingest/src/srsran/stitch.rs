@@ -46,6 +46,8 @@ pub struct StitchStats {
     /// Entries of per-packet loggers whose message this version does not turn into events
     /// (by `logger: name`), with the first example's line.
     pub not_handled: HashMap<String, (u64, u64)>,
+    /// Lines of signalling bearers (SRBs): not user-plane packets, counted only.
+    pub srb_lines: u64,
     /// Packets dropped, by (layer, reason).
     pub drops: std::collections::BTreeMap<(&'static str, &'static str), u64>,
 }
@@ -369,6 +371,10 @@ impl Stitcher {
                 if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
                     let hdr = if m.num("sn_size") == Some(18) { 3 } else { 2 };
                     self.pdcp_hdr.entry((ue, rb)).or_insert((2, false)).0 = hdr;
+                    // A (re)configured bearer starts its COUNTs again (TS 38.323 §5.1.1).
+                    if let Some(d) = rb.checked_sub(DRB0) {
+                        self.rx_deliv.remove(&(ue, d));
+                    }
                 }
                 true
             }
@@ -596,7 +602,9 @@ impl Stitcher {
             }
             _ => false,
         };
-        if !handled && matches!(logger, "GTPU" | "PDCP" | "RLC") && ue.is_some() {
+        if !handled && m.prefix.rb.is_some_and(|rb| rb.starts_with("SRB")) {
+            self.stats.srb_lines += 1;
+        } else if !handled && matches!(logger, "GTPU" | "PDCP" | "RLC") && ue.is_some() {
             let key = format!("{logger}: {}", m.name);
             let n = self.stats.not_handled.entry(key).or_insert((0, e.line));
             n.0 += 1;
