@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 import scout
@@ -139,6 +140,46 @@ def test_uplink_journeys_and_slot_rows_match_the_log_lines(tmp_path: Path) -> No
     assert ((se.sfn - se.slot // 10) % 1024).nunique() == 1
     tti = a.tti.to_pandas()
     assert set(tti.harq.dropna()) == {"ack", "nack"}
+
+
+CU_LOGGERS = {"GTPU", "PDCP", "SDAP", "CU-CP", "CU-UP", "NGAP", "RRC", "CU-UP-E1", "CU-CP-E1", "CU-CP-F1", "GNB", "ALL"}
+
+
+@needs_fixtures
+def test_split_cu_du_and_rotated_logs_give_the_same_run(tmp_path: Path) -> None:
+    """The 23.10 log cut into a CU-side and a DU-side file (given in either order), and into two
+    rotated halves, ingests to the same events and links as the single file."""
+    lines = LOG_23_10.read_text().splitlines(keepends=True)
+    cu, du, side = [], [], None
+    for line in lines:
+        if line[:4].isdigit():
+            side = cu if line[28:38].split("]")[0].strip() in CU_LOGGERS else du
+        (side if side is not None else cu).append(line)
+    half = len(lines) // 2
+    files = {"cu": cu, "du": du, "rot1": lines[:half], "rot2": lines[half:]}
+    for name, content in files.items():
+        (tmp_path / f"{name}.log").write_text("".join(content))
+    runs = {"one": [LOG_23_10], "cu_du": ["cu", "du"], "du_cu": ["du", "cu"], "rotated": ["rot1", "rot2"]}
+    cols = "t_ns, node, layer, point, dir, ue, drb, sn, seg_offset, bytes, retx, reason"
+    metas = {}
+    for run, logs in runs.items():
+        paths = [str(x) if isinstance(x, Path) else str(tmp_path / f"{x}.log") for x in logs]
+        r = scout_cmd("ingest", "srsran", *paths, "-o", str(tmp_path / run))
+        assert r.returncode == 0, r.stderr
+        metas[run] = json.loads((tmp_path / run / "run.json").read_text())
+    for run in ("cu_du", "du_cu", "rotated"):
+        assert (
+            metas[run]["counts"]["skipped_inputs"]["unlinked_lines"] == metas["one"]["counts"]["skipped_inputs"]["unlinked_lines"]
+        )
+        assert metas[run]["ingest"]["packets"] == metas["one"]["ingest"]["packets"]
+        for t in ("packet", "slot", "control"):
+            q1 = f"SELECT {cols if t == 'packet' else '*'} FROM '{tmp_path / 'one' / 'events' / f'{t}.parquet'}'"
+            q2 = f"SELECT {cols if t == 'packet' else '*'} FROM '{tmp_path / run / 'events' / f'{t}.parquet'}'"
+            if t == "control":
+                q1, q2 = (q.replace("*", "t_ns, kind, sn, value") for q in (q1, q2))
+            diff = duckdb.sql(f"SELECT count(*) FROM (({q1}) EXCEPT ALL ({q2}))").fetchone()[0]
+            diff += duckdb.sql(f"SELECT count(*) FROM (({q2}) EXCEPT ALL ({q1}))").fetchone()[0]
+            assert diff == 0, (run, t)
 
 
 def test_bad_logs_get_clear_errors(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use super::line::{parse_header, Header};
+use super::line::{parse_header, parse_timestamp, Header};
 
 /// srslog writes this once per sink when its queue is ≥ 98 % full (`format_full_queue_error`).
 pub const SKIPPED_MARKER: &str = "Potentially skipped log lines";
@@ -171,6 +171,25 @@ impl<R: BufRead> EntryReader<R> {
             }
             other(&mut self.stats, s);
         }
+    }
+
+    /// The timestamp of the entry [`EntryReader::next_entry`] will return, or `None` at the end.
+    /// (Merging several logs by time reads the earliest first.)
+    pub fn peek_t_us(&mut self) -> io::Result<Option<i64>> {
+        if self.eof {
+            return Ok(None);
+        }
+        if self.next.is_empty() && !self.advance(|st, _| st.orphan_lines += 1)? {
+            self.eof = true;
+            return Ok(None);
+        }
+        Ok(parse_timestamp(self.next.as_bytes()))
+    }
+
+    /// The header line of the entry [`EntryReader::next_entry`] will return (after a
+    /// [`EntryReader::peek_t_us`] that returned a time).
+    pub fn peek_line(&self) -> &str {
+        &self.next
     }
 
     /// The next entry, or `None` at the end of the input.

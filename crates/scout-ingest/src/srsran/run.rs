@@ -6,7 +6,7 @@ use scout_events::writer::{RunWriter, WriteError};
 use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
 
-use super::reader::{open_log, open_log_counted};
+use super::reader::open_log_counted;
 use super::slots::SlotStitcher;
 use super::stitch::Stitcher;
 use super::version::VersionDetector;
@@ -19,7 +19,7 @@ pub enum IngestError {
     Write(#[from] WriteError),
 }
 
-/// Reads the logs in the order given (e.g. rotated files oldest first) and writes the run.
+/// Reads the logs (any number: rotated files, split CU and DU logs), merged by time, and writes the run.
 pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Value, IngestError> {
     if paths.is_empty() {
         return Err(IngestError::Input { path: "LOG".into(), message: "no log files given".into() });
@@ -30,21 +30,27 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
             .map_err(|e| IngestError::Input { path: p.display().to_string(), message: e.to_string() })?;
         total += md.len();
     }
-    // The epoch is the first entry of the first file.
-    let epoch_us =
-        {
-            let mut r = open_log(&paths[0]).map_err(|e| input(&paths[0], e))?;
-            let first = r.next_entry().map_err(|e| input(&paths[0], e))?;
-            match first {
-                Some(e) => e.header.t_us,
-                None => return Err(IngestError::Input {
-                    path: paths[0].display().to_string(),
-                    message:
-                        "no srsRAN log entries (expected lines like `2023-11-06T20:04:25.872601 [PDCP    ] [I] ...`)"
-                            .into(),
-                }),
-            }
-        };
+    // Every file is read at once, entries merged by time: split CU and DU logs interleave as
+    // they happened, rotated logs follow each other. The epoch is the earliest entry.
+    let mut files = Vec::with_capacity(paths.len());
+    for p in paths {
+        let (mut r, n) = open_log_counted(p).map_err(|e| input(p, e))?;
+        r.peek_t_us().map_err(|e| input(p, e))?;
+        files.push((p, r, n));
+    }
+    let mut epoch_us = None;
+    for (p, r, _) in &mut files {
+        if let Some(t) = r.peek_t_us().map_err(|e| input(p, e))? {
+            epoch_us = Some(epoch_us.map_or(t, |e: i64| e.min(t)));
+        }
+    }
+    let Some(epoch_us) = epoch_us else {
+        return Err(IngestError::Input {
+            path: paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            message: "no srsRAN log entries (expected lines like `2023-11-06T20:04:25.872601 [PDCP    ] [I] ...`)"
+                .into(),
+        });
+    };
     let meta = json!({
         "source": "srsran",
         "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
@@ -72,56 +78,80 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
     let mut st = Stitcher::new(epoch_us);
     let mut slots = SlotStitcher::new(epoch_us);
     let mut version = VersionDetector::default();
-    let mut read_stats = Vec::new();
-    let (mut done, mut gaps) = (0u64, 0usize);
-    for p in paths {
-        let (mut r, file_bytes) = open_log_counted(p).map_err(|e| input(p, e))?;
-        let mut last_report = 0u64;
-        loop {
-            let (t_us, line) = {
-                let Some(e) = r.next_entry().map_err(|e| input(p, e))? else { break };
-                st.entry(&e, &mut w);
-                slots.entry(&e, &mut w);
-                version.entry(&e);
-                (e.header.t_us, e.line)
+    let mut gaps = vec![0usize; files.len()];
+    let mut last_report = 0u64;
+    let mut merged_steps_back = 0u64;
+    let mut last_t = i64::MIN;
+    loop {
+        // The file whose next entry is earliest; on a tie (µs timestamps), the entry earlier on
+        // its packet's path (see `path_rank`), then the order given.
+        let mut pick: Option<(usize, i64)> = None;
+        for i in 0..files.len() {
+            let (p, r, _) = &mut files[i];
+            let Some(t) = r.peek_t_us().map_err(|e| input(p, e))? else { continue };
+            let better = match pick {
+                None => true,
+                Some((_, best)) if t != best => t < best,
+                Some((j, _)) => path_rank(files[i].1.peek_line()) < path_rank(files[j].1.peek_line()),
             };
-            let t_ns = (t_us - epoch_us) * 1000;
-            let markers = r.stats.skipped_markers.len();
-            if markers > gaps {
-                w.control(ControlEvent {
-                    t_ns,
-                    node: Node::GnbCu,
-                    layer: Layer::App,
-                    kind: "log_gap",
-                    dir: None,
-                    ue: None,
-                    drb: None,
-                    sn: Some(line as i64),
-                    value: None,
-                    detail: Some(json!({"file": p.display().to_string(), "line": line, "cause": "srslog: Potentially skipped log lines"}).to_string()),
-                });
-                gaps = markers;
-            }
-            if file_bytes.get() - last_report > 8 << 20 {
-                last_report = file_bytes.get();
-                progress(done + last_report, total);
+            if better {
+                pick = Some((i, t));
             }
         }
-        done += file_bytes.get();
-        gaps = 0;
-        read_stats.push(json!({
-            "file": p.display().to_string(),
-            "bytes": r.stats.bytes,
-            "lines": r.stats.lines,
-            "entries": r.stats.entries,
-            "continuation_lines": r.stats.continuation_lines,
-            "orphan_lines": r.stats.orphan_lines,
-            "invalid_utf8_lines": r.stats.invalid_utf8_lines,
-            "skipped_log_lines_markers": r.stats.skipped_markers,
-            "out_of_order_entries": r.stats.out_of_order,
-            "max_step_back_us": r.stats.max_step_back_us,
-        }));
+        let Some((i, _)) = pick else { break };
+        let (p, r, _) = &mut files[i];
+        let (t_us, line) = {
+            let Some(e) = r.next_entry().map_err(|e| input(p, e))? else { continue };
+            st.entry(&e, &mut w);
+            slots.entry(&e, &mut w);
+            version.entry(&e);
+            (e.header.t_us, e.line)
+        };
+        if t_us < last_t {
+            merged_steps_back += 1;
+        }
+        last_t = last_t.max(t_us);
+        let markers = r.stats.skipped_markers.len();
+        if markers > gaps[i] {
+            w.control(ControlEvent {
+                t_ns: (t_us - epoch_us) * 1000,
+                node: Node::GnbCu,
+                layer: Layer::App,
+                kind: "log_gap",
+                dir: None,
+                ue: None,
+                drb: None,
+                sn: Some(line as i64),
+                value: None,
+                detail: Some(json!({"file": p.display().to_string(), "line": line, "cause": "srslog: Potentially skipped log lines"}).to_string()),
+            });
+            gaps[i] = markers;
+        }
+        let done: u64 = files.iter().map(|f| f.2.get()).sum();
+        if done - last_report > 8 << 20 {
+            last_report = done;
+            progress(done, total);
+        }
     }
+    let read_stats: Vec<Value> = files
+        .iter()
+        .map(|(p, r, _)| {
+            json!({
+                "file": p.display().to_string(),
+                "bytes": r.stats.bytes,
+                "lines": r.stats.lines,
+                "entries": r.stats.entries,
+                "continuation_lines": r.stats.continuation_lines,
+                "orphan_lines": r.stats.orphan_lines,
+                "invalid_utf8_lines": r.stats.invalid_utf8_lines,
+                "skipped_log_lines_markers": r.stats.skipped_markers,
+                "out_of_order_entries": r.stats.out_of_order,
+                "max_step_back_us": r.stats.max_step_back_us,
+                "first_t_us": r.stats.first_t_us,
+                "last_t_us": r.stats.last_t_us,
+            })
+        })
+        .collect();
     progress(total, total);
     slots.finish(&mut w);
     let ss = &slots.stats;
@@ -137,6 +167,7 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
         "ingest": {
             "files": read_stats,
             "srb_lines": s.srb_lines,
+            "merged_entries_out_of_order": merged_steps_back,
             "packets": s.packets,
             "pending_at_end": st.pending_packets(),
             "slots": {
@@ -160,6 +191,28 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
         },
     });
     Ok(w.finish(extra)?)
+}
+
+/// Where a line sits on its packet's path through the gNB, for ordering lines of split CU and DU
+/// logs that carry the same µs timestamp: downlink GTP-U → SDAP → PDCP → F1-U → RLC → MAC, uplink
+/// the reverse; other lines after.
+fn path_rank(header_line: &str) -> u8 {
+    let Some(h) = super::line::parse_header(header_line) else { return u8::MAX };
+    let pos = match h.logger {
+        "GTPU" => 0,
+        "SDAP" => 1,
+        "PDCP" => 2,
+        "CU-F1-U" | "DU-F1-U" => 3,
+        "RLC" => 4,
+        "MAC" | "SCHED" => 5,
+        _ => return u8::MAX,
+    };
+    let ul = h.body.contains(" UL: ") || h.body.contains(" UL teid=") || h.body.starts_with("UL ");
+    if ul {
+        10 - pos
+    } else {
+        pos
+    }
 }
 
 fn input(p: &Path, e: std::io::Error) -> IngestError {

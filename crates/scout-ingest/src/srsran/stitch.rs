@@ -104,6 +104,16 @@ fn drb_of(m: &Message) -> Option<u8> {
     m.prefix.rb.and_then(|rb| rb.strip_prefix("DRB")).and_then(|n| n.parse().ok())
 }
 
+/// Takes the entry of an in-order queue that a line links to: the first of the next few whose
+/// length fits, else the head. A line that is missing or logged out of order (split logs with equal
+/// timestamps) then costs one link, not every link after it.
+fn take_matching(q: &mut VecDeque<(u64, u32)>, fits: impl Fn(u32) -> bool) -> Option<(u64, u32)> {
+    match q.iter().take(8).position(|&(_, l)| fits(l)) {
+        Some(i) => q.remove(i),
+        None => q.pop_front(),
+    }
+}
+
 /// Segments of an SDU received so far, as (SO, bytes).
 type Segments = Vec<(u32, u32)>;
 
@@ -557,7 +567,8 @@ impl Stitcher {
                     return self.unlinked("pdcp_fields");
                 };
                 let d = drb.unwrap_or(0);
-                let from_rlc = self.rlc_delivered.get_mut(&(ue, d)).and_then(VecDeque::pop_front);
+                let from_rlc =
+                    self.rlc_delivered.get_mut(&(ue, d)).and_then(|q| take_matching(q, |l| u64::from(l) == len));
                 if from_rlc.is_some_and(|(_, l)| u64::from(l) != len) {
                     self.unlinked("ul_pdcp_pdu_length_differs_from_rlc_sdu");
                 }
@@ -587,7 +598,10 @@ impl Stitcher {
             }
             ("GTPU", "TX PDU") if ul => {
                 let (Some(ue), Some(len)) = (ue, m.num("pdu_len")) else { return self.unlinked("gtpu_fields") };
-                let pending = self.gtpu_ul.get_mut(&ue).and_then(VecDeque::pop_front);
+                let pending = self
+                    .gtpu_ul
+                    .get_mut(&ue)
+                    .and_then(|q| take_matching(q, |sdu| u64::from(sdu) + GTPU_EXT_HDR == len));
                 // GTP-U header with the PDU Session Container extension: 8 + 8 bytes
                 // (TS 29.281 §5.1, §5.2.2.7; TS 38.415 §5.5.2.2).
                 if pending.is_some_and(|(_, sdu)| u64::from(sdu) + GTPU_EXT_HDR != len) {
