@@ -281,7 +281,7 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
             print(f"ingesting: {frac:4.0%} ({done / 1e6:,.0f} MB, {rate:,.0f} MB/s)", file=sys.stderr, flush=True)
 
     try:
-        meta = json.loads(_native.ingest_srsran([str(p) for p in args.logs], str(out), progress))
+        meta = json.loads(_native.ingest_srsran([str(p) for p in args.logs], str(out), progress, [str(t) for t in args.trace]))
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
     if tty:
@@ -306,6 +306,12 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
         f"  packets: {ing['packets']:,} (waiting somewhere at the end: {ing['pending_at_end']:,}); events: "
         f"{ev['packet_events']:,} packet, {ev['slot_events']:,} slot, {ev['control_events']:,} control"
     )
+    tr = meta.get("trace")
+    if tr:
+        print(
+            f"  trace: {tr['events']:,} events ({tr['executor_tasks']:,} executor tasks, {tr['instants']:,} instant, "
+            f"{tr['overflows']:,} overflow markers, {tr['bad_lines']:,} unreadable lines); clock: {tr['aligned_by']}"
+        )
     sl = ing.get("slots") or {}
     if sl.get("dl_grants") or sl.get("ul_grants"):
         crc = sl["ul_crc_ok"] + sl["ul_crc_ko"]
@@ -465,12 +471,23 @@ def build_parser() -> argparse.ArgumentParser:
     sr = isub.add_parser(
         "srsran",
         help="srsRAN Project gNB text logs (plain or gzip)",
-        description="Reads srsRAN Project gNB logs (plain or gzip; several files in order, e.g. rotated logs) "
-        "and writes the downlink DRB journey of each packet: GTP-U RX SDU -> PDCP TX PDU -> RLC SDU queue -> "
-        "RLC PDUs -> MAC DL PDU, with PDCP early-drop bursts. Links the lines do not state are inferred and "
-        "listed in run.json 'links' (docs/ingest-srsran.md). Needs the info level for gtpu, pdcp, rlc and mac.",
+        description="Reads srsRAN Project gNB logs (plain or gzip; several files are merged by time: rotated "
+        "logs, or a split CU's and DU's logs) and writes each packet's journey: downlink GTP-U RX SDU -> PDCP "
+        "TX PDU -> RLC SDU queue -> RLC PDUs -> MAC DL PDU; uplink MAC subPDUs -> RLC segments -> PDCP receive "
+        "and reordering -> GTP-U TX PDU; scheduler grants with their HARQ outcomes and BSRs as slot events; "
+        "drops (PDCP early-drop bursts, late PDUs, MAC discards). Links the lines do not state are inferred "
+        "and listed in run.json 'links' (docs/ingest-srsran.md). Needs the info level for gtpu, pdcp, rlc and "
+        "mac; debug adds HARQ-ACK outcomes and MCS.",
     )
-    sr.add_argument("logs", nargs="+", metavar="LOG", help="gnb.log files, oldest first")
+    sr.add_argument("logs", nargs="+", metavar="LOG", help="gnb.log files (any order; merged by time)")
+    sr.add_argument(
+        "--trace",
+        action="append",
+        default=[],
+        metavar="TRACE",
+        help="srsRAN event-tracer file (trace: filename; Chrome trace JSON), repeatable: executor waits and run "
+        "times become control events on the log's clock",
+    )
     sr.add_argument("-o", "--output", required=True, help="run directory to create")
     sr.add_argument("--force", action="store_true", help="replace an existing run directory")
     sr.set_defaults(func=cmd_ingest_srsran)

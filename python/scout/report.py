@@ -363,7 +363,12 @@ def _summary_tables(a: analysis.Analysis) -> dict[str, str]:
         ["dir", "layer", "component", "count", "mean_per_pkt_ns", "mean_ns", "p50_ns", "p99_ns", "max_ns"]
     ]
     comp = comp.sort_values(["dir", "mean_per_pkt_ns"], ascending=[True, False])
+    ex = a.executors
+    ex = ex.filter(ex.window_start_ns.isnull()).drop("window_start_ns").to_pandas()
+    efmt = {c: _ms for c in ("wait_mean_ns", "wait_p99_ns", "wait_max_ns", "run_mean_ns", "run_max_ns")}
+    efmt["busy"] = lambda v: f"{100 * v:.1f} %"
     return {
+        "executors": _table(ex, "t-exec", efmt) if len(ex) else "",
         "per_ue": _table(per_ue, "t-ue", ms),
         "per_slice": _table(per_slice, "t-slice", ms),
         "per_flow": _table(per_flow, "t-flow", ms),
@@ -508,6 +513,7 @@ def render(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None)
 {sec("slice", "Per slice", tables["per_slice"])}
 {sec("flow", "Per flow", tables["per_flow"], "t-flow")}
 {sec("correlation", "Application RTT vs queue sojourn", tables["correlation"])}
+{sec("executors", "Compute executors (srsRAN event tracer)", tables["executors"], "t-exec") if tables["executors"] else ""}
 <section id="run"><h2>Run</h2><p>Skipped inputs: {html.escape(json.dumps(skipped))} ·
 telemetry lost: {html.escape(json.dumps(counts.get("telemetry_lost", 0)))} ·
 in flight at the end: {html.escape(str(counts.get("in_flight_packets", 0)))}</p>

@@ -182,6 +182,52 @@ def test_split_cu_du_and_rotated_logs_give_the_same_run(tmp_path: Path) -> None:
             assert diff == 0, (run, t)
 
 
+@needs_fixtures
+def test_event_tracer_file_becomes_executor_rows_on_the_log_clock(tmp_path: Path) -> None:
+    # A trace as srsRAN writes it (`"pid": {}`, one event per line, no closing bracket after a
+    # crash): 200 CU-UP DL executor tasks whose wait grows, an instant event carrying the UTC time
+    # of day, and a line cut short.
+    ev = []
+    for k in range(200):
+        ts = 7_000_000 + k * 5_000
+        ev.append(
+            f'{{"args": {{}}, "pid": {{}}, "cpu": 1, "tid": "cu_up#0", "dur": {10 + k}, "ts": {ts}, '
+            f'"cat": "process", "ph": "X", "name": "cu_up_ue_dl_exec_0_enqueue"}}'
+        )
+        ev.append(
+            f'{{"args": {{}}, "pid": {{}}, "cpu": 1, "tid": "cu_up#0", "dur": 20, "ts": {ts + 10 + k}, '
+            f'"cat": "process", "ph": "X", "name": "cu_up_ue_dl_exec_0_run"}}'
+        )
+    # The log's first entry is 20:04:25.872601; process start 0.5 s before it.
+    ev.append(
+        '{"args": {"tstamp": "20:04:33.372601"}, "pid": {}, "cpu": 0, "tid": "l1", "ts": 8000000, '
+        '"cat": "process", "ph": "i", "s": "g", "name": "on_late_resource_grid"}'
+    )
+    trace = tmp_path / "gnb_trace.json"
+    trace.write_text("[\n" + ",\n".join(ev) + ',\n{"args": {}, "pid": {}, "ts": 9')
+    out = tmp_path / "sr"
+    r = scout_cmd("ingest", "srsran", str(LOG_23_10), "--trace", str(trace), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "400 executor tasks" not in r.stdout and "200 executor tasks" in r.stdout
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["trace"]["bad_lines"] == 1 and meta["trace"]["aligned_by"].startswith("tstamp")
+    a = scout.open(out)
+    ce = a.con.table("control_events").to_pandas()
+    q = ce[ce.kind == "exec_queueing"]
+    assert len(q) == 200
+    # ts 7 s after a process start 0.5 s before the log's first entry: 6.5 s into the run.
+    assert q.t_ns.min() == 6_500_000_000
+    ex = a.executors.to_pandas()
+    whole = ex[ex.window_start_ns.isna()].set_index("executor").loc["cu_up_ue_dl_exec_0"]
+    assert whole.tasks == 200 and whole.wait_max_ns == 209_000 and whole.run_mean_ns == 20_000
+    assert whole.layer == "cuup_exec" and whole.node == "gnb_cu"
+    binned = ex[ex.window_start_ns.notna()]
+    assert binned.tasks.sum() == 200 and binned.wait_mean_ns.is_monotonic_increasing
+    r = scout_cmd("report", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "cu_up_ue_dl_exec_0" in (out / "report" / "index.html").read_text()
+
+
 def test_bad_logs_get_clear_errors(tmp_path: Path) -> None:
     missing = tmp_path / "nope.log"
     r = scout_cmd("ingest", "srsran", str(missing), "-o", str(tmp_path / "x"))

@@ -39,8 +39,13 @@ fn simulate(
 /// directory; returns the run's metadata as JSON. `progress(done_bytes, total_bytes)` is called as
 /// the logs are read.
 #[pyfunction]
-#[pyo3(signature = (logs, out, progress=None))]
-fn ingest_srsran(logs: Vec<PathBuf>, out: PathBuf, progress: Option<Bound<'_, PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (logs, out, progress=None, traces=Vec::new()))]
+fn ingest_srsran(
+    logs: Vec<PathBuf>,
+    out: PathBuf,
+    progress: Option<Bound<'_, PyAny>>,
+    traces: Vec<PathBuf>,
+) -> PyResult<String> {
     let mut cb_err: Option<PyErr> = None;
     let mut report = |done: u64, total: u64| {
         if let (Some(cb), None) = (progress.as_ref(), cb_err.as_ref()) {
@@ -49,7 +54,7 @@ fn ingest_srsran(logs: Vec<PathBuf>, out: PathBuf, progress: Option<Bound<'_, Py
             }
         }
     };
-    let result = scout_ingest::srsran::run::ingest(&logs, &out, &mut report);
+    let result = scout_ingest::srsran::run::ingest(&logs, &traces, &out, &mut report);
     if let Some(e) = cb_err {
         return Err(e);
     }

@@ -23,7 +23,7 @@ from scout.analysis import engine
 from scout.analysis.derived import correlation, phases
 from scout.events import TABLES, RunError, open_run
 
-ANALYSIS_VERSION = 1
+ANALYSIS_VERSION = 2
 TABLE_NAMES = [
     "journeys",
     "components",
@@ -37,6 +37,7 @@ TABLE_NAMES = [
     "phases",
     "correlation",
     "rtt",
+    "executors",
 ]
 DEFAULT_WINDOW_S = 1.0
 DEFAULT_BIN_S = 0.1
@@ -123,6 +124,7 @@ def _analyze(
     write("tti", engine.tti(se))
     write("drops", engine.drops(pe))
     write("drop_series", engine.drop_series(pe, bin_ns))
+    write("executors", engine.executors(ce, bin_ns))
     say("phases")
     ph = phases(table("queues").to_pandas(), table("drop_series").to_pandas(), j, bin_ns)
     ph.to_parquet(out / "phases.parquet")

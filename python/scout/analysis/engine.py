@@ -395,6 +395,41 @@ def drops(pe: ir.Table) -> ir.Table:
     )
 
 
+def executors(ce: ir.Table, bin_ns: int) -> ir.Table:
+    """Compute executors seen in a trace (srsRAN's executor tracer: ``exec_queueing`` and ``exec_run``
+    control rows): per executor, over the whole run (``window_start_ns`` null) and per bin, the tasks,
+    their wait for a worker (mean, p99, max) and run time (mean, max), and the share of the bin the
+    executor was running (``busy``)."""
+    e = ce.filter(ce.kind.isin(["exec_queueing", "exec_run"]))
+    e = e.mutate(executor=e.detail.re_extract(r'"executor":"([^"]*)"', 1))
+    wait, run = e.kind == "exec_queueing", e.kind == "exec_run"
+
+    def agg(t: ir.Table, keys: list) -> ir.Table:
+        w, r = t.kind == "exec_queueing", t.kind == "exec_run"
+        return t.group_by(keys).agg(
+            node=t.node.arbitrary(),
+            layer=t.layer.arbitrary(),
+            tasks=w.sum(),
+            wait_mean_ns=t.value.mean(where=w),
+            wait_p99_ns=t.value.quantile(0.99, where=w),
+            wait_max_ns=t.value.max(where=w),
+            run_mean_ns=t.value.mean(where=r),
+            run_max_ns=t.value.max(where=r),
+            run_sum_ns=t.value.sum(where=r),
+        )
+
+    del wait, run
+    whole = agg(e, ["executor"]).mutate(window_start_ns=ibis.null().cast("int64"))
+    span = e.t_ns.max() - e.t_ns.min() + bin_ns
+    whole = whole.mutate(busy=whole.run_sum_ns / span.as_scalar().cast("float64"))
+    b = e.mutate(window_start_ns=(e.t_ns // bin_ns) * bin_ns)
+    binned = agg(b, ["executor", "window_start_ns"])
+    binned = binned.mutate(busy=binned.run_sum_ns / float(bin_ns))
+    cols = ["executor", "node", "layer", "window_start_ns", "tasks", "wait_mean_ns", "wait_p99_ns", "wait_max_ns"]
+    cols += ["run_mean_ns", "run_max_ns", "busy"]
+    return whole.select(cols).union(binned.select(cols)).order_by(["executor", "window_start_ns"])
+
+
 def drop_series(pe: ir.Table, bin_ns: int) -> ir.Table:
     d = pe.filter(pe.point == "drop")
     d = d.mutate(t_ns=(d.t_ns // bin_ns) * bin_ns)

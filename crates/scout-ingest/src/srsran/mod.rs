@@ -6,6 +6,7 @@ pub mod reader;
 pub mod run;
 pub mod slots;
 pub mod stitch;
+pub mod trace;
 pub mod version;
 
 pub use line::{parse_header, Header};

@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use super::line::{parse_header, parse_timestamp, Header};
+use super::line::{parse_header, Header};
 
 /// srslog writes this once per sink when its queue is ≥ 98 % full (`format_full_queue_error`).
 pub const SKIPPED_MARKER: &str = "Potentially skipped log lines";
@@ -58,6 +58,8 @@ pub struct EntryReader<R: BufRead> {
     /// The header line of the next entry (already read).
     next: String,
     next_line: u64,
+    /// The timestamp of `next`.
+    next_t: i64,
     /// The entry being returned and its continuation text.
     cur: String,
     cur_line: u64,
@@ -118,6 +120,7 @@ impl<R: BufRead> EntryReader<R> {
             lossy: String::new(),
             next: String::new(),
             next_line: 0,
+            next_t: 0,
             cur: String::new(),
             cur_line: 0,
             cont: String::new(),
@@ -163,7 +166,8 @@ impl<R: BufRead> EntryReader<R> {
                 self.stats.skipped_markers.push(self.line_no);
                 continue;
             }
-            if parse_header(s).is_some() {
+            if let Some(h) = parse_header(s) {
+                self.next_t = h.t_us;
                 self.next.clear();
                 self.next.push_str(s);
                 self.next_line = self.line_no;
@@ -183,7 +187,7 @@ impl<R: BufRead> EntryReader<R> {
             self.eof = true;
             return Ok(None);
         }
-        Ok(parse_timestamp(self.next.as_bytes()))
+        Ok(Some(self.next_t))
     }
 
     /// The header line of the entry [`EntryReader::next_entry`] will return (after a

@@ -20,7 +20,14 @@ pub enum IngestError {
 }
 
 /// Reads the logs (any number: rotated files, split CU and DU logs), merged by time, and writes the run.
-pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Value, IngestError> {
+///
+/// `traces` are srsRAN event-tracer files (Chrome trace JSON), put on the log's clock.
+pub fn ingest(
+    paths: &[PathBuf],
+    traces: &[PathBuf],
+    out: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Value, IngestError> {
     if paths.is_empty() {
         return Err(IngestError::Input { path: "LOG".into(), message: "no log files given".into() });
     }
@@ -87,6 +94,10 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
         // its packet's path (see `path_rank`), then the order given.
         let mut pick: Option<(usize, i64)> = None;
         for i in 0..files.len() {
+            if files.len() == 1 {
+                pick = Some((0, 0));
+                break;
+            }
             let (p, r, _) = &mut files[i];
             let Some(t) = r.peek_t_us().map_err(|e| input(p, e))? else { continue };
             let better = match pick {
@@ -101,7 +112,8 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
         let Some((i, _)) = pick else { break };
         let (p, r, _) = &mut files[i];
         let (t_us, line) = {
-            let Some(e) = r.next_entry().map_err(|e| input(p, e))? else { continue };
+            // (After a peek that saw an entry this is one; a single file is not peeked.)
+            let Some(e) = r.next_entry().map_err(|e| input(p, e))? else { break };
             st.entry(&e, &mut w);
             slots.entry(&e, &mut w);
             version.entry(&e);
@@ -154,6 +166,16 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
         .collect();
     progress(total, total);
     slots.finish(&mut w);
+    let trace_stats = if traces.is_empty() {
+        Value::Null
+    } else {
+        let refs: Vec<&Path> = traces.iter().map(PathBuf::as_path).collect();
+        let st = super::trace::ingest_traces(&refs, epoch_us, epoch_us, &mut w).map_err(|e| IngestError::Input {
+            path: traces.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            message: e.to_string(),
+        })?;
+        st.to_json()
+    };
     let ss = &slots.stats;
     let s = &st.stats;
     let mut not_handled: Vec<_> = s.not_handled.iter().collect();
@@ -164,6 +186,7 @@ pub fn ingest(paths: &[PathBuf], out: &Path, progress: &mut dyn FnMut(u64, u64))
     }
     let extra = json!({
         "srsran": version.to_json(),
+        "trace": trace_stats,
         "ingest": {
             "files": read_stats,
             "srb_lines": s.srb_lines,
