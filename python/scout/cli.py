@@ -281,7 +281,15 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
             print(f"ingesting: {frac:4.0%} ({done / 1e6:,.0f} MB, {rate:,.0f} MB/s)", file=sys.stderr, flush=True)
 
     try:
-        meta = json.loads(_native.ingest_srsran([str(p) for p in args.logs], str(out), progress, [str(t) for t in args.trace]))
+        meta = json.loads(
+            _native.ingest_srsran(
+                [str(p) for p in args.logs],
+                str(out),
+                progress,
+                [str(t) for t in args.trace],
+                [str(m) for m in args.metrics],
+            )
+        )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
     if tty:
@@ -311,6 +319,12 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
         print(
             f"  trace: {tr['events']:,} events ({tr['executor_tasks']:,} executor tasks, {tr['instants']:,} instant, "
             f"{tr['overflows']:,} overflow markers, {tr['bad_lines']:,} unreadable lines); clock: {tr['aligned_by']}"
+        )
+    mt = meta.get("metrics")
+    if mt:
+        print(
+            f"  metrics: {mt['objects']:,} objects -> {mt['control_rows']:,} rows ({mt['unknown_objects']:,} of "
+            f"other kinds, {mt['bad_lines']:,} unreadable lines)"
         )
     sl = ing.get("slots") or {}
     if sl.get("dl_grants") or sl.get("ul_grants"):
@@ -487,6 +501,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TRACE",
         help="srsRAN event-tracer file (trace: filename; Chrome trace JSON), repeatable: executor waits and run "
         "times become control events on the log's clock",
+    )
+    sr.add_argument(
+        "--metrics",
+        action="append",
+        default=[],
+        metavar="JSONL",
+        help="srsRAN JSON metrics saved one object per line (remote-control WebSocket or UDP), repeatable: kept "
+        "as aggregates and cross-checked against the per-packet results in the report",
     )
     sr.add_argument("-o", "--output", required=True, help="run directory to create")
     sr.add_argument("--force", action="store_true", help="replace an existing run directory")

@@ -367,7 +367,16 @@ def _summary_tables(a: analysis.Analysis) -> dict[str, str]:
     ex = ex.filter(ex.window_start_ns.isnull()).drop("window_start_ns").to_pandas()
     efmt = {c: _ms for c in ("wait_mean_ns", "wait_p99_ns", "wait_max_ns", "run_mean_ns", "run_max_ns")}
     efmt["busy"] = lambda v: f"{100 * v:.1f} %"
+    mc = a.metrics_check.to_pandas()
+
+    def _num(v: float) -> str:
+        return "" if pd.isna(v) else f"{v:,.3f}" if abs(v) < 100 else f"{v:,.0f}"
+
+    mfmt = {c: _num for c in ("metrics_value", "scout_value")}
+    mfmt.update({"window_start_ns": lambda v: f"{v / 1e9:.3f} s", "window_end_ns": lambda v: f"{v / 1e9:.3f} s"})
+    mfmt["ratio"] = lambda v: "" if pd.isna(v) else f"{v:.3f}"
     return {
+        "metrics_check": _table(mc, "t-metrics", mfmt) if len(mc) else "",
         "executors": _table(ex, "t-exec", efmt) if len(ex) else "",
         "per_ue": _table(per_ue, "t-ue", ms),
         "per_slice": _table(per_slice, "t-slice", ms),
@@ -514,6 +523,7 @@ def render(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None)
 {sec("flow", "Per flow", tables["per_flow"], "t-flow")}
 {sec("correlation", "Application RTT vs queue sojourn", tables["correlation"])}
 {sec("executors", "Compute executors (srsRAN event tracer)", tables["executors"], "t-exec") if tables["executors"] else ""}
+{sec("metrics", "srsRAN metrics vs per-packet results", tables["metrics_check"]) if tables["metrics_check"] else ""}
 <section id="run"><h2>Run</h2><p>Skipped inputs: {html.escape(json.dumps(skipped))} ·
 telemetry lost: {html.escape(json.dumps(counts.get("telemetry_lost", 0)))} ·
 in flight at the end: {html.escape(str(counts.get("in_flight_packets", 0)))}</p>

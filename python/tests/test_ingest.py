@@ -228,6 +228,49 @@ def test_event_tracer_file_becomes_executor_rows_on_the_log_clock(tmp_path: Path
     assert "cu_up_ue_dl_exec_0" in (out / "report" / "index.html").read_text()
 
 
+@needs_fixtures
+def test_metrics_json_is_kept_and_cross_checked_against_the_packets(tmp_path: Path) -> None:
+    """RLC metrics written from the fixture's own lines (what srsRAN would report each second) agree
+    exactly with Scout's per-packet reconstruction; a report that disagrees shows its ratio."""
+    from datetime import datetime, timezone
+
+    def t_of(line: str) -> float:
+        return datetime.strptime(line[:26], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=timezone.utc).timestamp()
+
+    text = LOG_23_10.read_text().splitlines()
+    tx = [t_of(x) for x in text if "[RLC" in x and "DRB1 DL: TX SDU." in x]
+    rx = [t_of(x) for x in text if "[RLC" in x and "DRB1 UL: RX SDU. sn=" in x]
+    start = int(min(tx + rx)) + 1
+    end = int(max(tx + rx)) + 1
+    lines = []
+    for s in range(start, end + 1):
+        n_tx = sum(1 for t in tx if s - 1 < t <= s)
+        n_rx = sum(1 for t in rx if s - 1 < t <= s)
+        m = {"du_id": 0, "ue_id": 0, "drb_id": 1, "tx": {"num_sdus": n_tx}, "rx": {"num_sdus": n_rx}}
+        lines.append(json.dumps({"timestamp": float(s), "rlc_metrics": m}))
+    for sec in range(start, end + 1):
+        ue = {"ue": 0, "dl_brate": 5e4}
+        lines.append(json.dumps({"timestamp": float(sec), "cells": [{"cell_metrics": {}, "ue_list": [ue]}]}))
+    lines.append("garbage")
+    mf = tmp_path / "metrics.jsonl"
+    mf.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "sr"
+    r = scout_cmd("ingest", "srsran", str(LOG_23_10), "--metrics", str(mf), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["metrics"]["bad_lines"] == 1 and meta["metrics"]["objects"] == len(lines) - 1
+    a = scout.open(out)
+    mc = a.metrics_check.to_pandas().set_index("check")
+    assert mc.loc["RLC TX SDUs", "metrics_value"] == len(tx) > 100
+    assert mc.loc["RLC TX SDUs", "ratio"] == 1.0
+    assert mc.loc["RLC RX SDUs", "metrics_value"] == len(rx) > 100
+    assert mc.loc["RLC RX SDUs", "ratio"] == 1.0
+    assert mc.loc["DL bit rate", "scout_value"] > 0
+    r = scout_cmd("report", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "srsRAN metrics vs per-packet results" in (out / "report" / "index.html").read_text()
+
+
 def test_bad_logs_get_clear_errors(tmp_path: Path) -> None:
     missing = tmp_path / "nope.log"
     r = scout_cmd("ingest", "srsran", str(missing), "-o", str(tmp_path / "x"))

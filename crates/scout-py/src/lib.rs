@@ -39,12 +39,13 @@ fn simulate(
 /// directory; returns the run's metadata as JSON. `progress(done_bytes, total_bytes)` is called as
 /// the logs are read.
 #[pyfunction]
-#[pyo3(signature = (logs, out, progress=None, traces=Vec::new()))]
+#[pyo3(signature = (logs, out, progress=None, traces=Vec::new(), metrics=Vec::new()))]
 fn ingest_srsran(
     logs: Vec<PathBuf>,
     out: PathBuf,
     progress: Option<Bound<'_, PyAny>>,
     traces: Vec<PathBuf>,
+    metrics: Vec<PathBuf>,
 ) -> PyResult<String> {
     let mut cb_err: Option<PyErr> = None;
     let mut report = |done: u64, total: u64| {
@@ -54,7 +55,7 @@ fn ingest_srsran(
             }
         }
     };
-    let result = scout_ingest::srsran::run::ingest(&logs, &traces, &out, &mut report);
+    let result = scout_ingest::srsran::run::ingest(&logs, &traces, &metrics, &out, &mut report);
     if let Some(e) = cb_err {
         return Err(e);
     }

@@ -20,10 +20,10 @@ import ibis
 import ibis.expr.types as ir
 
 from scout.analysis import engine
-from scout.analysis.derived import correlation, phases
+from scout.analysis.derived import correlation, metrics_check, phases
 from scout.events import TABLES, RunError, open_run
 
-ANALYSIS_VERSION = 2
+ANALYSIS_VERSION = 3
 TABLE_NAMES = [
     "journeys",
     "components",
@@ -38,6 +38,7 @@ TABLE_NAMES = [
     "correlation",
     "rtt",
     "executors",
+    "metrics_check",
 ]
 DEFAULT_WINDOW_S = 1.0
 DEFAULT_BIN_S = 0.1
@@ -132,6 +133,8 @@ def _analyze(
     corr, rtt = correlation(ce, so, bin_ns)
     corr.to_parquet(out / "correlation.parquet")
     rtt.to_parquet(out / "rtt.parquet")
+    say("metrics_check")
+    metrics_check(ce, pe, table("components")).to_parquet(out / "metrics_check.parquet")
 
     summary = _summary(meta, j, comp, table("drops"), pe, ph)
     summary.update(

@@ -121,3 +121,84 @@ def correlation(ce: ir.Table, sojourns: ir.Table, bin_ns: int) -> tuple[pd.DataF
         )
     out = pd.DataFrame(rows, columns=cols).sort_values("pearson_r", ascending=False, na_position="last")
     return out.reset_index(drop=True), rtt
+
+
+METRICS_CHECK_COLUMNS = [
+    "check",
+    "ue",
+    "drb",
+    "window_start_ns",
+    "window_end_ns",
+    "reports",
+    "metrics_value",
+    "scout_value",
+    "ratio",
+    "unit",
+    "note",
+]
+
+
+def metrics_check(ce: ir.Table, pe: ir.Table, comp: ir.Table) -> pd.DataFrame:
+    """srsRAN's own JSON metrics (``metrics_*`` control rows) against what Scout reconstructed from the
+    per-packet lines, over the same window: the window of a series of periodic reports is the period
+    before its first report up to its last one (the period is the median gap between reports; 1 s,
+    srsRAN's default, when there is a single report).
+
+    - RLC TX SDUs (``tx.num_sdus``) against DL RLC enqueues of that UE and DRB;
+    - RLC RX SDUs (``rx.num_sdus``) against UL RLC deliveries;
+    - PDCP DL / UL average latency against Scout's mean PDCP time per packet (srsRAN measures SDU
+      arrival to PDU hand-off in DL and PDU arrival to in-order delivery in UL; Scout's PDCP time is
+      its processing, and in UL also its reordering hold);
+    - scheduler ``dl_brate`` per UE against the bytes of that UE's MAC transmissions over the window.
+    """
+    m = ce.filter(ce.kind.startswith("metrics_")).select("t_ns", "kind", "ue", "drb", "value").to_pandas()
+    if m.empty:
+        return pd.DataFrame(columns=METRICS_CHECK_COLUMNS)
+
+    def window(t: pd.Series) -> tuple[int, int]:
+        ts = np.sort(t.unique())
+        period = int(np.median(np.diff(ts))) if len(ts) > 1 else 1_000_000_000
+        return int(ts[0]) - period, int(ts[-1])
+
+    def count(layer: str, point: str, d: str, ue, drb, lo: int, hi: int) -> int:
+        f = (pe.layer == layer) & (pe.point == point) & (pe.dir == d) & (pe.t_ns > lo) & (pe.t_ns <= hi)
+        if ue is not None and not pd.isna(ue):
+            f = f & (pe.ue == int(ue))
+        if drb is not None and not pd.isna(drb):
+            f = f & (pe.drb == int(drb))
+        return int(pe.filter(f).count().execute())
+
+    rows = []
+    for kind, layer, point, d, label in [
+        ("metrics_rlc_tx", "rlc", "enqueue", "dl", "RLC TX SDUs"),
+        ("metrics_rlc_rx", "rlc", "deliver", "ul", "RLC RX SDUs"),
+    ]:
+        for (ue, drb), g in m[m.kind == kind].groupby(["ue", "drb"], dropna=False):
+            lo, hi = window(g.t_ns)
+            mv = float(g.value.sum())
+            sv = count(layer, point, d, ue, drb, lo, hi)
+            note = "sum of the reports" + ("" if mv == sv else "; differs: lines lost (log gaps) or outside the reports")
+            rows.append([label, ue, drb, lo, hi, len(g), mv, float(sv), sv / mv if mv else np.nan, "SDUs", note])
+    j = comp.filter(comp.layer == "pdcp")
+    for kind, d, label in [("metrics_pdcp_dl", "dl", "PDCP DL latency"), ("metrics_pdcp_ul", "ul", "PDCP UL latency")]:
+        g = m[m.kind == kind]
+        if g.empty:
+            continue
+        lo, hi = window(g.t_ns)
+        pk = pe.filter((pe.layer == "pdcp") & (pe.dir == d) & (pe.t_ns > lo) & (pe.t_ns <= hi)).select("pkt").distinct()
+        per_pkt = j.filter(j.pkt.isin(pk.pkt)).group_by("pkt").agg(ns=j.ns.sum()).ns.mean().execute()
+        sv = float(per_pkt) if per_pkt is not None and not pd.isna(per_pkt) else np.nan
+        mv = float(g.value.mean())
+        note = "mean of the reports' averages vs Scout's mean PDCP time per packet (different start and end points)"
+        rows.append([label, None, None, lo, hi, len(g), mv, sv, sv / mv if mv else np.nan, "ns", note])
+    for ue, g in m[m.kind == "metrics_sched_ue"].groupby("ue", dropna=False):
+        lo, hi = window(g.t_ns)
+        f = (pe.layer == "mac") & (pe.point == "tx") & (pe.dir == "dl") & (pe.t_ns > lo) & (pe.t_ns <= hi)
+        if not pd.isna(ue):
+            f = f & (pe.ue == int(ue))
+        b = pe.filter(f).bytes.sum().execute()
+        sv = float(b or 0) * 8e9 / (hi - lo)
+        mv = float(g.value.mean())
+        note = "mean dl_brate vs RLC payload bytes in MAC PDUs over the window (MAC headers and padding excluded)"
+        rows.append(["DL bit rate", ue, None, lo, hi, len(g), mv, sv, sv / mv if mv else np.nan, "bit/s", note])
+    return pd.DataFrame(rows, columns=METRICS_CHECK_COLUMNS)

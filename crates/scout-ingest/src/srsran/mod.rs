@@ -2,6 +2,7 @@
 
 pub mod line;
 pub mod message;
+pub mod metrics;
 pub mod reader;
 pub mod run;
 pub mod slots;

@@ -21,10 +21,12 @@ pub enum IngestError {
 
 /// Reads the logs (any number: rotated files, split CU and DU logs), merged by time, and writes the run.
 ///
-/// `traces` are srsRAN event-tracer files (Chrome trace JSON), put on the log's clock.
+/// `traces` are srsRAN event-tracer files (Chrome trace JSON) and `metrics` files of srsRAN JSON
+/// metrics (one object per line), both put on the log's clock.
 pub fn ingest(
     paths: &[PathBuf],
     traces: &[PathBuf],
+    metrics: &[PathBuf],
     out: &Path,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Value, IngestError> {
@@ -176,6 +178,16 @@ pub fn ingest(
         })?;
         st.to_json()
     };
+    let metrics_stats = if metrics.is_empty() {
+        Value::Null
+    } else {
+        let refs: Vec<&Path> = metrics.iter().map(PathBuf::as_path).collect();
+        let st = super::metrics::ingest_metrics(&refs, epoch_us, &mut w).map_err(|e| IngestError::Input {
+            path: metrics.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            message: e.to_string(),
+        })?;
+        st.to_json()
+    };
     let ss = &slots.stats;
     let s = &st.stats;
     let mut not_handled: Vec<_> = s.not_handled.iter().collect();
@@ -187,6 +199,7 @@ pub fn ingest(
     let extra = json!({
         "srsran": version.to_json(),
         "trace": trace_stats,
+        "metrics": metrics_stats,
         "ingest": {
             "files": read_stats,
             "srb_lines": s.srb_lines,
