@@ -40,6 +40,10 @@ def test_every_dl_drb_pdcp_pdu_becomes_a_journey_to_a_mac_transmission(tmp_path:
     # The release, from the formats of its lines (23.10: no du= in RLC prefixes, cell= in SCHED).
     assert meta["srsran"]["release_from_formats"] == "23.10" and meta["srsran"]["commit"] == "374200d"
     assert "release from the line formats: 23.10" in r.stdout
+    # One UE: its CU-UP index bound to its DU index (and C-RNTI) by its own traffic.
+    ids = meta["ue_identity"]
+    assert [(b["cu_up_ue"], b["ue"], b["c_rnti"]) for b in ids["bindings"]] == [(0, 0, "0x4601")]
+    assert ids["unbound_cu_up_ues"] == []
 
     a = scout.open(out)
     pe = a.con.table("packet_events")

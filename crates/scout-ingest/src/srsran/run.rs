@@ -73,7 +73,7 @@ pub fn ingest(
             "rlc_sn_to_sdu": "inferred: RLC SNs are given to SDUs in queue order",
             "rlc_to_mac": "inferred: a MAC DL PDU line carries the UE's RLC PDUs logged since its last one",
             "hol": "inferred: an SDU reaches the head of the RLC queue when the SDU before it is fully segmented, or at enqueue into an empty queue",
-            "ue_identity": "assumed: the CU-UP and DU ue= indexes name the same UE (monolithic gnb)",
+            "ue_identity": "inferred from traffic: a DL RLC SDU naming a CU-UP UE's PDCP SN and length, or a UL PDCP PDU with the length of a DU UE's delivered RLC SDU, binds the CU-UP index to the DU index (run.json ue_identity)",
             "ul_mac_to_rlc": "inferred: a MAC UL PDU's SDUs are the UE's next RLC RX PDU / status lines on their LCID, in order (lengths checked)",
             "ul_rlc_segments": "stated: UL RLC segments share their SDU's RLC SN",
             "ul_rlc_to_pdcp": "inferred: per-bearer order of RLC RX SDU and PDCP RX PDU lines (lengths checked)",
@@ -167,6 +167,7 @@ pub fn ingest(
         })
         .collect();
     progress(total, total);
+    st.finish(&mut w);
     slots.finish(&mut w);
     let trace_stats = if traces.is_empty() {
         Value::Null
@@ -198,6 +199,7 @@ pub fn ingest(
     }
     let extra = json!({
         "srsran": version.to_json(),
+        "ue_identity": st.ids.to_json(),
         "trace": trace_stats,
         "metrics": metrics_stats,
         "ingest": {

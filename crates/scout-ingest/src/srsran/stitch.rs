@@ -33,6 +33,7 @@ use std::collections::{HashMap, VecDeque};
 
 use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Queue, Reason, Sink};
 
+use super::identity::UeIds;
 use super::message::{parse_message, Message};
 use super::reader::Entry;
 
@@ -76,7 +77,7 @@ pub struct Stitcher {
     next_pkt: u64,
     gtpu_pending: HashMap<u32, VecDeque<u64>>,
     /// (UE, DRB, PDCP SN) → packet, until its RLC SDU line.
-    pdcp_by_sn: HashMap<(u32, u8, u64), u64>,
+    pdcp_by_sn: HashMap<(u32, u8, u64), (u64, u32)>,
     rlc: HashMap<(u32, u8), RlcQueue>,
     mac_pending: HashMap<u32, Vec<MacItem>>,
     /// UL: RLC PDUs of each UE's last MAC PDUs, waiting for their RLC RX PDU lines: (LCID, length).
@@ -97,6 +98,8 @@ pub struct Stitcher {
     rlc_cfg: HashMap<(u32, u8, bool), (bool, u64)>,
     /// UL: RX_DELIV per (UE, DRB) — the first COUNT not yet delivered (TS 38.323 §5.2.2).
     rx_deliv: HashMap<(u32, u8), u64>,
+    /// CU-UP ↔ DU UE indexes ([`super::identity`]).
+    pub ids: UeIds,
     pub stats: StitchStats,
 }
 
@@ -165,6 +168,7 @@ impl Stitcher {
             pdcp_hdr: HashMap::new(),
             rx_deliv: HashMap::new(),
             rlc_cfg: HashMap::new(),
+            ids: UeIds::default(),
             stats: StitchStats::default(),
         }
     }
@@ -265,7 +269,7 @@ impl Stitcher {
                 let mut ev = self.ev(t, (Node::GnbCu, Layer::Gtpu, Point::ProcEnd), ue, None, pkt);
                 ev.bytes = len as u32;
                 ev.qfi = m.get("qos_flow").and_then(|q| q.strip_prefix("QFI=")).and_then(|q| q.parse().ok());
-                sink.packet(ev);
+                self.ids.cu_event(ev, sink);
                 self.gtpu_pending.entry(ue).or_default().push_back(pkt);
                 true
             }
@@ -279,8 +283,8 @@ impl Stitcher {
                 let mut ev = self.ev(t, (Node::GnbCu, Layer::Pdcp, Point::ProcEnd), ue, drb, pkt);
                 ev.bytes = len as u32;
                 ev.sn = Some(count as u32);
-                sink.packet(ev);
-                self.pdcp_by_sn.insert((ue, drb.unwrap_or(0), sn), pkt);
+                self.ids.cu_event(ev, sink);
+                self.pdcp_by_sn.insert((ue, drb.unwrap_or(0), sn), (pkt, len as u32));
                 true
             }
             ("PDCP", "Drop burst finished") if dl => {
@@ -290,7 +294,7 @@ impl Stitcher {
                     let pkt = self.linked_or_new(pending, "pdcp_drop_without_gtpu");
                     let mut ev = self.ev(t, (Node::GnbCu, Layer::Pdcp, Point::Drop), ue, drb, pkt);
                     ev.reason = Some(Reason::PdcpEarlyDrop);
-                    sink.packet(ev);
+                    self.ids.cu_event(ev, sink);
                     *self.stats.drops.entry(("pdcp", Reason::PdcpEarlyDrop.as_str())).or_insert(0) += 1;
                 }
                 true
@@ -300,7 +304,8 @@ impl Stitcher {
                     return self.unlinked("rlc_fields");
                 };
                 let d = drb.unwrap_or(0);
-                let pdcp = self.pdcp_by_sn.remove(&(ue, d, psn));
+                let cu = self.cu_up_for_rlc_sdu(ue, d, psn, len as u32, e.line, sink);
+                let pdcp = cu.and_then(|cu| self.pdcp_by_sn.remove(&(cu, d, psn))).map(|(p, _)| p);
                 let pkt = self.linked_or_new(pdcp, "rlc_sdu_without_pdcp");
                 let mut ev = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Enqueue), ue, drb, pkt);
                 ev.bytes = len as u32;
@@ -366,6 +371,9 @@ impl Stitcher {
             ("MAC", "DL PDU") => {
                 let Some(mue) = m.num("ue").map(|u| u as u32) else { return self.unlinked("mac_fields") };
                 let rnti = m.num("rnti").map(|r| r as u16);
+                if let Some(r) = rnti {
+                    self.ids.rnti_of_du.insert(mue, r);
+                }
                 for it in self.mac_pending.remove(&mue).unwrap_or_default() {
                     let mut ev = self.ev(t, (Node::GnbDu, Layer::Mac, Point::Tx), mue, Some(it.drb), it.pkt);
                     ev.rnti = rnti;
@@ -381,9 +389,11 @@ impl Stitcher {
                 if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
                     let hdr = if m.num("sn_size") == Some(18) { 3 } else { 2 };
                     self.pdcp_hdr.entry((ue, rb)).or_insert((2, false)).0 = hdr;
-                    // A (re)configured bearer starts its COUNTs again (TS 38.323 §5.1.1).
+                    // A (re)configured bearer starts its COUNTs again (TS 38.323 §5.1.1), and its UE's
+                    // CU-UP index may now name another DU index.
                     if let Some(d) = rb.checked_sub(DRB0) {
                         self.rx_deliv.remove(&(ue, d));
+                        self.ids.forget_cu_up(ue);
                     }
                 }
                 true
@@ -397,6 +407,9 @@ impl Stitcher {
             ("RLC", "RLC AM configured" | "RLC UM configured") => {
                 if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
                     let am = m.name == "RLC AM configured";
+                    if rb >= DRB0 {
+                        self.ids.forget_du(ue);
+                    }
                     for (key, is_ul) in [("tx_sn_size", false), ("rx_sn_size", true)] {
                         if let Some(bits) = m.num(key) {
                             self.rlc_cfg.insert((ue, rb, is_ul), (am, bits));
@@ -431,6 +444,9 @@ impl Stitcher {
             ("MAC", "UL") if h.body.contains(" subPDUs: [") => {
                 // Msg3 on CCCH (`UL rnti=… subPDUs: [CCCH48: …]`) comes before the UE has an index.
                 let Some(mue) = m.num("ue").map(|u| u as u32) else { return };
+                if let Some(r) = m.num("rnti") {
+                    self.ids.rnti_of_du.insert(mue, r as u16);
+                }
                 let q = self.mac_ul.entry(mue).or_default();
                 if !q.is_empty() {
                     // RLC PDUs of the previous MAC PDU that no RLC line claimed.
@@ -567,8 +583,10 @@ impl Stitcher {
                     return self.unlinked("pdcp_fields");
                 };
                 let d = drb.unwrap_or(0);
-                let from_rlc =
-                    self.rlc_delivered.get_mut(&(ue, d)).and_then(|q| take_matching(q, |l| u64::from(l) == len));
+                let du = self.du_for_pdcp_pdu(ue, d, len as u32, e.line, sink);
+                let from_rlc = du
+                    .and_then(|du| self.rlc_delivered.get_mut(&(du, d)))
+                    .and_then(|q| take_matching(q, |l| u64::from(l) == len));
                 if from_rlc.is_some_and(|(_, l)| u64::from(l) != len) {
                     self.unlinked("ul_pdcp_pdu_length_differs_from_rlc_sdu");
                 }
@@ -576,7 +594,7 @@ impl Stitcher {
                 let mut ev = self.ul(t, (Node::GnbCu, Layer::Pdcp, Point::ProcBegin), ue, drb, pkt);
                 ev.sn = Some(count as u32);
                 ev.bytes = len as u32;
-                sink.packet(ev);
+                self.ids.cu_event(ev, sink);
                 if count < self.rx_deliv.get(&(ue, d)).copied().unwrap_or(0) {
                     // COUNT < RX_DELIV: PDCP discards it (TS 38.323 §5.2.2.1) — it arrives after
                     // t-Reordering gave up on it. Inferred: info-level logs print no line for it.
@@ -584,7 +602,7 @@ impl Stitcher {
                     ev.sn = Some(count as u32);
                     ev.bytes = len as u32;
                     ev.reason = Some(Reason::PdcpRxOutOfWindow);
-                    sink.packet(ev);
+                    self.ids.cu_event(ev, sink);
                     *self.stats.drops.entry(("pdcp", Reason::PdcpRxOutOfWindow.as_str())).or_insert(0) += 1;
                 } else {
                     self.pdcp_rx.insert((ue, d, count), (pkt, len as u32));
@@ -611,7 +629,7 @@ impl Stitcher {
                 let mut ev = self.ul(t, (Node::GnbCu, Layer::Gtpu, Point::ProcEnd), ue, None, pkt);
                 ev.bytes = len.saturating_sub(GTPU_EXT_HDR) as u32;
                 ev.qfi = m.get("qfi").and_then(|q| q.strip_prefix("QFI=")).and_then(|q| q.parse().ok());
-                sink.packet(ev);
+                self.ids.cu_event(ev, sink);
                 true
             }
             _ => false,
@@ -639,6 +657,58 @@ impl Stitcher {
             (false, _) => 2,
         };
         base + if has_so { 2 } else { 0 }
+    }
+
+    /// The CU-UP index whose PDCP PDU a DL RLC SDU line (DU index `du`) names, binding the two
+    /// when not yet bound: the unbound CU-UP UE with a PDU of that DRB, SN and length (equal indexes
+    /// first).
+    fn cu_up_for_rlc_sdu<S: Sink>(
+        &mut self,
+        du: u32,
+        d: u8,
+        psn: u64,
+        len: u32,
+        line: u64,
+        sink: &mut S,
+    ) -> Option<u32> {
+        if let Some(cu) = self.ids.cu(du) {
+            return Some(cu);
+        }
+        let fits = |cu: u32| self.pdcp_by_sn.get(&(cu, d, psn)).is_some_and(|&(_, l)| l == len);
+        let cu = if fits(du) && self.ids.du(du).is_none() {
+            Some(du)
+        } else {
+            self.ids.unbound_cu_up().find(|&cu| fits(cu))
+        }?;
+        self.ids.bind(cu, du, line, "dl: an RLC SDU named the PDCP SN and length of this UE's PDU", sink);
+        Some(cu)
+    }
+
+    /// The DU index whose delivered RLC SDU a UL PDCP PDU line (CU-UP index `cu`) continues,
+    /// binding the two when not yet bound: the unbound DU UE with a delivered SDU of that DRB and
+    /// length (equal indexes first).
+    fn du_for_pdcp_pdu<S: Sink>(&mut self, cu: u32, d: u8, len: u32, line: u64, sink: &mut S) -> Option<u32> {
+        if let Some(du) = self.ids.du(cu) {
+            return Some(du);
+        }
+        let fits = |du: u32| {
+            self.ids.cu(du).is_none()
+                && self.rlc_delivered.get(&(du, d)).is_some_and(|q| q.iter().take(8).any(|&(_, l)| l == len))
+        };
+        let du = if fits(cu) {
+            Some(cu)
+        } else {
+            let mut dus: Vec<u32> = self.rlc_delivered.keys().filter(|k| k.1 == d).map(|k| k.0).collect();
+            dus.sort_unstable();
+            dus.into_iter().find(|&du| fits(du))
+        }?;
+        self.ids.bind(cu, du, line, "ul: a PDCP PDU had the length of an SDU this UE's RLC delivered", sink);
+        Some(du)
+    }
+
+    /// Writes the events still held for UEs whose DU index was never learned.
+    pub fn finish<S: Sink>(&mut self, sink: &mut S) {
+        self.ids.finish(sink);
     }
 
     /// Takes the MAC subPDU that carried a UL RLC PDU: the UE's next one on the bearer's LCID
@@ -669,7 +739,7 @@ impl Stitcher {
         let mut ev = self.ul(t, (Node::GnbCu, Layer::Pdcp, Point::Deliver), ue, Some(d), pkt);
         ev.sn = Some(count as u32);
         ev.bytes = sdu;
-        sink.packet(ev);
+        self.ids.cu_event(ev, sink);
         self.gtpu_ul.entry(ue).or_default().push_back((pkt, sdu));
     }
 
@@ -747,12 +817,49 @@ mod tests {
             st.entry(&e, &mut sink);
             slots.entry(&e, &mut sink);
         }
+        st.finish(&mut sink);
         slots.finish(&mut sink);
         (st, slots, sink)
     }
 
     fn journey(sink: &VecSink, pkt: u64) -> Vec<(Layer, Point, u32, u8)> {
         sink.packets.iter().filter(|e| e.pkt == pkt).map(|e| (e.layer, e.point, e.bytes, e.retx)).collect()
+    }
+
+    /// Two UEs whose CU-UP and DU indexes are swapped (CU-UP 5 is DU 2, CU-UP 2 is DU 5), both
+    /// with PDCP SN 0 in flight at once: each packet ends up with its own UE's DU index.
+    const SWAPPED: &str = "\
+2024-11-25T15:08:25.000000 [GTPU    ] [I] ue=5 DL teid=0x000001: RX SDU. sdu_len=100 qos_flow=QFI=1 sn={na}
+2024-11-25T15:08:25.000001 [GTPU    ] [I] ue=2 DL teid=0x000002: RX SDU. sdu_len=200 qos_flow=QFI=1 sn={na}
+2024-11-25T15:08:25.000010 [PDCP    ] [I] ue=5 DRB1 DL: TX PDU. type=data pdu_len=102 sn=0 count=0 is_retx=false
+2024-11-25T15:08:25.000011 [PDCP    ] [I] ue=2 DRB1 DL: TX PDU. type=data pdu_len=202 sn=0 count=0 is_retx=false
+2024-11-25T15:08:25.000020 [RLC     ] [I] du=0 ue=5 DRB1 DL: TX SDU. sdu_len=202 pdcp_sn=0 is_retx=false queued_sdus=1 queued_bytes=202
+2024-11-25T15:08:25.000021 [RLC     ] [I] du=0 ue=2 DRB1 DL: TX SDU. sdu_len=102 pdcp_sn=0 is_retx=false queued_sdus=1 queued_bytes=102
+2024-11-25T15:08:25.001000 [MAC     ] [I] [   10.1] UL rnti=0x4602 ue=5 subPDUs: [lcid=4: len=52]
+2024-11-25T15:08:25.001010 [RLC     ] [I] du=0 ue=5 DRB1 UL: RX PDU. pdu_len=52 dc=data p=0 si=full sn=0
+2024-11-25T15:08:25.001020 [RLC     ] [I] du=0 ue=5 DRB1 UL: RX SDU. sn=0 sdu_len=50
+2024-11-25T15:08:25.001030 [PDCP    ] [I] ue=2 DRB1 UL: RX PDU. type=data pdu_len=50 sn=0 count=0
+2024-11-25T15:08:25.001040 [PDCP    ] [I] ue=2 DRB1 UL: RX SDU. count=0
+2024-11-25T15:08:25.001050 [GTPU    ] [I] ue=2 UL teid=0x000003: TX PDU. pdu_len=64 teid=0x000003 qfi=QFI=1
+";
+
+    #[test]
+    fn cu_up_and_du_indexes_are_bound_from_the_traffic() {
+        let (st, _, sink) = run(SWAPPED);
+        assert!(st.stats.unlinked.is_empty(), "{:?}", st.stats.unlinked);
+        let b: Vec<_> = st.ids.bindings.iter().map(|b| (b.cu_up, b.du)).collect();
+        assert_eq!(b, vec![(2, 5), (5, 2)]);
+        // Every event of a packet carries one UE: the DU index.
+        let mut by_pkt: HashMap<u64, std::collections::BTreeSet<u32>> = HashMap::new();
+        for e in &sink.packets {
+            by_pkt.entry(e.pkt).or_default().insert(e.ue);
+        }
+        assert_eq!(by_pkt.len(), 3);
+        assert!(by_pkt.values().all(|u| u.len() == 1), "{by_pkt:?}");
+        let dl_ue = |bytes: u32| sink.packets.iter().find(|e| e.layer == Layer::Gtpu && e.bytes == bytes).unwrap().ue;
+        assert_eq!((dl_ue(100), dl_ue(200)), (2, 5));
+        let ul = sink.packets.iter().find(|e| e.dir == Dir::Ul && e.layer == Layer::Gtpu).unwrap();
+        assert_eq!((ul.ue, ul.bytes), (5, 48));
     }
 
     #[test]
