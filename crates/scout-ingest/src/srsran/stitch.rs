@@ -26,8 +26,8 @@
 //! RLC SDU → PDCP PDU and PDCP SDU → GTP-U PDU (per-bearer / per-UE order, lengths checked). Links that are **inferred** (listed
 //! in `run.json` `links`): GTP-U SDU → PDCP PDU by per-UE order; RLC SN → RLC SDU by queue order;
 //! RLC PDUs → MAC PDU by adjacency (the MAC line follows the RLC lines it carried); head of line.
-//! UE identity: the CU-UP and DU `ue=` indexes are taken as the same UE (true for the monolithic
-//! `gnb` app with one CU-UP and one DU).
+//! UE identity: CU-UP lines (GTP-U, PDCP) and DU lines (RLC, MAC) use different UE indexes; they
+//! are bound from the traffic by [`super::identity`], and every event carries the DU index.
 
 use std::collections::{HashMap, VecDeque};
 
