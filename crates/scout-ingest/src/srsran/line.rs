@@ -56,7 +56,19 @@ pub fn parse_timestamp(s: &[u8]) -> Option<i64> {
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
         return None;
     }
-    let days = days_from_civil(y, mo, d);
+    // Consecutive lines share their date: remember the last one's day number.
+    thread_local!(static LAST_DAY: std::cell::Cell<(i64, i64)> = const { std::cell::Cell::new((-1, 0)) });
+    let key = (y * 100 + mo) * 100 + d;
+    let days = LAST_DAY.with(|c| {
+        let (k, days) = c.get();
+        if k == key {
+            days
+        } else {
+            let days = days_from_civil(y, mo, d);
+            c.set((key, days));
+            days
+        }
+    });
     Some(((days * 86_400 + h * 3600 + mi * 60 + se) * 1_000_000) + us)
 }
 

@@ -191,8 +191,7 @@ pub fn ingest(
     };
     let ss = &slots.stats;
     let s = &st.stats;
-    let mut not_handled: Vec<_> = s.not_handled.iter().collect();
-    not_handled.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+    let not_handled = s.not_handled();
     let mut drops = serde_json::Map::new();
     for ((layer, reason), n) in &s.drops {
         drops.entry(*layer).or_insert_with(|| json!({}))[*reason] = json!(n);
@@ -221,7 +220,7 @@ pub fn ingest(
             "drops": drops,
             "skipped_inputs": {
                 "unlinked_lines": s.unlinked,
-                "per_packet_lines_not_turned_into_events": not_handled.iter().map(|(k, (n, line))| json!({"message": k, "count": n, "first_line": line})).collect::<Vec<_>>(),
+                "per_packet_lines_not_turned_into_events": not_handled.iter().map(|(k, n, line)| json!({"message": k, "count": n, "first_line": line})).collect::<Vec<_>>(),
             },
             "offered_packets": s.packets,
             "delivered_packets": 0,

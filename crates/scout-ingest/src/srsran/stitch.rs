@@ -46,11 +46,25 @@ pub struct StitchStats {
     pub unlinked: HashMap<&'static str, u64>,
     /// Entries of per-packet loggers whose message this version does not turn into events
     /// (by `logger: name`), with the first example's line.
-    pub not_handled: HashMap<String, (u64, u64)>,
+    not_handled_by: HashMap<&'static str, HashMap<String, (u64, u64)>>,
     /// Lines of signalling bearers (SRBs): not user-plane packets, counted only.
     pub srb_lines: u64,
     /// Packets dropped, by (layer, reason).
     pub drops: std::collections::BTreeMap<(&'static str, &'static str), u64>,
+}
+
+impl StitchStats {
+    /// Messages of per-packet loggers not turned into events, as (`logger: message`, count, first line),
+    /// most frequent first.
+    pub fn not_handled(&self) -> Vec<(String, u64, u64)> {
+        let mut v: Vec<_> = self
+            .not_handled_by
+            .iter()
+            .flat_map(|(l, names)| names.iter().map(move |(n, &(c, line))| (format!("{l}: {n}"), c, line)))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
 }
 
 #[derive(Default)]
@@ -115,6 +129,15 @@ fn take_matching(q: &mut VecDeque<(u64, u32)>, fits: impl Fn(u32) -> bool) -> Op
         Some(i) => q.remove(i),
         None => q.pop_front(),
     }
+}
+
+/// The loggers whose lines become packet events.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lg {
+    Gtpu,
+    Pdcp,
+    Rlc,
+    Mac,
 }
 
 /// Segments of an SDU received so far, as (SO, bytes).
@@ -253,17 +276,23 @@ impl Stitcher {
     pub fn entry<S: Sink>(&mut self, e: &Entry<'_>, sink: &mut S) {
         let h = e.header;
         let logger = h.logger;
-        if !matches!(logger, "GTPU" | "PDCP" | "RLC" | "MAC") {
-            return;
-        }
+        // The logger as a code, so that each arm below compares a message name only for its own
+        // logger (string matches of every arm on every entry were the ingest's largest cost).
+        let lg = match logger {
+            "GTPU" => Lg::Gtpu,
+            "PDCP" => Lg::Pdcp,
+            "RLC" => Lg::Rlc,
+            "MAC" => Lg::Mac,
+            _ => return,
+        };
         let m = parse_message(h.body);
         let t = (h.t_us - self.epoch_us) * 1000;
         let ue = m.prefix.ue;
         let dl = m.prefix.dir == Some("DL");
         let ul = m.prefix.dir == Some("UL");
         let drb = drb_of(&m);
-        let handled = match (logger, m.name) {
-            ("GTPU", "RX SDU") if dl => {
+        let handled = match (lg, m.name) {
+            (Lg::Gtpu, "RX SDU") if dl => {
                 let (Some(ue), Some(len)) = (ue, m.num("sdu_len")) else { return self.unlinked("gtpu_fields") };
                 let pkt = self.new_pkt();
                 let mut ev = self.ev(t, (Node::GnbCu, Layer::Gtpu, Point::ProcEnd), ue, None, pkt);
@@ -273,7 +302,7 @@ impl Stitcher {
                 self.gtpu_pending.entry(ue).or_default().push_back(pkt);
                 true
             }
-            ("PDCP", "TX PDU") if dl && drb.is_some() && m.get("type") == Some("data") => {
+            (Lg::Pdcp, "TX PDU") if dl && drb.is_some() && m.get("type") == Some("data") => {
                 let (Some(ue), Some(len), Some(sn), Some(count)) = (ue, m.num("pdu_len"), m.num("sn"), m.num("count"))
                 else {
                     return self.unlinked("pdcp_fields");
@@ -287,7 +316,7 @@ impl Stitcher {
                 self.pdcp_by_sn.insert((ue, drb.unwrap_or(0), sn), (pkt, len as u32));
                 true
             }
-            ("PDCP", "Drop burst finished") if dl => {
+            (Lg::Pdcp, "Drop burst finished") if dl => {
                 let (Some(ue), Some(n)) = (ue, m.num("nof_sdus")) else { return self.unlinked("pdcp_fields") };
                 for _ in 0..n {
                     let pending = self.gtpu_pending.get_mut(&ue).and_then(VecDeque::pop_front);
@@ -299,7 +328,7 @@ impl Stitcher {
                 }
                 true
             }
-            ("RLC", "TX SDU") if dl && drb.is_some() => {
+            (Lg::Rlc, "TX SDU") if dl && drb.is_some() => {
                 let (Some(ue), Some(len), Some(psn)) = (ue, m.num("sdu_len"), m.num("pdcp_sn")) else {
                     return self.unlinked("rlc_fields");
                 };
@@ -322,7 +351,7 @@ impl Stitcher {
                 }
                 true
             }
-            ("RLC", "TX PDU" | "RETX PDU") if dl && drb.is_some() && m.get("dc") == Some("data") => {
+            (Lg::Rlc, "TX PDU" | "RETX PDU") if dl && drb.is_some() && m.get("dc") == Some("data") => {
                 let (Some(ue), Some(sn), Some(pdu_len), Some(si)) = (ue, m.num("sn"), m.num("pdu_len"), m.get("si"))
                 else {
                     return self.unlinked("rlc_fields");
@@ -368,7 +397,7 @@ impl Stitcher {
                 }
                 true
             }
-            ("MAC", "DL PDU") => {
+            (Lg::Mac, "DL PDU") => {
                 let Some(mue) = m.num("ue").map(|u| u as u32) else { return self.unlinked("mac_fields") };
                 let rnti = m.num("rnti").map(|r| r as u16);
                 if let Some(r) = rnti {
@@ -385,7 +414,7 @@ impl Stitcher {
                 }
                 true
             }
-            ("PDCP", "PDCP configured") => {
+            (Lg::Pdcp, "PDCP configured") => {
                 if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
                     let hdr = if m.num("sn_size") == Some(18) { 3 } else { 2 };
                     self.pdcp_hdr.entry((ue, rb)).or_insert((2, false)).0 = hdr;
@@ -398,13 +427,13 @@ impl Stitcher {
                 }
                 true
             }
-            ("PDCP", "Set") if m.get("integrity_enabled") == Some("on") => {
+            (Lg::Pdcp, "Set") if m.get("integrity_enabled") == Some("on") => {
                 if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
                     self.pdcp_hdr.entry((ue, rb)).or_insert((2, false)).1 = true;
                 }
                 true
             }
-            ("RLC", "RLC AM configured" | "RLC UM configured") => {
+            (Lg::Rlc, "RLC AM configured" | "RLC UM configured") => {
                 if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
                     let am = m.name == "RLC AM configured";
                     if rb >= DRB0 {
@@ -418,7 +447,7 @@ impl Stitcher {
                 }
                 true
             }
-            ("MAC", "UL") if h.body.contains(": Discarding SDU.") => {
+            (Lg::Mac, "UL") if h.body.contains(": Discarding SDU.") => {
                 // `UL rnti=… ue=… lcid=4 UL-DCCH: Discarding SDU. Cause: Inexistent LCID`: the
                 // MAC drops the UE's SDUs on a bearer that no longer exists.
                 let (Some(mue), Some(lcid)) = (m.num("ue").map(|u| u as u32), m.num("lcid")) else {
@@ -441,7 +470,7 @@ impl Stitcher {
                 }
                 true
             }
-            ("MAC", "UL") if h.body.contains(" subPDUs: [") => {
+            (Lg::Mac, "UL") if h.body.contains(" subPDUs: [") => {
                 // Msg3 on CCCH (`UL rnti=… subPDUs: [CCCH48: …]`) comes before the UE has an index.
                 let Some(mue) = m.num("ue").map(|u| u as u32) else { return };
                 if let Some(r) = m.num("rnti") {
@@ -456,7 +485,7 @@ impl Stitcher {
                 q.extend(ul_subpdus(h.body));
                 true
             }
-            ("RLC", "RX PDU") if ul && m.get("dc") == Some("data") => {
+            (Lg::Rlc, "RX PDU") if ul && m.get("dc") == Some("data") => {
                 let (Some(ue), Some(rb), Some(sn), Some(pdu_len), Some(si)) =
                     (ue, rb_key(&m), m.num("sn"), m.num("pdu_len"), m.get("si"))
                 else {
@@ -497,19 +526,19 @@ impl Stitcher {
                 sink.packet(ev);
                 true
             }
-            ("RLC", "RX status PDU") if ul => {
+            (Lg::Rlc, "RX status PDU") if ul => {
                 // A status PDU from the UE (acknowledging DL data) also came in a MAC subPDU.
                 let (Some(ue), Some(rb)) = (ue, rb_key(&m)) else { return self.unlinked("rlc_fields") };
                 self.take_mac_ul(ue, rb, None);
                 self.status(t, Dir::Dl, ue, drb, &m, sink);
                 true
             }
-            ("RLC", "TX status PDU") if dl => {
+            (Lg::Rlc, "TX status PDU") if dl => {
                 let Some(ue) = ue else { return self.unlinked("rlc_fields") };
                 self.status(t, Dir::Ul, ue, drb, &m, sink);
                 true
             }
-            ("PDCP", "Reordering timer expired") if ul && drb.is_some() => {
+            (Lg::Pdcp, "Reordering timer expired") if ul && drb.is_some() => {
                 let Some(ue) = ue else { return self.unlinked("pdcp_fields") };
                 let d = drb.unwrap_or(0);
                 let queued = m.num("queued_sdus");
@@ -552,7 +581,7 @@ impl Stitcher {
                 true
             }
             // (Debug level adds `RX SDU. payload_len=… sn=…` per PDU; the SDU line has `sdu_len`.)
-            ("RLC", "RX SDU") if ul && drb.is_some() && m.get("sdu_len").is_some() => {
+            (Lg::Rlc, "RX SDU") if ul && drb.is_some() && m.get("sdu_len").is_some() => {
                 let (Some(ue), Some(sn), Some(len)) = (ue, m.num("sn"), m.num("sdu_len")) else {
                     return self.unlinked("rlc_fields");
                 };
@@ -578,7 +607,7 @@ impl Stitcher {
                 self.rlc_delivered.entry((ue, d)).or_default().push_back((pkt, len as u32));
                 true
             }
-            ("PDCP", "RX PDU") if ul && drb.is_some() && m.get("type") == Some("data") => {
+            (Lg::Pdcp, "RX PDU") if ul && drb.is_some() && m.get("type") == Some("data") => {
                 let (Some(ue), Some(len), Some(count)) = (ue, m.num("pdu_len"), m.num("count")) else {
                     return self.unlinked("pdcp_fields");
                 };
@@ -609,12 +638,12 @@ impl Stitcher {
                 }
                 true
             }
-            ("PDCP", "RX SDU") if ul && drb.is_some() => {
+            (Lg::Pdcp, "RX SDU") if ul && drb.is_some() => {
                 let (Some(ue), Some(count)) = (ue, m.num("count")) else { return self.unlinked("pdcp_fields") };
                 self.pdcp_deliver(t, ue, drb.unwrap_or(0), count, sink);
                 true
             }
-            ("GTPU", "TX PDU") if ul => {
+            (Lg::Gtpu, "TX PDU") if ul => {
                 let (Some(ue), Some(len)) = (ue, m.num("pdu_len")) else { return self.unlinked("gtpu_fields") };
                 let pending = self
                     .gtpu_ul
@@ -636,10 +665,21 @@ impl Stitcher {
         };
         if !handled && m.prefix.rb.is_some_and(|rb| rb.starts_with("SRB")) {
             self.stats.srb_lines += 1;
-        } else if !handled && matches!(logger, "GTPU" | "PDCP" | "RLC") && ue.is_some() {
-            let key = format!("{logger}: {}", m.name);
-            let n = self.stats.not_handled.entry(key).or_insert((0, e.line));
-            n.0 += 1;
+        } else if !handled && ue.is_some() {
+            // Counted by message without allocating once the message has been seen.
+            let layer: &'static str = match logger {
+                "GTPU" => "GTPU",
+                "PDCP" => "PDCP",
+                "RLC" => "RLC",
+                _ => return,
+            };
+            let names = self.stats.not_handled_by.entry(layer).or_default();
+            match names.get_mut(m.name) {
+                Some(n) => n.0 += 1,
+                None => {
+                    names.insert(m.name.to_string(), (1, e.line));
+                }
+            }
         }
     }
 

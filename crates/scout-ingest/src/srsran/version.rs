@@ -21,7 +21,8 @@
 //! | PDCP `Drop burst finished. nof_sdus=` | 25.04 and later |
 //! | `optional(…)` / `none` in a field | 25.04 |
 //!
-//! The parsers accept every format whatever the range says; the range is reported (`run.json`
+//! Markers are looked for in the first [`INSPECT_ENTRIES`] entries. The parsers accept every
+//! format whatever the range says; the range is reported (`run.json`
 //! `srsran`) so a user knows which release's behaviour the reconstruction assumed, and an
 //! inconsistent set of markers (a log concatenated from two releases) is reported as such.
 
@@ -48,11 +49,16 @@ pub struct Evidence {
     pub releases: (usize, usize),
 }
 
+/// Entries inspected: every marker of a real log shows within its first seconds of traffic, and
+/// the check then costs nothing on a long log.
+pub const INSPECT_ENTRIES: u64 = 200_000;
+
 #[derive(Default)]
 pub struct VersionDetector {
     pub commit: Option<String>,
     pub branch: Option<String>,
     pub evidence: Vec<Evidence>,
+    seen: u64,
 }
 
 impl VersionDetector {
@@ -63,6 +69,10 @@ impl VersionDetector {
     }
 
     pub fn entry(&mut self, e: &Entry<'_>) {
+        if self.seen == INSPECT_ENTRIES {
+            return;
+        }
+        self.seen += 1;
         let h = e.header;
         let b = h.body;
         let line = e.line;
