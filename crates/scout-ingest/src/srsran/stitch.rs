@@ -71,6 +71,8 @@ impl StitchStats {
 struct RlcQueue {
     /// SDUs waiting, oldest first: (pkt, bytes).
     waiting: VecDeque<(u64, u32)>,
+    /// PDCP SN → packet, for the SDUs waiting (what a PDCP discard names).
+    by_pdcp_sn: HashMap<u64, u64>,
     /// RLC SN → (pkt, SDU bytes).
     by_sn: HashMap<u64, (u64, u32)>,
 }
@@ -345,6 +347,7 @@ impl Stitcher {
                 sink.packet(ev);
                 let q = self.rlc.entry((ue, d)).or_default();
                 q.waiting.push_back((pkt, len as u32));
+                q.by_pdcp_sn.insert(psn, pkt);
                 if q.waiting.len() == 1 {
                     // An empty queue: the SDU is at the head of the line at once (inferred).
                     self.hol(sink, t, ue, drb, pkt, len as u32);
@@ -369,6 +372,7 @@ impl Stitcher {
                 let found = if starts && retx == 0 {
                     q.waiting.pop_front().inspect(|(p, len)| {
                         q.by_sn.insert(sn, (*p, *len));
+                        q.by_pdcp_sn.retain(|_, v| v != p);
                     })
                 } else {
                     q.by_sn.get(&sn).copied()
@@ -395,6 +399,70 @@ impl Stitcher {
                 if let Some((p, len)) = next_hol {
                     self.hol(sink, t, ue, drb, p, len);
                 }
+                true
+            }
+            (Lg::Rlc, "Dropped SDU") if dl && drb.is_some() => {
+                // The RLC SDU queue is full (by SDUs or bytes): the SDU never enters it.
+                let (Some(ue), Some(len), Some(psn)) = (ue, m.num("sdu_len"), m.num("pdcp_sn")) else {
+                    return self.unlinked("rlc_fields");
+                };
+                let d = drb.unwrap_or(0);
+                let cu = self.cu_up_for_rlc_sdu(ue, d, psn, len as u32, e.line, sink);
+                let pdcp = cu.and_then(|cu| self.pdcp_by_sn.remove(&(cu, d, psn))).map(|(p, _)| p);
+                let pkt = self.linked_or_new(pdcp, "rlc_drop_without_pdcp");
+                let mut ev = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Drop), ue, drb, pkt);
+                ev.bytes = len as u32;
+                ev.sn = Some(psn as u32);
+                ev.queue = Some(Queue::RlcSdu);
+                ev.queue_bytes = m.num("queued_bytes");
+                ev.queue_pkts = m.num("queued_sdus").map(|q| q as u32);
+                ev.reason = Some(Reason::RlcQueueFull);
+                sink.packet(ev);
+                *self.stats.drops.entry(("rlc", Reason::RlcQueueFull.as_str())).or_insert(0) += 1;
+                true
+            }
+            (Lg::Rlc, "Discarded SDU") if dl && drb.is_some() => {
+                // PDCP's discard timer expired for an SDU still waiting in the RLC queue; RLC removes
+                // it (`Discarded SDU. pdcp_sn=`). Dropped by PDCP's rule, where RLC held it.
+                let (Some(ue), Some(psn)) = (ue, m.num("pdcp_sn")) else { return self.unlinked("rlc_fields") };
+                let d = drb.unwrap_or(0);
+                let q = self.rlc.entry((ue, d)).or_default();
+                let Some(pkt) = q.by_pdcp_sn.remove(&psn) else { return self.unlinked("rlc_discard_without_sdu") };
+                let at = q.waiting.iter().position(|(p, _)| *p == pkt);
+                let (bytes, next_hol) = match at {
+                    Some(i) => {
+                        let (_, b) = q.waiting.remove(i).unwrap_or_default();
+                        (b, if i == 0 { q.waiting.front().copied() } else { None })
+                    }
+                    None => (0, None),
+                };
+                let mut ev = self.ev(t, (Node::GnbDu, Layer::Pdcp, Point::Drop), ue, drb, pkt);
+                ev.bytes = bytes;
+                ev.sn = Some(psn as u32);
+                ev.queue = Some(Queue::RlcSdu);
+                ev.reason = Some(Reason::PdcpDiscardTimer);
+                sink.packet(ev);
+                *self.stats.drops.entry(("pdcp", Reason::PdcpDiscardTimer.as_str())).or_insert(0) += 1;
+                if let Some((p, len)) = next_hol {
+                    self.hol(sink, t, ue, drb, p, len);
+                }
+                true
+            }
+            (Lg::Rlc, "Reached maximum number of RETX") if dl && drb.is_some() => {
+                // maxRetxThreshold reached for an RLC SN (TS 38.322 §5.3.2): the SDU is lost (and
+                // srsRAN reports a radio link failure).
+                let (Some(ue), Some(sn)) = (ue, m.num("sn")) else { return self.unlinked("rlc_fields") };
+                let d = drb.unwrap_or(0);
+                let Some((pkt, bytes)) = self.rlc.entry((ue, d)).or_default().by_sn.remove(&sn) else {
+                    return self.unlinked("rlc_max_retx_without_sdu");
+                };
+                let mut ev = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Drop), ue, drb, pkt);
+                ev.bytes = bytes;
+                ev.sn = Some(sn as u32);
+                ev.retx = m.num("retx_count").unwrap_or(0).min(255) as u8;
+                ev.reason = Some(Reason::RlcMaxRetx);
+                sink.packet(ev);
+                *self.stats.drops.entry(("rlc", Reason::RlcMaxRetx.as_str())).or_insert(0) += 1;
                 true
             }
             (Lg::Mac, "DL PDU") => {
@@ -900,6 +968,76 @@ mod tests {
         assert_eq!((dl_ue(100), dl_ue(200)), (2, 5));
         let ul = sink.packets.iter().find(|e| e.dir == Dir::Ul && e.layer == Layer::Gtpu).unwrap();
         assert_eq!((ul.ue, ul.bytes), (5, 48));
+    }
+
+    /// Downlink in the current (25.10 / main) formats, with each drop cause the lines show.
+    const DL_MAIN: &str = "\
+2026-04-27T11:25:31.000000 [PDCP    ] [I] ue=0 DRB1 DL: PDCP configured. rb_type=DRB rlc_mode=AM sn_size=18 discard_timer=100
+2026-04-27T11:25:31.001000 [GTPU    ] [I] ue=0 DL teid=0x000001: RX SDU. sdu_len=1000 qos_flow=QFI=1 sn={na}
+2026-04-27T11:25:31.001001 [GTPU    ] [I] ue=0 DL teid=0x000001: RX SDU. sdu_len=1001 qos_flow=QFI=1 sn={na}
+2026-04-27T11:25:31.001002 [GTPU    ] [I] ue=0 DL teid=0x000001: RX SDU. sdu_len=1002 qos_flow=QFI=1 sn={na}
+2026-04-27T11:25:31.001003 [GTPU    ] [I] ue=0 DL teid=0x000001: RX SDU. sdu_len=1003 qos_flow=QFI=1 sn={na}
+2026-04-27T11:25:31.001010 [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. type=data pdu_len=1003 sn=0 count=0 is_retx=false
+2026-04-27T11:25:31.001011 [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. type=data pdu_len=1004 sn=1 count=1 is_retx=false
+2026-04-27T11:25:31.001012 [PDCP    ] [I] ue=0 DRB1 DL: Dropping SDU. Cause: RLC SDU queue is full
+2026-04-27T11:25:31.001013 [PDCP    ] [I] ue=0 DRB1 DL: Drop burst finished. nof_sdus=1
+2026-04-27T11:25:31.001014 [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. type=data pdu_len=1006 sn=2 count=2 is_retx=false
+2026-04-27T11:25:31.001020 [RLC     ] [I] du=0 ue=0 DRB1 DL: TX SDU. sdu_len=1003 pdcp_sn=0 is_retx=false queued_sdus=1 queued_bytes=1003
+2026-04-27T11:25:31.001021 [RLC     ] [I] du=0 ue=0 DRB1 DL: TX SDU. sdu_len=1004 pdcp_sn=1 is_retx=false queued_sdus=2 queued_bytes=2007
+2026-04-27T11:25:31.001022 [RLC     ] [W] du=0 ue=0 DRB1 DL: Dropped SDU. sdu_len=1006 pdcp_sn=2 is_retx=false queued_sdus=2 queued_bytes=2007
+2026-04-27T11:25:31.001500 [SCHED   ] [I] [   10.1] Slot decisions pci=1 t=26us (1 PDSCH, 0 PUSCHs, 1 PUCCH): DL: ue=0 c-rnti=0x4601 h_id=3 ss_id=2 rb=[0..20) k1=4 newtx=true rv=0 tbs=1100 ri=1 dl_bo=1004
+2026-04-27T11:25:31.001510 [RLC     ] [I] du=0 ue=0 DRB1 DL: TX PDU. dc=data p=0 si=full sn=0 pdu_len=1005 grant_len=1100
+2026-04-27T11:25:31.001511 [MAC     ] [I] [   10.1] DL PDU: ue=0 rnti=0x4601 size=1100: SDU: lcid=4 nof_sdus=1 total_size=1005
+2026-04-27T11:25:31.101021 [RLC     ] [I] du=0 ue=0 DRB1 DL: Discarded SDU. pdcp_sn=1
+2026-04-27T11:25:31.401000 [RLC     ] [I] du=0 ue=0 DRB1 DL: Reached maximum number of RETX. sn=0 retx_count=4
+";
+
+    #[test]
+    fn downlink_in_the_main_format_with_every_drop_cause() {
+        let (st, slots, sink) = run(DL_MAIN);
+        assert!(st.stats.unlinked.is_empty(), "{:?}", st.stats.unlinked);
+        let by_bytes =
+            |b: u32| sink.packets.iter().find(|e| e.layer == Layer::Gtpu && e.bytes == b).map(|e| e.pkt).unwrap();
+        let path = |pkt: u64| -> Vec<(Layer, Point, Option<Reason>)> {
+            sink.packets.iter().filter(|e| e.pkt == pkt).map(|e| (e.layer, e.point, e.reason)).collect()
+        };
+        use Layer::*;
+        use Point::*;
+        assert_eq!(
+            path(by_bytes(1000)),
+            vec![
+                (Gtpu, ProcEnd, None),
+                (Pdcp, ProcEnd, None),
+                (Rlc, Enqueue, None),
+                (Rlc, Hol, None),
+                (Rlc, Segment, None),
+                (Mac, Tx, None),
+                (Rlc, Drop, Some(Reason::RlcMaxRetx)),
+            ]
+        );
+        assert_eq!(
+            path(by_bytes(1001)),
+            vec![
+                (Gtpu, ProcEnd, None),
+                (Pdcp, ProcEnd, None),
+                (Rlc, Enqueue, None),
+                (Rlc, Hol, None),
+                (Pdcp, Drop, Some(Reason::PdcpDiscardTimer)),
+            ]
+        );
+        assert_eq!(path(by_bytes(1002)), vec![(Gtpu, ProcEnd, None), (Pdcp, Drop, Some(Reason::PdcpEarlyDrop))]);
+        assert_eq!(
+            path(by_bytes(1003)),
+            vec![(Gtpu, ProcEnd, None), (Pdcp, ProcEnd, None), (Rlc, Drop, Some(Reason::RlcQueueFull))]
+        );
+        // 18-bit PDCP SN: 3-byte header; RLC SDU = PDCP PDU; full RLC PDU = SDU + 2-byte header.
+        let seg = sink.packets.iter().find(|e| e.point == Segment).unwrap();
+        assert_eq!(seg.bytes, 1003);
+        let drops: u64 = st.stats.drops.values().sum();
+        assert_eq!(drops, 4);
+        assert_eq!(slots.stats.dl_grants, 1);
+        let g = &sink.slots[0];
+        assert_eq!((g.prbs, g.tbs, g.retx_index, g.layers), (20, Some(1100), Some(0), Some(1)));
     }
 
     #[test]
