@@ -339,6 +339,38 @@ def _ms(v) -> str:
     return f"{v / MS:.3f}"
 
 
+def _inputs_table(meta: dict) -> pd.DataFrame:
+    """What of an ingested source was not used, by cause, with the first example (file:line)."""
+    rows = []
+    ing = meta.get("ingest") or {}
+    for f in ing.get("files", []):
+        name = f.get("file", "")
+        for key, what in [
+            ("orphan_lines", "lines before the first log entry"),
+            ("invalid_utf8_lines", "lines that are not UTF-8 (read with replacement characters)"),
+            ("out_of_order_entries", "entries older than one before them (asynchronous logger)"),
+        ]:
+            if f.get(key):
+                rows.append([what, "reader", f[key], name])
+        gaps = f.get("skipped_log_lines_markers") or []
+        if gaps:
+            rows.append(["srslog 'Potentially skipped log lines' markers", "reader", len(gaps), f"{name}:{gaps[0]}"])
+    sk = (meta.get("counts") or {}).get("skipped_inputs") or {}
+    first = sk.get("unlinked_first") or {}
+    for cause, n in sorted((sk.get("unlinked_lines") or {}).items(), key=lambda kv: -kv[1]):
+        rows.append([f"could not be linked: {cause}", cause.split("_")[0] if "_" in cause else "", n, first.get(cause, "")])
+    for x in sk.get("per_packet_lines_not_turned_into_events") or []:
+        layer = x["message"].split(":")[0]
+        rows.append([f"not turned into events: {x['message']}", layer, x["count"], x.get("first", x.get("first_line"))])
+    if ing.get("srb_lines"):
+        rows.append(["signalling-bearer (SRB) lines, not user plane", "", ing["srb_lines"], ""])
+    for key in ("trace", "metrics"):
+        t = meta.get(key) or {}
+        if t.get("bad_lines"):
+            rows.append([f"{key} lines that are not events", key, t["bad_lines"], ", ".join(t.get("first_bad_lines", []))])
+    return pd.DataFrame(rows, columns=["what", "layer", "count", "first"])
+
+
 def _summary_tables(a: analysis.Analysis) -> dict[str, str]:
     p = a.profiles
     whole = p.filter(p.window_start_ns.isnull() & (p.layer == "total"))
@@ -504,6 +536,8 @@ def render(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None)
     )
     counts = meta.get("counts", {})
     skipped = counts.get("skipped_inputs", {})
+    inputs = _inputs_table(meta)
+    inputs_html = _table(inputs, "t-inputs") if len(inputs) else ""
     doc = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>
@@ -524,6 +558,7 @@ def render(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None)
 {sec("correlation", "Application RTT vs queue sojourn", tables["correlation"])}
 {sec("executors", "Compute executors (srsRAN event tracer)", tables["executors"], "t-exec") if tables["executors"] else ""}
 {sec("metrics", "srsRAN metrics vs per-packet results", tables["metrics_check"]) if tables["metrics_check"] else ""}
+{sec("inputs", "Input lines not used", inputs_html, "t-inputs") if inputs_html else ""}
 <section id="run"><h2>Run</h2><p>Skipped inputs: {html.escape(json.dumps(skipped))} ·
 telemetry lost: {html.escape(json.dumps(counts.get("telemetry_lost", 0)))} ·
 in flight at the end: {html.escape(str(counts.get("in_flight_packets", 0)))}</p>

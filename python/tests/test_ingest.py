@@ -84,7 +84,10 @@ def test_every_dl_drb_pdcp_pdu_becomes_a_journey_to_a_mac_transmission(tmp_path:
 
     r = scout_cmd("report", str(out))
     assert r.returncode == 0, r.stderr
-    assert (out / "report" / "index.html").exists()
+    page = (out / "report" / "index.html").read_text()
+    # What was not used is in the report too, by cause, with its first file:line.
+    assert "Input lines not used" in page and f"{LOG_23_10}:" in page
+    assert "not turned into events: RLC: Handled status report" in page
 
 
 @needs_fixtures

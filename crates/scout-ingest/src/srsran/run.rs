@@ -116,6 +116,7 @@ pub fn ingest(
         let (t_us, line) = {
             // (After a peek that saw an entry this is one; a single file is not peeked.)
             let Some(e) = r.next_entry().map_err(|e| input(p, e))? else { break };
+            st.at.0 = i;
             st.entry(&e, &mut w);
             slots.entry(&e, &mut w);
             version.entry(&e);
@@ -220,7 +221,8 @@ pub fn ingest(
             "drops": drops,
             "skipped_inputs": {
                 "unlinked_lines": s.unlinked,
-                "per_packet_lines_not_turned_into_events": not_handled.iter().map(|(k, n, line)| json!({"message": k, "count": n, "first_line": line})).collect::<Vec<_>>(),
+                "unlinked_first": s.unlinked_first.iter().map(|(k, &(f, line))| (k.to_string(), json!(format!("{}:{line}", paths[f].display())))).collect::<serde_json::Map<_, _>>(),
+                "per_packet_lines_not_turned_into_events": not_handled.iter().map(|(k, n, (f, line))| json!({"message": k, "count": n, "first_line": line, "first": format!("{}:{line}", paths[*f].display())})).collect::<Vec<_>>(),
             },
             "offered_packets": s.packets,
             "delivered_packets": 0,

@@ -46,7 +46,9 @@ pub struct StitchStats {
     pub unlinked: HashMap<&'static str, u64>,
     /// Entries of per-packet loggers whose message this version does not turn into events
     /// (by `logger: name`), with the first example's line.
-    not_handled_by: HashMap<&'static str, HashMap<String, (u64, u64)>>,
+    not_handled_by: HashMap<&'static str, HashMap<String, (u64, (usize, u64))>>,
+    /// Where each cause of `unlinked` was first met: (file index, line).
+    pub unlinked_first: HashMap<&'static str, (usize, u64)>,
     /// Lines of signalling bearers (SRBs): not user-plane packets, counted only.
     pub srb_lines: u64,
     /// Packets dropped, by (layer, reason).
@@ -56,7 +58,7 @@ pub struct StitchStats {
 impl StitchStats {
     /// Messages of per-packet loggers not turned into events, as (`logger: message`, count, first line),
     /// most frequent first.
-    pub fn not_handled(&self) -> Vec<(String, u64, u64)> {
+    pub fn not_handled(&self) -> Vec<(String, u64, (usize, u64))> {
         let mut v: Vec<_> = self
             .not_handled_by
             .iter()
@@ -116,6 +118,8 @@ pub struct Stitcher {
     rx_deliv: HashMap<(u32, u8), u64>,
     /// CU-UP ↔ DU UE indexes ([`super::identity`]).
     pub ids: UeIds,
+    /// The entry being handled: (index of its file in the order given, line).
+    pub at: (usize, u64),
     pub stats: StitchStats,
 }
 
@@ -194,6 +198,7 @@ impl Stitcher {
             rx_deliv: HashMap::new(),
             rlc_cfg: HashMap::new(),
             ids: UeIds::default(),
+            at: (0, 0),
             stats: StitchStats::default(),
         }
     }
@@ -253,6 +258,7 @@ impl Stitcher {
 
     fn unlinked(&mut self, cause: &'static str) {
         *self.stats.unlinked.entry(cause).or_insert(0) += 1;
+        self.stats.unlinked_first.entry(cause).or_insert(self.at);
     }
 
     /// The linked packet, or a new one when the line before it is missing (counted under `cause`).
@@ -276,6 +282,7 @@ impl Stitcher {
 
     /// Handles one entry, writing its events to `sink`.
     pub fn entry<S: Sink>(&mut self, e: &Entry<'_>, sink: &mut S) {
+        self.at.1 = e.line;
         let h = e.header;
         let logger = h.logger;
         // The logger as a code, so that each arm below compares a message name only for its own
@@ -548,6 +555,7 @@ impl Stitcher {
                 if !q.is_empty() {
                     // RLC PDUs of the previous MAC PDU that no RLC line claimed.
                     *self.stats.unlinked.entry("ul_mac_subpdu_without_rlc_pdu").or_insert(0) += q.len() as u64;
+                    self.stats.unlinked_first.entry("ul_mac_subpdu_without_rlc_pdu").or_insert(self.at);
                     q.clear();
                 }
                 q.extend(ul_subpdus(h.body));
@@ -745,7 +753,7 @@ impl Stitcher {
             match names.get_mut(m.name) {
                 Some(n) => n.0 += 1,
                 None => {
-                    names.insert(m.name.to_string(), (1, e.line));
+                    names.insert(m.name.to_string(), (1, self.at));
                 }
             }
         }
