@@ -37,6 +37,9 @@ use super::identity::UeIds;
 use super::message::{parse_message, Message};
 use super::reader::Entry;
 
+/// Per message name: how many lines, and the first one as (file index, line).
+type MessageCounts = HashMap<String, (u64, (usize, u64))>;
+
 /// Counts of what was turned into events and what was not, for `run.json`.
 #[derive(Debug, Default, Clone)]
 pub struct StitchStats {
@@ -46,7 +49,7 @@ pub struct StitchStats {
     pub unlinked: HashMap<&'static str, u64>,
     /// Entries of per-packet loggers whose message this version does not turn into events
     /// (by `logger: name`), with the first example's line.
-    not_handled_by: HashMap<&'static str, HashMap<String, (u64, (usize, u64))>>,
+    not_handled_by: HashMap<&'static str, MessageCounts>,
     /// Where each cause of `unlinked` was first met: (file index, line).
     pub unlinked_first: HashMap<&'static str, (usize, u64)>,
     /// Lines of signalling bearers (SRBs): not user-plane packets, counted only.
