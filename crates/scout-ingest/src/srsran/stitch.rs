@@ -97,6 +97,12 @@ pub struct Stitcher {
     epoch_us: i64,
     next_pkt: u64,
     gtpu_pending: HashMap<u32, VecDeque<u64>>,
+    /// DL, per CU-UP UE: how many packets at the front of `gtpu_pending` SDAP has logged (debug).
+    sdap_done: HashMap<u32, usize>,
+    /// DL, per (CU-UP UE, DRB): PDCP PDUs not yet seen by the DU's F1-U (debug): (packet, bytes).
+    f1u_pending: HashMap<(u32, u8), VecDeque<(u64, u32)>>,
+    /// UL, per CU-UP UE: how many packets at the front of `gtpu_ul` SDAP has logged (debug).
+    sdap_ul_done: HashMap<u32, usize>,
     /// (UE, DRB, PDCP SN) → packet, until its RLC SDU line.
     pdcp_by_sn: HashMap<(u32, u8, u64), (u64, u32)>,
     rlc: HashMap<(u32, u8), RlcQueue>,
@@ -144,7 +150,9 @@ fn take_matching(q: &mut VecDeque<(u64, u32)>, fits: impl Fn(u32) -> bool) -> Op
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Lg {
     Gtpu,
+    Sdap,
     Pdcp,
+    DuF1u,
     Rlc,
     Mac,
 }
@@ -189,6 +197,9 @@ impl Stitcher {
             epoch_us,
             next_pkt: 0,
             gtpu_pending: HashMap::new(),
+            sdap_done: HashMap::new(),
+            f1u_pending: HashMap::new(),
+            sdap_ul_done: HashMap::new(),
             pdcp_by_sn: HashMap::new(),
             rlc: HashMap::new(),
             mac_pending: HashMap::new(),
@@ -295,6 +306,8 @@ impl Stitcher {
             "PDCP" => Lg::Pdcp,
             "RLC" => Lg::Rlc,
             "MAC" => Lg::Mac,
+            "SDAP" => Lg::Sdap,
+            "DU-F1-U" => Lg::DuF1u,
             _ => return,
         };
         let m = parse_message(h.body);
@@ -319,19 +332,25 @@ impl Stitcher {
                 else {
                     return self.unlinked("pdcp_fields");
                 };
-                let pending = self.gtpu_pending.get_mut(&ue).and_then(VecDeque::pop_front);
+                let pending = self.pop_gtpu_dl(ue);
                 let pkt = self.linked_or_new(pending, "pdcp_without_gtpu");
                 let mut ev = self.ev(t, (Node::GnbCu, Layer::Pdcp, Point::ProcEnd), ue, drb, pkt);
                 ev.bytes = len as u32;
                 ev.sn = Some(count as u32);
                 self.ids.cu_event(ev, sink);
                 self.pdcp_by_sn.insert((ue, drb.unwrap_or(0), sn), (pkt, len as u32));
+                let f = self.f1u_pending.entry((ue, drb.unwrap_or(0))).or_default();
+                f.push_back((pkt, len as u32));
+                if f.len() > 4096 {
+                    // Info-level logs have no F1-U lines: keep only a window.
+                    f.pop_front();
+                }
                 true
             }
             (Lg::Pdcp, "Drop burst finished") if dl => {
                 let (Some(ue), Some(n)) = (ue, m.num("nof_sdus")) else { return self.unlinked("pdcp_fields") };
                 for _ in 0..n {
-                    let pending = self.gtpu_pending.get_mut(&ue).and_then(VecDeque::pop_front);
+                    let pending = self.pop_gtpu_dl(ue);
                     let pkt = self.linked_or_new(pending, "pdcp_drop_without_gtpu");
                     let mut ev = self.ev(t, (Node::GnbCu, Layer::Pdcp, Point::Drop), ue, drb, pkt);
                     ev.reason = Some(Reason::PdcpEarlyDrop);
@@ -409,6 +428,69 @@ impl Stitcher {
                 if let Some((p, len)) = next_hol {
                     self.hol(sink, t, ue, drb, p, len);
                 }
+                true
+            }
+            (Lg::Sdap, "TX PDU") if dl => {
+                // Debug: `ue=1 psi=4 QFI=1 DRB1 DL: TX PDU. QFI=1 pdu_len=1278` — SDAP maps the UE's
+                // next GTP-U SDU (in order) to its DRB.
+                let (Some(ue), Some(len)) = (ue, m.num("pdu_len")) else { return self.unlinked("sdap_fields") };
+                let done = self.sdap_done.entry(ue).or_insert(0);
+                let Some(&pkt) = self.gtpu_pending.get(&ue).and_then(|q| q.get(*done)) else {
+                    return self.unlinked("sdap_pdu_without_gtpu");
+                };
+                *done += 1;
+                let mut ev = self.ev(t, (Node::GnbCu, Layer::Sdap, Point::ProcEnd), ue, drb, pkt);
+                ev.bytes = len as u32;
+                ev.qfi = m.prefix.qfi.map(|q| q as u8);
+                self.ids.cu_event(ev, sink);
+                true
+            }
+            (Lg::Sdap, "RX SDU") if ul => {
+                // Debug: the UE's next PDCP delivery (in order) passes SDAP towards GTP-U.
+                let (Some(ue), Some(len)) = (ue, m.num("sdu_len")) else { return self.unlinked("sdap_fields") };
+                let done = self.sdap_ul_done.entry(ue).or_insert(0);
+                let Some(&(pkt, _)) = self.gtpu_ul.get(&ue).and_then(|q| q.get(*done)) else {
+                    return self.unlinked("ul_sdap_sdu_without_pdcp");
+                };
+                *done += 1;
+                let mut ev = self.ul(t, (Node::GnbCu, Layer::Sdap, Point::ProcEnd), ue, drb, pkt);
+                ev.bytes = len as u32;
+                ev.qfi = m.prefix.qfi.map(|q| q as u8);
+                self.ids.cu_event(ev, sink);
+                true
+            }
+            (Lg::DuF1u, "F1-U bearer received SDU") if drb.is_some() && m.get("is_retx") != Some("true") => {
+                // Debug, DU side: `ue=0 DRB1 addr=… dl-teid=…: F1-U bearer received SDU. size=N
+                // is_retx=false` — the DL PDCP PDU reached the DU (the bearer's next one, length
+                // checked).
+                let (Some(du), Some(len)) = (ue, m.num("size")) else { return self.unlinked("f1u_fields") };
+                let d = drb.unwrap_or(0);
+                let cu = self.ids.cu(du).unwrap_or(du);
+                let Some((pkt, _)) =
+                    self.f1u_pending.get_mut(&(cu, d)).and_then(|q| take_matching(q, |l| u64::from(l) == len))
+                else {
+                    return self.unlinked("f1u_sdu_without_pdcp");
+                };
+                let mut ev = self.ev(t, (Node::GnbDu, Layer::F1u, Point::Arrive), du, drb, pkt);
+                ev.bytes = len as u32;
+                sink.packet(ev);
+                true
+            }
+            (Lg::DuF1u, n) if n.starts_with("Dropped F1-U PDU") && drb.is_some() => {
+                // `Dropped F1-U PDU, queue is full`: the DL PDU could not be handed to the DU's UE
+                // executor; it is the bearer's next PDCP PDU not yet seen by F1-U.
+                let Some(du) = ue else { return self.unlinked("f1u_fields") };
+                let d = drb.unwrap_or(0);
+                let cu = self.ids.cu(du).unwrap_or(du);
+                let Some((pkt, len)) = self.f1u_pending.get_mut(&(cu, d)).and_then(VecDeque::pop_front) else {
+                    return self.unlinked("f1u_drop_without_pdcp");
+                };
+                self.pdcp_by_sn.retain(|_, v| v.0 != pkt);
+                let mut ev = self.ev(t, (Node::GnbDu, Layer::F1u, Point::Drop), du, drb, pkt);
+                ev.bytes = len;
+                ev.reason = Some(Reason::F1uQueueFull);
+                sink.packet(ev);
+                *self.stats.drops.entry(("f1u", Reason::F1uQueueFull.as_str())).or_insert(0) += 1;
                 true
             }
             (Lg::Rlc, "Dropped SDU") if dl && drb.is_some() => {
@@ -728,6 +810,9 @@ impl Stitcher {
                     .gtpu_ul
                     .get_mut(&ue)
                     .and_then(|q| take_matching(q, |sdu| u64::from(sdu) + GTPU_EXT_HDR == len));
+                if let Some(done) = self.sdap_ul_done.get_mut(&ue) {
+                    *done = done.saturating_sub(1);
+                }
                 // GTP-U header with the PDU Session Container extension: 8 + 8 bytes
                 // (TS 29.281 §5.1, §5.2.2.7; TS 38.415 §5.5.2.2).
                 if pending.is_some_and(|(_, sdu)| u64::from(sdu) + GTPU_EXT_HDR != len) {
@@ -776,6 +861,15 @@ impl Stitcher {
             (false, _) => 2,
         };
         base + if has_so { 2 } else { 0 }
+    }
+
+    /// The UE's oldest DL packet waiting for PDCP (SDAP's count of it goes with it).
+    fn pop_gtpu_dl(&mut self, ue: u32) -> Option<u64> {
+        let p = self.gtpu_pending.get_mut(&ue).and_then(VecDeque::pop_front);
+        if let Some(done) = self.sdap_done.get_mut(&ue) {
+            *done = done.saturating_sub(1);
+        }
+        p
     }
 
     /// The CU-UP index whose PDCP PDU a DL RLC SDU line (DU index `du`) names, binding the two
@@ -1049,6 +1143,58 @@ mod tests {
         assert_eq!(slots.stats.dl_grants, 1);
         let g = &sink.slots[0];
         assert_eq!((g.prbs, g.tbs, g.retx_index, g.layers), (20, Some(1100), Some(0), Some(1)));
+    }
+
+    /// Debug level adds SDAP and the DU's F1-U lines: the journeys gain those hops, and an F1-U
+    /// queue drop is a drop.
+    const DEBUG_HOPS: &str = "\
+2024-11-25T15:08:25.000000 [GTPU    ] [I] ue=0 DL teid=0x000001: RX SDU. sdu_len=1000 qos_flow=QFI=1 sn={na}
+2024-11-25T15:08:25.000001 [GTPU    ] [I] ue=0 DL teid=0x000001: RX SDU. sdu_len=1100 qos_flow=QFI=1 sn={na}
+2024-11-25T15:08:25.000005 [SDAP    ] [D] ue=0 psi=1 QFI=1 DRB1 DL: TX PDU. QFI=1 pdu_len=1000
+2024-11-25T15:08:25.000006 [SDAP    ] [D] ue=0 psi=1 QFI=1 DRB1 DL: TX PDU. QFI=1 pdu_len=1100
+2024-11-25T15:08:25.000010 [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. type=data pdu_len=1002 sn=0 count=0 is_retx=false
+2024-11-25T15:08:25.000011 [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. type=data pdu_len=1102 sn=1 count=1 is_retx=false
+2024-11-25T15:08:25.000050 [DU-F1-U ] [D] ue=0 DRB1 addr=0.0.0.0 dl-teid=0x000001: F1-U bearer received SDU. size=1002 is_retx=false
+2024-11-25T15:08:25.000051 [DU-F1-U ] [I] ue=0 DRB1 addr=0.0.0.0 dl-teid=0x000001: Dropped F1-U PDU, queue is full
+2024-11-25T15:08:25.000060 [RLC     ] [I] du=0 ue=0 DRB1 DL: TX SDU. sdu_len=1002 pdcp_sn=0 is_retx=false queued_sdus=1 queued_bytes=1002
+2024-11-25T15:08:25.001000 [MAC     ] [I] [   10.6] UL rnti=0x4601 ue=0 subPDUs: [lcid=4: len=52]
+2024-11-25T15:08:25.001010 [RLC     ] [I] du=0 ue=0 DRB1 UL: RX PDU. pdu_len=52 dc=data p=0 si=full sn=0
+2024-11-25T15:08:25.001020 [RLC     ] [I] du=0 ue=0 DRB1 UL: RX SDU. sn=0 sdu_len=50
+2024-11-25T15:08:25.001030 [PDCP    ] [I] ue=0 DRB1 UL: RX PDU. type=data pdu_len=50 sn=0 count=0
+2024-11-25T15:08:25.001040 [PDCP    ] [I] ue=0 DRB1 UL: RX SDU. count=0
+2024-11-25T15:08:25.001045 [SDAP    ] [D] ue=0 psi=1 QFI=1 DRB1 UL: RX SDU. QFI=1 sdu_len=48
+2024-11-25T15:08:25.001050 [GTPU    ] [I] ue=0 UL teid=0x000003: TX PDU. pdu_len=64 teid=0x000003 qfi=QFI=1
+";
+
+    #[test]
+    fn sdap_and_f1u_debug_lines_add_their_hops() {
+        let (st, _, sink) = run(DEBUG_HOPS);
+        assert!(st.stats.unlinked.is_empty(), "{:?}", st.stats.unlinked);
+        let path = |gtpu_bytes: u32, dir: Dir| -> Vec<(Layer, Point)> {
+            let pkt = sink
+                .packets
+                .iter()
+                .find(|e| e.layer == Layer::Gtpu && e.bytes == gtpu_bytes && e.dir == dir)
+                .unwrap()
+                .pkt;
+            // In time order (events of a UE whose CU-UP index is not yet bound are written later).
+            let mut evs: Vec<_> = sink.packets.iter().filter(|e| e.pkt == pkt).collect();
+            evs.sort_by_key(|e| e.t_ns);
+            evs.iter().map(|e| (e.layer, e.point)).collect()
+        };
+        use Layer::*;
+        use Point::*;
+        assert_eq!(
+            path(1000, Dir::Dl),
+            vec![(Gtpu, ProcEnd), (Sdap, ProcEnd), (Pdcp, ProcEnd), (F1u, Arrive), (Rlc, Enqueue), (Rlc, Hol)]
+        );
+        assert_eq!(path(1100, Dir::Dl), vec![(Gtpu, ProcEnd), (Sdap, ProcEnd), (Pdcp, ProcEnd), (F1u, Drop)]);
+        assert_eq!(st.stats.drops.get(&("f1u", "f1u_queue_full")), Some(&1));
+        assert_eq!(
+            path(48, Dir::Ul),
+            vec![(Rlc, Segment), (Rlc, Deliver), (Pdcp, ProcBegin), (Pdcp, Deliver), (Sdap, ProcEnd), (Gtpu, ProcEnd)]
+        );
+        assert_eq!(st.pending_packets(), 1, "the first DL SDU is still in the RLC queue");
     }
 
     #[test]
