@@ -118,11 +118,15 @@ def test_uplink_journeys_and_slot_rows_match_the_log_lines(tmp_path: Path) -> No
     gt = ev[(ev.layer == "gtpu")].pkt
     assert len(gt) > 100
     for pkt, g in ev[ev.pkt.isin(gt)].groupby("pkt"):
-        steps = [(la, po) for la, po in zip(g.layer, g.point, strict=True) if po != "segment"]
+        steps = [(la, po) for la, po in zip(g.layer, g.point, strict=True) if po not in ("segment", "tx", "rx")]
         assert steps == [("rlc", "deliver"), ("pdcp", "proc_begin"), ("pdcp", "deliver"), ("gtpu", "proc_end")], pkt
-        assert g.point.iloc[0] == "segment"
+        assert g.point.iloc[0] in ("tx", "segment")
     ul_tx = [line for line in text if " UL teid=" in line and "TX PDU." in line]
     gtpu_lens = sorted(int(line.split("pdu_len=")[1].split()[0]) - 16 for line in ul_tx)
+    # Each segment's transport block: its PUSCH attempts (HARQ retransmissions after crc=KO) and
+    # its decoding; every UL segment that came in a decoded block has both.
+    harq = ev[(ev.layer == "mac") & (ev.point == "tx")]
+    assert (harq.retx > 0).sum() > 0 and (ev[(ev.layer == "phy") & (ev.point == "rx")].pkt.nunique() > 100)
     assert sorted(ev[ev.layer == "gtpu"].bytes) == gtpu_lens
     # Every link the stitcher checks held: only one segment arrived before its SDU's first.
     assert meta["counts"]["skipped_inputs"]["unlinked_lines"] == {"ul_rlc_segment_before_first": 1}

@@ -107,6 +107,13 @@ pub struct Stitcher {
     pdcp_by_sn: HashMap<(u32, u8, u64), (u64, u32)>,
     rlc: HashMap<(u32, u8), RlcQueue>,
     mac_pending: HashMap<u32, Vec<MacItem>>,
+    /// UL HARQ: PUSCH attempts of each (RNTI, HARQ process) not yet decoded: (t_ns of the
+    /// transmission, decode end). From the PHY `PUSCH: … crc=KO` lines.
+    harq_ul: HashMap<(u16, u8), Vec<Attempt>>,
+    /// UL HARQ: the attempts of each RNTI's last decoded transport block (`crc=OK`), until its MAC
+    /// line, then of the MAC PDU whose RLC lines are being read, per DU UE.
+    tb_decoded: HashMap<u16, Vec<Attempt>>,
+    tb_of_mac: HashMap<u32, (Option<u16>, Vec<Attempt>)>,
     /// UL: RLC PDUs of each UE's last MAC PDUs, waiting for their RLC RX PDU lines: (LCID, length).
     mac_ul: HashMap<u32, VecDeque<(u8, u32)>>,
     /// UL: SDUs being reassembled, (UE, DRB, RLC SN) → (packet, segments received as (SO, bytes)).
@@ -157,6 +164,14 @@ enum Lg {
     Mac,
 }
 
+/// One PUSCH transmission of a transport block.
+#[derive(Clone, Copy, Debug, Default)]
+struct Attempt {
+    tx_ns: i64,
+    decoded_ns: i64,
+    ok: bool,
+}
+
 /// Segments of an SDU received so far, as (SO, bytes).
 type Segments = Vec<(u32, u32)>;
 
@@ -200,6 +215,9 @@ impl Stitcher {
             sdap_done: HashMap::new(),
             f1u_pending: HashMap::new(),
             sdap_ul_done: HashMap::new(),
+            harq_ul: HashMap::new(),
+            tb_decoded: HashMap::new(),
+            tb_of_mac: HashMap::new(),
             pdcp_by_sn: HashMap::new(),
             rlc: HashMap::new(),
             mac_pending: HashMap::new(),
@@ -308,6 +326,27 @@ impl Stitcher {
             "MAC" => Lg::Mac,
             "SDAP" => Lg::Sdap,
             "DU-F1-U" => Lg::DuF1u,
+            l if l.starts_with("UL-PHY") || l == "PHY" => {
+                if h.body.starts_with("PUSCH: ") {
+                    self.pusch(h.t_us, h.body);
+                }
+                return;
+            }
+            "SCHED" => {
+                // `UL HARQ rnti=… h_id=…: Discarding HARQ …` (23.10) or `rnti=… h_id=…: Discarding UL
+                // HARQ process TB …`: the process gave up on its block; its failed attempts end here
+                // (retransmissions may reuse rv 0, so only this line tells a new block apart).
+                let b = h.body;
+                if b.contains("Discarding") && b.contains("UL HARQ") {
+                    let f = super::message::parse_fields(b);
+                    let get =
+                        |k: &str| f.iter().find(|(key, _)| *key == k).and_then(|(_, v)| super::message::parse_num(v));
+                    if let (Some(r), Some(hid)) = (get("rnti"), get("h_id")) {
+                        self.harq_ul.remove(&(r as u16, hid as u8));
+                    }
+                }
+                return;
+            }
             _ => return,
         };
         let m = parse_message(h.body);
@@ -644,6 +683,10 @@ impl Stitcher {
                     q.clear();
                 }
                 q.extend(ul_subpdus(h.body));
+                // The transport block this MAC PDU came in: the RNTI's last decoded one.
+                let rnti = m.num("rnti").map(|r| r as u16);
+                let tb = rnti.and_then(|r| self.tb_decoded.remove(&r)).unwrap_or_default();
+                self.tb_of_mac.insert(mue, (rnti, tb));
                 true
             }
             (Lg::Rlc, "RX PDU") if ul && m.get("dc") == Some("data") => {
@@ -678,12 +721,29 @@ impl Stitcher {
                         (p, false)
                     }
                 };
+                // The segment's transport block: each PUSCH attempt (HARQ retransmissions marked) and
+                // its decoding at the gNB.
+                let (rnti, tb) = self.tb_of_mac.get(&ue).cloned().unwrap_or_default();
+                for (i, a) in tb.iter().enumerate() {
+                    let mut tx = self.ul(a.tx_ns, (Node::Ue, Layer::Mac, Point::Tx), ue, Some(drb), pkt);
+                    tx.rnti = rnti;
+                    tx.bytes = payload;
+                    tx.retx = i.min(255) as u8;
+                    sink.packet(tx);
+                    if a.ok {
+                        let mut rx = self.ul(a.decoded_ns, (Node::GnbDu, Layer::Phy, Point::Rx), ue, Some(drb), pkt);
+                        rx.rnti = rnti;
+                        rx.bytes = payload;
+                        sink.packet(rx);
+                    }
+                }
                 let mut ev = self.ul(t, (Node::GnbDu, Layer::Rlc, Point::Segment), ue, Some(drb), pkt);
                 ev.sn = Some(sn as u32);
                 ev.seg_offset = Some(so);
                 ev.seg_last = Some(completes);
                 ev.bytes = payload;
                 ev.retx = u8::from(retx);
+                ev.rnti = rnti;
                 sink.packet(ev);
                 true
             }
@@ -924,6 +984,33 @@ impl Stitcher {
         self.ids.finish(sink);
     }
 
+    /// A PHY `PUSCH: rnti= h_id= … crc=OK|KO … t=N.Nus` line: one attempt of the HARQ process. The
+    /// transmission time is the line's time less the decoding time `t=` (the line is written when
+    /// decoding ends); a `KO` waits for the process's retransmission, an `OK` completes the block.
+    fn pusch(&mut self, t_us: i64, body: &str) {
+        let f = super::message::parse_fields(body);
+        let get = |k: &str| f.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
+        let (Some(rnti), Some(h), Some(crc)) = (
+            get("rnti").and_then(super::message::parse_num),
+            get("h_id").and_then(super::message::parse_num),
+            get("crc"),
+        ) else {
+            return;
+        };
+        let decode_us = get("t").and_then(|v| v.trim_end_matches("us").parse::<f64>().ok()).unwrap_or(0.0);
+        let decoded_ns = (t_us - self.epoch_us) * 1000;
+        let a = Attempt { tx_ns: decoded_ns - (decode_us * 1000.0) as i64, decoded_ns, ok: crc == "OK" };
+        let key = (rnti as u16, h as u8);
+        let tries = self.harq_ul.entry(key).or_default();
+        tries.push(a);
+        if a.ok || tries.len() > 32 {
+            let tb = std::mem::take(tries);
+            if a.ok {
+                self.tb_decoded.insert(key.0, tb);
+            }
+        }
+    }
+
     /// Takes the MAC subPDU that carried a UL RLC PDU: the UE's next one on the bearer's LCID
     /// (srsRAN maps SRBn to LCID n and DRBn to LCID n + 3), checking its length when known.
     fn take_mac_ul(&mut self, ue: u32, rb: u8, len: Option<u64>) {
@@ -1006,6 +1093,8 @@ mod tests {
 2024-11-25T15:08:25.002140 [PDCP    ] [I] ue=0 DRB1 UL: RX PDU. type=data pdu_len=100 sn=0 count=0
 2024-11-25T15:08:25.002150 [PDCP    ] [I] ue=0 DRB1 UL: RX SDU. count=0
 2024-11-25T15:08:25.002160 [GTPU    ] [I] ue=0 UL teid=0x00affa: TX PDU. pdu_len=113 teid=0x00affa qfi=QFI=1
+2024-11-25T15:08:25.006000 [UL-PHY1 ] [I] [   11.1] PUSCH: rnti=0x4601 h_id=1 prb=[3, 50) symb=[0, 14) mod=QPSK rv=0 tbs=301 crc=KO iter=6.0 sinr=-2.0dB t=100.0us
+2024-11-25T15:08:25.009900 [UL-PHY1 ] [I] [   11.5] PUSCH: rnti=0x4601 h_id=1 prb=[3, 50) symb=[0, 14) mod=QPSK rv=2 tbs=301 crc=OK iter=1.0 sinr=2.8dB t=100.0us
 2024-11-25T15:08:25.010000 [MAC     ] [I] [   11.6] UL rnti=0x4601 ue=0 subPDUs: [lcid=4: len=55, lcid=4: len=54, lcid=4: len=53]
 2024-11-25T15:08:25.010010 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX PDU. pdu_len=55 dc=data p=0 si=mid sn=1 so=50
 2024-11-25T15:08:25.010020 [RLC     ] [I] du=1 ue=0 DRB1 UL: RX PDU. pdu_len=54 dc=data p=0 si=last sn=1 so=101
@@ -1239,6 +1328,8 @@ mod tests {
         assert_eq!(
             journey(&sink, by_sn(0)),
             vec![
+                (Mac, Tx, 100, 0),
+                (Phy, Rx, 100, 0),
                 (Rlc, Segment, 100, 0),
                 (Rlc, Deliver, 100, 0),
                 (Pdcp, ProcBegin, 100, 0),
@@ -1246,12 +1337,25 @@ mod tests {
                 (Gtpu, ProcEnd, 97, 0)
             ]
         );
-        // SDU 2: held by PDCP, released when t-Reordering expires (no RX SDU line), then GTP-U.
+        // SDU 2: its transport block failed its first PUSCH (crc=KO) and was decoded on the HARQ
+        // retransmission; then held by PDCP, released when t-Reordering expires (no RX SDU line).
         let j2 = journey(&sink, by_sn(2));
         assert_eq!(
-            j2.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(),
-            vec![(Rlc, Segment), (Rlc, Deliver), (Pdcp, ProcBegin), (Pdcp, Deliver), (Gtpu, ProcEnd)]
+            j2.iter().map(|x| (x.0, x.1, x.3)).collect::<Vec<_>>(),
+            vec![
+                (Mac, Tx, 0),
+                (Mac, Tx, 1),
+                (Phy, Rx, 0),
+                (Rlc, Segment, 0),
+                (Rlc, Deliver, 0),
+                (Pdcp, ProcBegin, 0),
+                (Pdcp, Deliver, 0),
+                (Gtpu, ProcEnd, 0)
+            ]
         );
+        let tx: Vec<i64> =
+            sink.packets.iter().filter(|e| e.pkt == by_sn(2) && e.layer == Mac).map(|e| e.t_ns).collect();
+        assert_eq!(tx, vec![5_900_000, 9_800_000], "each PUSCH at its line's time less its decoding time");
         let deliver2 =
             sink.packets.iter().find(|e| e.pkt == by_sn(2) && e.layer == Pdcp && e.point == Deliver).unwrap();
         assert_eq!(deliver2.t_ns, 90_000_000, "delivered at the expiry");
@@ -1261,7 +1365,13 @@ mod tests {
         assert_eq!(
             j1,
             vec![
+                (Mac, Tx, 51, 0),
+                (Mac, Tx, 51, 1),
+                (Phy, Rx, 51, 0),
                 (Rlc, Segment, 51, 0),
+                (Mac, Tx, 50, 0),
+                (Mac, Tx, 50, 1),
+                (Phy, Rx, 50, 0),
                 (Rlc, Segment, 50, 0),
                 (Rlc, Segment, 50, 1),
                 (Rlc, Deliver, 151, 0),
