@@ -206,6 +206,14 @@ mod tests {
 ",
         );
         assert_eq!(v.describe(), "25.10 or later");
+        // 25.04: fmt 11 printed optionals as `optional(x)` / `none`, slot decisions had no PUCCH count.
+        let v = detect(
+            "2025-05-02T10:00:00.000000 [GTPU    ] [I] ue=0 DL teid=0x000001: RX SDU. sdu_len=1400 qos_flow=QFI=1 sn=none rx_deliv=optional(3)
+2025-05-02T10:00:00.000100 [SCHED   ] [I] [   12.3] Slot decisions pci=1 t=20us (1 PDSCH, 0 PUSCHs): DL: ue=0 c-rnti=0x4601 h_id=0 ss_id=2 rb=[0..5) k1=4 newtx=true rv=0 tbs=309
+2025-05-02T10:00:00.000200 [PDCP    ] [I] ue=0 DRB1 DL: Drop burst finished. nof_sdus=3
+",
+        );
+        assert_eq!(v.describe(), "25.04");
         // Two releases concatenated.
         let v = detect(
             "2023-11-06T20:04:33.436029 [RLC     ] [I] ue=0 DRB1 DL: TX status PDU. pdu_len=3 grant_len=3
