@@ -337,7 +337,10 @@ impl Stitcher {
                 // HARQ process TB …`: the process gave up on its block; its failed attempts end here
                 // (retransmissions may reuse rv 0, so only this line tells a new block apart).
                 let b = h.body;
-                if b.contains("Discarding") && b.contains("UL HARQ") {
+                if (b.starts_with("UL HARQ") || b.starts_with("rnti="))
+                    && b.contains("Discarding")
+                    && b.contains("UL HARQ")
+                {
                     let f = super::message::parse_fields(b);
                     let get =
                         |k: &str| f.iter().find(|(key, _)| *key == k).and_then(|(_, v)| super::message::parse_num(v));
@@ -988,16 +991,21 @@ impl Stitcher {
     /// transmission time is the line's time less the decoding time `t=` (the line is written when
     /// decoding ends); a `KO` waits for the process's retransmission, an `OK` completes the block.
     fn pusch(&mut self, t_us: i64, body: &str) {
-        let f = super::message::parse_fields(body);
-        let get = |k: &str| f.iter().find(|(key, _)| *key == k).map(|(_, v)| *v);
+        // Four fields of a long line: looked up directly rather than parsing all of them. The body
+        // starts `PUSCH: rnti=…`, so every key follows a space.
+        let get = |k: &str| {
+            let at = body.find(k)?;
+            let v = &body[at + k.len()..];
+            Some(&v[..v.find(' ').unwrap_or(v.len())])
+        };
         let (Some(rnti), Some(h), Some(crc)) = (
-            get("rnti").and_then(super::message::parse_num),
-            get("h_id").and_then(super::message::parse_num),
-            get("crc"),
+            get(" rnti=").and_then(super::message::parse_num),
+            get(" h_id=").and_then(super::message::parse_num),
+            get(" crc="),
         ) else {
             return;
         };
-        let decode_us = get("t").and_then(|v| v.trim_end_matches("us").parse::<f64>().ok()).unwrap_or(0.0);
+        let decode_us = get(" t=").and_then(|v| v.trim_end_matches("us").parse::<f64>().ok()).unwrap_or(0.0);
         let decoded_ns = (t_us - self.epoch_us) * 1000;
         let a = Attempt { tx_ns: decoded_ns - (decode_us * 1000.0) as i64, decoded_ns, ok: crc == "OK" };
         let key = (rnti as u16, h as u8);
