@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
 from pathlib import Path
+
+# Analysis runs in DuckDB; numpy's BLAS threads would only spin beside the Rust readers.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from scout import __version__, _native
 from scout.events import RunError

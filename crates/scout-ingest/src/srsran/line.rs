@@ -94,7 +94,7 @@ pub fn parse_header(line: &str) -> Option<Header<'_>> {
     let b = line.as_bytes();
     let t_us = parse_timestamp(b)?;
     let rest = line.get(26..)?.strip_prefix(" [")?;
-    let close = rest.find(']')?;
+    let close = super::message::find_byte(rest, b']')?;
     let logger = rest[..close].trim_end();
     if logger.is_empty() {
         return None;
@@ -108,7 +108,7 @@ pub fn parse_header(line: &str) -> Option<Header<'_>> {
     }
     let mut slot = None;
     if let Some(inner) = rest.strip_prefix('[') {
-        if let Some(end) = inner.find(']') {
+        if let Some(end) = super::message::find_byte(inner, b']') {
             let ctx = inner[..end].trim_start();
             if let Some((sfn, sl)) = ctx.split_once('.') {
                 if let (Some(sfn), Some(sl)) = (digits(sfn.as_bytes()), digits(sl.as_bytes())) {

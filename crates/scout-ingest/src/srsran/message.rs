@@ -40,13 +40,49 @@ pub struct Message<'a> {
 
 impl<'a> Message<'a> {
     pub fn get(&self, key: &str) -> Option<&'a str> {
-        self.fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        get_field(&self.fields, key)
     }
 
     /// A numeric field; hexadecimal with `0x`; `None` when absent or not a number (e.g. `{na}`).
     pub fn num(&self, key: &str) -> Option<u64> {
         parse_num(self.get(key)?)
     }
+}
+
+/// The value of `key` in parsed fields. Keys are short and often of equal length (`sn`, `so`,
+/// `si`), so the first byte is compared before the rest: most lookups then never call `memcmp`.
+#[inline]
+pub fn get_field<'a>(fields: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
+    let kb = key.as_bytes();
+    fields
+        .iter()
+        .find(|(k, _)| {
+            let b = k.as_bytes();
+            b.len() == kb.len() && b.first() == kb.first() && b == kb
+        })
+        .map(|(_, v)| *v)
+}
+
+/// The first position of an ASCII byte. (`str::find(char)` compares each candidate through
+/// `memcmp`, which made it the ingest's largest cost.)
+#[inline]
+pub fn find_byte(s: &str, b: u8) -> Option<usize> {
+    memchr::memchr(b, s.as_bytes())
+}
+
+/// The first position of a two-byte ASCII pattern such as `": "` or `". "`.
+#[inline]
+pub fn find_pair(s: &str, a: u8, b: u8) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(a, &bytes[from..]) {
+        let at = from + i;
+        if bytes.get(at + 1) == Some(&b) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 pub fn parse_num(v: &str) -> Option<u64> {
@@ -94,7 +130,7 @@ fn prefix_token<'a>(tok: &'a str, p: &mut Prefix<'a>) -> bool {
 pub fn parse_message(body: &str) -> Message<'_> {
     let mut prefix = Prefix::default();
     let mut rest = body;
-    if let Some(i) = body.find(": ") {
+    if let Some(i) = find_pair(body, b':', b' ') {
         let mut p = Prefix::default();
         let label = &body[..i];
         if !label.is_empty() && label.split(' ').all(|t| prefix_token(t, &mut p)) && p.ue.is_some() {
@@ -103,8 +139,13 @@ pub fn parse_message(body: &str) -> Message<'_> {
         }
     }
     // The name ends at the first ". " or ": ", or where the first `key=` token starts.
-    let first_kv = rest.find('=').map(|e| rest[..e].rfind(' ').map_or(0, |s| s + 1));
-    let end = [rest.find(". "), rest.find(": "), first_kv].into_iter().flatten().min().unwrap_or(rest.len());
+    let first_kv =
+        find_byte(rest, b'=').map(|e| rest.as_bytes()[..e].iter().rposition(|&c| c == b' ').map_or(0, |s| s + 1));
+    let end = [find_pair(rest, b'.', b' '), find_pair(rest, b':', b' '), first_kv]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(rest.len());
     let name = rest[..end].trim_end().trim_end_matches('.');
     Message { prefix, name, fields: parse_fields(&rest[end..]) }
 }
@@ -116,7 +157,7 @@ pub fn parse_fields(text: &str) -> Vec<(&str, &str)> {
     let mut i = 0;
     while i < b.len() {
         // Find the next '=' whose key is a word.
-        let Some(eq) = text[i..].find('=').map(|e| e + i) else { break };
+        let Some(eq) = find_byte(&text[i..], b'=').map(|e| e + i) else { break };
         let mut ks = eq;
         while ks > i && !matches!(b[ks - 1], b' ' | b',' | b'[' | b'(' | b':') {
             ks -= 1;

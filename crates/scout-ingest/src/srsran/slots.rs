@@ -121,7 +121,7 @@ fn prbs(v: &str) -> Option<u16> {
 }
 
 fn field<'a>(f: &[(&'a str, &'a str)], k: &str) -> Option<&'a str> {
-    f.iter().find(|(key, _)| *key == k).map(|(_, v)| *v)
+    super::message::get_field(f, k)
 }
 
 fn num(f: &[(&str, &str)], k: &str) -> Option<u64> {
