@@ -83,6 +83,7 @@ struct RlcQueue {
 }
 
 /// An RLC PDU waiting for the MAC PDU that carries it.
+#[derive(Clone)]
 struct MacItem {
     pkt: u64,
     drb: u8,
@@ -114,6 +115,10 @@ pub struct Stitcher {
     /// line, then of the MAC PDU whose RLC lines are being read, per DU UE.
     tb_decoded: HashMap<u16, Vec<Attempt>>,
     tb_of_mac: HashMap<u32, (Option<u16>, Vec<Attempt>)>,
+    /// DL HARQ: each RNTI's newest first-transmission grant: (SFN, slot, HARQ id).
+    dl_grant: HashMap<u16, (u32, u32, u8)>,
+    /// DL HARQ: the RLC PDUs of the transport block on each (RNTI, HARQ id), with the DU UE.
+    dl_tb: HashMap<(u16, u8), (u32, Vec<MacItem>)>,
     /// UL: RLC PDUs of each UE's last MAC PDUs, waiting for their RLC RX PDU lines: (LCID, length).
     mac_ul: HashMap<u32, VecDeque<(u8, u32)>>,
     /// UL: SDUs being reassembled, (UE, DRB, RLC SN) → (packet, segments received as (SO, bytes)).
@@ -162,6 +167,10 @@ enum Lg {
     DuF1u,
     Rlc,
     Mac,
+}
+
+fn t_of(t_us: i64, epoch_us: i64) -> i64 {
+    (t_us - epoch_us) * 1000
 }
 
 /// One PUSCH transmission of a transport block.
@@ -216,6 +225,8 @@ impl Stitcher {
             f1u_pending: HashMap::new(),
             sdap_ul_done: HashMap::new(),
             harq_ul: HashMap::new(),
+            dl_grant: HashMap::new(),
+            dl_tb: HashMap::new(),
             tb_decoded: HashMap::new(),
             tb_of_mac: HashMap::new(),
             pdcp_by_sn: HashMap::new(),
@@ -346,6 +357,10 @@ impl Stitcher {
                         |k: &str| f.iter().find(|(key, _)| *key == k).and_then(|(_, v)| super::message::parse_num(v));
                     if let (Some(r), Some(hid)) = (get("rnti"), get("h_id")) {
                         self.harq_ul.remove(&(r as u16, hid as u8));
+                    }
+                } else if b.starts_with("Slot decisions") {
+                    if let Some(slot) = h.slot {
+                        self.dl_grants(t_of(h.t_us, self.epoch_us), slot, b, e.continuation, sink);
                     }
                 }
                 return;
@@ -605,7 +620,8 @@ impl Stitcher {
                 if let Some(r) = rnti {
                     self.ids.rnti_of_du.insert(mue, r);
                 }
-                for it in self.mac_pending.remove(&mue).unwrap_or_default() {
+                let items = self.mac_pending.remove(&mue).unwrap_or_default();
+                for it in &items {
                     let mut ev = self.ev(t, (Node::GnbDu, Layer::Mac, Point::Tx), mue, Some(it.drb), it.pkt);
                     ev.rnti = rnti;
                     ev.sn = Some(it.sn as u32);
@@ -613,6 +629,15 @@ impl Stitcher {
                     ev.bytes = it.bytes;
                     ev.retx = it.retx;
                     sink.packet(ev);
+                }
+                // The HARQ process carrying this block: the grant SCHED logged for this RNTI in
+                // this slot. Its retransmissions then resend these RLC PDUs.
+                if let (Some(r), Some(slot)) = (rnti, h.slot) {
+                    if let Some(&(sfn, sl, hid)) = self.dl_grant.get(&r) {
+                        if (sfn, sl) == slot && !items.is_empty() {
+                            self.dl_tb.insert((r, hid), (mue, items));
+                        }
+                    }
                 }
                 true
             }
@@ -987,6 +1012,63 @@ impl Stitcher {
         self.ids.finish(sink);
     }
 
+    /// The DL grants of a `Slot decisions` entry (info: `DL: ue= c-rnti= … h_id= … rv= …` entries;
+    /// debug: `- UE PDSCH: …` children). A first transmission is remembered for the MAC PDU of its
+    /// slot; a retransmission (`newtx=false`, `nrtx>0`, or rv ≠ 0 in srsRAN's sequence 0, 2, 3, 1)
+    /// resends the block of its HARQ process: its RLC PDUs get a `mac tx` with the retransmission
+    /// index.
+    fn dl_grants<S: Sink>(&mut self, t: i64, slot: (u32, u32), body: &str, children: &str, sink: &mut S) {
+        let mut grants: Vec<&str> = Vec::new();
+        if let Some(i) = body.find("): ") {
+            grants.extend(body[i + 3..].split(", ").filter_map(|g| g.strip_prefix("DL: ")));
+        }
+        grants.extend(children.split('\n').filter_map(|c| c.strip_prefix("- UE PDSCH: ")));
+        for g in grants {
+            let get = |k: &str| {
+                let at = g.find(k)?;
+                let v = &g[at + k.len()..];
+                Some(&v[..v.find([' ', ',']).unwrap_or(v.len())])
+            };
+            let (Some(rnti), Some(hid)) =
+                (get("c-rnti=").and_then(super::message::parse_num), get("h_id=").and_then(super::message::parse_num))
+            else {
+                continue;
+            };
+            let (rnti, hid) = (rnti as u16, hid as u8);
+            let retx = match (
+                get("newtx="),
+                get("nrtx=").and_then(super::message::parse_num),
+                get(" rv=").or_else(|| get("rv=")),
+            ) {
+                (Some("true"), _, _) => 0,
+                (_, Some(n), _) => n.min(255) as u8,
+                (Some("false"), _, _) => 1,
+                (_, _, Some(rv)) => match rv {
+                    "0" => 0,
+                    "2" => 1,
+                    "3" => 2,
+                    _ => 3,
+                },
+                _ => 0,
+            };
+            if retx == 0 {
+                self.dl_grant.insert(rnti, (slot.0, slot.1, hid));
+                continue;
+            }
+            let Some((ue, items)) = self.dl_tb.get(&(rnti, hid)) else { continue };
+            let (ue, items) = (*ue, items.clone());
+            for it in items {
+                let mut ev = self.ev(t, (Node::GnbDu, Layer::Mac, Point::Tx), ue, Some(it.drb), it.pkt);
+                ev.rnti = Some(rnti);
+                ev.sn = Some(it.sn as u32);
+                ev.seg_offset = Some(it.so);
+                ev.bytes = it.bytes;
+                ev.retx = retx;
+                sink.packet(ev);
+            }
+        }
+    }
+
     /// A PHY `PUSCH: rnti= h_id= … crc=OK|KO … t=N.Nus` line: one attempt of the HARQ process. The
     /// transmission time is the line's time less the decoding time `t=` (the line is written when
     /// decoding ends); a `KO` waits for the process's retransmission, an `OK` completes the block.
@@ -1190,6 +1272,7 @@ mod tests {
 2026-04-27T11:25:31.001500 [SCHED   ] [I] [   10.1] Slot decisions pci=1 t=26us (1 PDSCH, 0 PUSCHs, 1 PUCCH): DL: ue=0 c-rnti=0x4601 h_id=3 ss_id=2 rb=[0..20) k1=4 newtx=true rv=0 tbs=1100 ri=1 dl_bo=1004
 2026-04-27T11:25:31.001510 [RLC     ] [I] du=0 ue=0 DRB1 DL: TX PDU. dc=data p=0 si=full sn=0 pdu_len=1005 grant_len=1100
 2026-04-27T11:25:31.001511 [MAC     ] [I] [   10.1] DL PDU: ue=0 rnti=0x4601 size=1100: SDU: lcid=4 nof_sdus=1 total_size=1005
+2026-04-27T11:25:31.009500 [SCHED   ] [I] [   11.1] Slot decisions pci=1 t=20us (1 PDSCH, 0 PUSCHs, 0 PUCCHs): DL: ue=0 c-rnti=0x4601 h_id=3 ss_id=2 rb=[0..20) k1=4 newtx=false rv=2 tbs=1100
 2026-04-27T11:25:31.101021 [RLC     ] [I] du=0 ue=0 DRB1 DL: Discarded SDU. pdcp_sn=1
 2026-04-27T11:25:31.401000 [RLC     ] [I] du=0 ue=0 DRB1 DL: Reached maximum number of RETX. sn=0 retx_count=4
 ";
@@ -1214,6 +1297,7 @@ mod tests {
                 (Rlc, Hol, None),
                 (Rlc, Segment, None),
                 (Mac, Tx, None),
+                (Mac, Tx, None),
                 (Rlc, Drop, Some(Reason::RlcMaxRetx)),
             ]
         );
@@ -1237,7 +1321,12 @@ mod tests {
         assert_eq!(seg.bytes, 1003);
         let drops: u64 = st.stats.drops.values().sum();
         assert_eq!(drops, 4);
-        assert_eq!(slots.stats.dl_grants, 1);
+        // The block's HARQ retransmission (the grant on the same process with newtx=false) resends
+        // the packet's RLC PDU.
+        let retx: Vec<u8> =
+            sink.packets.iter().filter(|e| e.pkt == by_bytes(1000) && e.layer == Mac).map(|e| e.retx).collect();
+        assert_eq!(retx, vec![0, 1]);
+        assert_eq!(slots.stats.dl_grants, 2);
         let g = &sink.slots[0];
         assert_eq!((g.prbs, g.tbs, g.retx_index, g.layers), (20, Some(1100), Some(0), Some(1)));
     }
