@@ -132,3 +132,38 @@ fn dl_drb_byte_arithmetic_on_the_23_10_log() {
     }
     assert!(checked > 100, "checked {checked} RLC SDUs");
 }
+
+/// UE connections on the real logs: the 23.10 log has one UE context (C-RNTI 0x4601) that is
+/// released and a second (0x4602) that reuses DU index 0 and CU-CP index 0; without RRC contents
+/// (info level) nothing says it is the same UE, so it gets its own UE id. The 24.10 log has one.
+#[test]
+fn connections_of_the_real_logs() {
+    use scout_events::{Sink, VecSink};
+    use scout_ingest::srsran::run::Gnb;
+    for (name, want) in [
+        (
+            "srsran-23.10-info-drb.gnb.log",
+            vec![(0u32, 0u32, Some(0x4601u16), Some(0u32), Some(5u64)), (1, 0, Some(0x4602), Some(0), None)],
+        ),
+        ("srsran-24.10-debug-srb.gnb.log", vec![(0, 0, Some(0x4601), Some(0), Some(4))]),
+    ] {
+        let Some(path) = fixture(name) else { return };
+        let mut r = open_log(&path).unwrap();
+        let mut g: Option<Gnb> = None;
+        let mut sink = VecSink::default();
+        while let Some(e) = r.next_entry().unwrap() {
+            let g = g.get_or_insert_with(|| Gnb::new(e.header.t_us));
+            g.entry(&e, 0, &mut sink);
+        }
+        let mut g = g.unwrap();
+        g.finish(&mut sink);
+        let got: Vec<_> = g.ues.conns.iter().map(|c| (c.ue.unwrap(), c.du, c.rnti, c.cu_cp, c.amf_ue_id)).collect();
+        assert_eq!(got, want, "{name}");
+        // Every event's UE is one of the connections' UEs, and the Msg3 grants (srsRAN's DU
+        // index 1024) went to the UE whose context the random access created.
+        let ues: std::collections::BTreeSet<u32> = got.iter().map(|c| c.0).collect();
+        assert!(sink.packets.iter().all(|p| ues.contains(&p.ue)), "{name}");
+        assert!(sink.slots.iter().filter_map(|s| s.ue).all(|u| ues.contains(&u)), "{name}");
+        let _ = &mut sink as &mut dyn Sink;
+    }
+}

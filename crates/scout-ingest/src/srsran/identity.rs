@@ -22,6 +22,8 @@ use std::collections::{BTreeSet, HashMap};
 use scout_events::{PacketEvent, Sink};
 use serde_json::{json, Value};
 
+const STATED: &str = "stated: E1AP (gNB-CU-CP UE E1AP ID) and F1AP/C-RNTI lines name the same CU-CP UE";
+
 /// Events held for unbound CU-UP UEs, above which the oldest UE is taken to have equal indexes.
 const MAX_HELD: usize = 100_000;
 
@@ -45,6 +47,8 @@ pub struct UeIds {
     unbound_cu: BTreeSet<u32>,
     pub bindings: Vec<Binding>,
     pub rnti_of_du: HashMap<u32, u16>,
+    /// CU-UP → DU bindings stated by E1AP/F1AP lines (`ues.rs`), with the line.
+    stated: HashMap<u32, (u32, u64)>,
 }
 
 impl UeIds {
@@ -77,6 +81,15 @@ impl UeIds {
         }
     }
 
+    /// A binding the signalling states (E1AP and F1AP lines, `ues.rs`): taken now when the CU-UP
+    /// UE has events, else at its first; it outlives bearer reconfigurations.
+    pub fn state<S: Sink>(&mut self, cu_up: u32, du: u32, line: u64, sink: &mut S) {
+        self.stated.insert(cu_up, (du, line));
+        if self.du(cu_up) != Some(du) && (self.held.contains_key(&cu_up) || self.du(cu_up).is_some()) {
+            self.bind(cu_up, du, line, STATED, sink);
+        }
+    }
+
     /// Forgets a CU-UP UE's binding (its bearer was configured again).
     pub fn forget_cu_up(&mut self, cu_up: u32) {
         if let Some(du) = self.du_of.remove(&cu_up) {
@@ -95,6 +108,12 @@ impl UeIds {
     pub fn cu_event<S: Sink>(&mut self, mut ev: PacketEvent, sink: &mut S) {
         match self.du(ev.ue) {
             Some(du) => {
+                ev.ue = du;
+                sink.packet(ev);
+            }
+            None if self.stated.contains_key(&ev.ue) => {
+                let (du, line) = self.stated[&ev.ue];
+                self.bind(ev.ue, du, line, STATED, sink);
                 ev.ue = du;
                 sink.packet(ev);
             }
@@ -126,7 +145,7 @@ impl UeIds {
 
     pub fn to_json(&self) -> Value {
         json!({
-            "ue_is": "the DU index (RLC, MAC, SCHED); CU-UP events are mapped to it",
+            "ue_is": "the run's UE id: one per UE over its connections (see connections); CU-UP and DU indexes are mapped to it",
             "bindings": self.bindings.iter().map(|b| json!({
                 "ue": b.du, "cu_up_ue": b.cu_up, "c_rnti": b.rnti.map(|r| format!("{r:#06x}")), "line": b.line, "via": b.via,
             })).collect::<Vec<_>>(),

@@ -9,6 +9,7 @@ pub mod run;
 pub mod slots;
 pub mod stitch;
 pub mod trace;
+pub mod ues;
 pub mod version;
 
 pub use line::{parse_header, Header};

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use super::reader::open_log_counted;
 use super::slots::SlotStitcher;
 use super::stitch::Stitcher;
+use super::ues::UeMap;
 use super::version::VersionDetector;
 
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +74,8 @@ pub fn ingest(
             "rlc_sn_to_sdu": "inferred: RLC SNs are given to SDUs in queue order",
             "rlc_to_mac": "inferred: a MAC DL PDU line carries the UE's RLC PDUs logged since its last one",
             "hol": "inferred: an SDU reaches the head of the RLC queue when the SDU before it is fully segmented, or at enqueue into an empty queue",
-            "ue_identity": "inferred from traffic: a DL RLC SDU naming a CU-UP UE's PDCP SN and length, or a UL PDCP PDU with the length of a DU UE's delivered RLC SDU, binds the CU-UP index to the DU index (run.json ue_identity)",
+            "ue_connections": "stated: DU-F1/DU-MNG UE creation lines (DU index, C-RNTI, F1AP IDs), CU-CP `UE created` (C-RNTI) or CU-CP-F1 `Added UE context` (gNB-DU UE F1AP ID), NGAP IDs; a returning UE by the 5G-S-TMSI of its RRC setup or the C-RNTI of its RRC re-establishment (RRC debug JSON)",
+            "ue_identity": "stated by E1AP lines (CU-CP and CU-UP lines with one gNB-CU-CP UE E1AP ID) when logged; else inferred from traffic: a DL RLC SDU naming a CU-UP UE's PDCP SN and length, or a UL PDCP PDU with the length of a DU UE's delivered RLC SDU, binds the CU-UP index to the DU index (run.json ue_identity)",
             "ul_mac_to_rlc": "inferred: a MAC UL PDU's SDUs are the UE's next RLC RX PDU / status lines on their LCID, in order (lengths checked)",
             "ul_rlc_segments": "stated: UL RLC segments share their SDU's RLC SN",
             "ul_rlc_to_pdcp": "inferred: per-bearer order of RLC RX SDU and PDCP RX PDU lines (lengths checked)",
@@ -84,8 +86,7 @@ pub fn ingest(
         },
     });
     let mut w = RunWriter::create(out, meta, &["default".to_string()])?;
-    let mut st = Stitcher::new(epoch_us);
-    let mut slots = SlotStitcher::new(epoch_us);
+    let mut g = Gnb::new(epoch_us);
     let mut version = VersionDetector::default();
     let mut gaps = vec![0usize; files.len()];
     let mut last_report = 0u64;
@@ -116,9 +117,7 @@ pub fn ingest(
         let (t_us, line) = {
             // (After a peek that saw an entry this is one; a single file is not peeked.)
             let Some(e) = r.next_entry().map_err(|e| input(p, e))? else { break };
-            st.at.0 = i;
-            st.entry(&e, &mut w);
-            slots.entry(&e, &mut w);
+            g.entry(&e, i, &mut w);
             version.entry(&e);
             (e.header.t_us, e.line)
         };
@@ -168,8 +167,8 @@ pub fn ingest(
         })
         .collect();
     progress(total, total);
-    st.finish(&mut w);
-    slots.finish(&mut w);
+    g.finish(&mut w);
+    let Gnb { st, slots, ues, .. } = g;
     let trace_stats = if traces.is_empty() {
         Value::Null
     } else {
@@ -197,9 +196,13 @@ pub fn ingest(
     for ((layer, reason), n) in &s.drops {
         drops.entry(*layer).or_insert_with(|| json!({}))[*reason] = json!(n);
     }
+    let mut ue_identity = st.ids.to_json();
+    if let (Some(a), Value::Object(b)) = (ue_identity.as_object_mut(), ues.to_json()) {
+        a.extend(b);
+    }
     let extra = json!({
         "srsran": version.to_json(),
-        "ue_identity": st.ids.to_json(),
+        "ue_identity": ue_identity,
         "trace": trace_stats,
         "metrics": metrics_stats,
         "ingest": {
@@ -230,6 +233,35 @@ pub fn ingest(
         },
     });
     Ok(w.finish(extra)?)
+}
+
+/// The per-entry stages of a gNB log: UE identity, packet journeys and slot rows.
+pub struct Gnb {
+    epoch_us: i64,
+    pub st: Stitcher,
+    pub slots: SlotStitcher,
+    pub ues: UeMap,
+}
+
+impl Gnb {
+    pub fn new(epoch_us: i64) -> Self {
+        Gnb { epoch_us, st: Stitcher::new(epoch_us), slots: SlotStitcher::new(epoch_us), ues: UeMap::default() }
+    }
+
+    /// One entry of file number `file` (of the files given).
+    pub fn entry<S: Sink>(&mut self, e: &super::reader::Entry, file: usize, sink: &mut S) {
+        self.st.at.0 = file;
+        self.ues.entry(e, file, (e.header.t_us - self.epoch_us) * 1000, &mut self.st.ids, sink);
+        let mut s = self.ues.sink(sink);
+        self.st.entry(e, &mut s);
+        self.slots.entry(e, &mut s);
+    }
+
+    pub fn finish<S: Sink>(&mut self, sink: &mut S) {
+        self.st.finish(&mut self.ues.sink(sink));
+        self.slots.finish(&mut self.ues.sink(sink));
+        self.ues.finish(sink);
+    }
 }
 
 /// Where a line sits on its packet's path through the gNB, for ordering lines of split CU and DU
