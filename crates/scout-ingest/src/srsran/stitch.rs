@@ -679,6 +679,43 @@ impl Stitcher {
                 }
                 true
             }
+            (Lg::Pdcp, "Discarding PDU") if dl && drb.is_some() => {
+                // Debug: PDCP's discard timer expired for COUNT c (TS 38.323 §5.2.1; after a
+                // `Discard timer expired` line). The packet is dropped only if RLC still holds the
+                // SDU, which RLC's `Discarded SDU` line then says; else it was already sent (`Could
+                // not discard SDU`) and only PDCP's copy goes. A control event either way.
+                let (Some(cu), Some(count)) = (ue, m.num("count")) else { return self.unlinked("pdcp_fields") };
+                sink.control(ControlEvent {
+                    t_ns: t,
+                    node: Node::GnbCu,
+                    layer: Layer::Pdcp,
+                    kind: "pdcp_discard_timer_expired",
+                    dir: Some(Dir::Dl),
+                    ue: Some(self.ids.du(cu).unwrap_or(cu)),
+                    drb,
+                    sn: Some(count as i64),
+                    value: None,
+                    detail: None,
+                });
+                true
+            }
+            (Lg::Rlc, "Could not discard SDU") if dl && drb.is_some() => {
+                // The SDU PDCP asked to discard has (partly) left the RLC queue: no drop.
+                let Some(du) = ue else { return self.unlinked("rlc_fields") };
+                sink.control(ControlEvent {
+                    t_ns: t,
+                    node: Node::GnbDu,
+                    layer: Layer::Rlc,
+                    kind: "rlc_discard_too_late",
+                    dir: Some(Dir::Dl),
+                    ue: Some(du),
+                    drb,
+                    sn: m.num("pdcp_sn").map(|v| v as i64),
+                    value: None,
+                    detail: None,
+                });
+                true
+            }
             (Lg::Rlc, "Reached maximum number of RETX") if dl && drb.is_some() => {
                 // maxRetxThreshold reached for an RLC SN (TS 38.322 §5.3.2): the SDU is lost (and
                 // srsRAN reports a radio link failure).
@@ -1146,22 +1183,15 @@ impl Stitcher {
         }
         grants.extend(children.split('\n').filter_map(|c| c.strip_prefix("- UE PDSCH: ")));
         for g in grants {
-            let get = |k: &str| {
-                let at = g.find(k)?;
-                let v = &g[at + k.len()..];
-                Some(&v[..v.find([' ', ',']).unwrap_or(v.len())])
-            };
+            let f = super::message::parse_fields(g);
+            let get = |k: &str| super::message::get_field(&f, k);
             let (Some(rnti), Some(hid)) =
-                (get("c-rnti=").and_then(super::message::parse_num), get("h_id=").and_then(super::message::parse_num))
+                (get("c-rnti").and_then(super::message::parse_num), get("h_id").and_then(super::message::parse_num))
             else {
                 continue;
             };
             let (rnti, hid) = (rnti as u16, hid as u8);
-            let retx = match (
-                get("newtx="),
-                get("nrtx=").and_then(super::message::parse_num),
-                get(" rv=").or_else(|| get("rv=")),
-            ) {
+            let retx = match (get("newtx"), get("nrtx").and_then(super::message::parse_num), get("rv")) {
                 (Some("true"), _, _) => 0,
                 (_, Some(n), _) => n.min(255) as u8,
                 (Some("false"), _, _) => 1,
@@ -1449,6 +1479,19 @@ mod tests {
         assert_eq!(slots.stats.dl_grants, 2);
         let g = &sink.slots[0];
         assert_eq!((g.prbs, g.tbs, g.retx_index, g.layers), (20, Some(1100), Some(0), Some(1)));
+    }
+
+    #[test]
+    fn discard_timer_debug_lines_are_control_events() {
+        let log = "\
+2024-11-25T15:08:25.000000 [PDCP    ] [D] ue=0 DRB1 DL: Discard timer expired. st=[tx_next_ack=0 tx_trans=1 tx_next=2]
+2024-11-25T15:08:25.000001 [PDCP    ] [D] ue=0 DRB1 DL: Discarding PDU. count=1
+2024-11-25T15:08:25.000002 [RLC     ] [I] du=0 ue=0 DRB1 DL: Could not discard SDU. pdcp_sn=1
+";
+        let (st, _, sink) = run(log);
+        let kinds: Vec<_> = sink.controls.iter().map(|c| (c.kind, c.sn)).collect();
+        assert_eq!(kinds, vec![("pdcp_discard_timer_expired", Some(1)), ("rlc_discard_too_late", Some(1))]);
+        assert!(st.stats.drops.is_empty());
     }
 
     /// Split CU and DU apps (25.x format) log F1-U as NR-U GTP-U lines: the CU-UP's `TX PDU` and

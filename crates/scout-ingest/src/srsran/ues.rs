@@ -376,6 +376,11 @@ impl UeMap {
     fn conn_of(&mut self, du: u32, t_ns: i64) -> usize {
         debug_assert!(du < INVALID_DU_UE);
         if let Some(v) = self.by_du.get(&du) {
+            // Nearly every event is of the index's newest connection.
+            let last = v[v.len() - 1];
+            if self.conns[last].start_t_ns <= t_ns {
+                return last;
+            }
             let i = v.partition_point(|&c| self.conns[c].start_t_ns <= t_ns);
             return v[i.saturating_sub(1)];
         }
