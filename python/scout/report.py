@@ -339,6 +339,15 @@ def _ms(v) -> str:
     return f"{v / MS:.3f}"
 
 
+def _connections_table(meta: dict) -> pd.DataFrame:
+    """UE connections of an srsRAN run (`run.json` `ue_identity.connections`): which indexes,
+    C-RNTI and 5G-S-TMSI each UE id had, and how a returning UE was recognised."""
+    conns = (meta.get("ue_identity") or {}).get("connections") or []
+    cols = ["ue", "du_ue", "cu_up_ue", "cu_cp_ue", "c_rnti", "five_g_s_tmsi", "start_s", "end_s", "line", "ue_decided_by"]
+    rows = [{c: x.get(c) for c in cols} for x in conns if not x.get("implicit")]
+    return pd.DataFrame(rows, columns=cols)
+
+
 def _inputs_table(meta: dict) -> pd.DataFrame:
     """What of an ingested source was not used, by cause, with the first example (file:line)."""
     rows = []
@@ -538,6 +547,8 @@ def render(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None)
     skipped = counts.get("skipped_inputs", {})
     inputs = _inputs_table(meta)
     inputs_html = _table(inputs, "t-inputs") if len(inputs) else ""
+    conns = _connections_table(meta)
+    conns_html = _table(conns, "t-conns") if len(conns) else ""
     doc = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>
@@ -558,6 +569,7 @@ def render(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None)
 {sec("correlation", "Application RTT vs queue sojourn", tables["correlation"])}
 {sec("executors", "Compute executors (srsRAN event tracer)", tables["executors"], "t-exec") if tables["executors"] else ""}
 {sec("metrics", "srsRAN metrics vs per-packet results", tables["metrics_check"]) if tables["metrics_check"] else ""}
+{sec("connections", "UE connections (srsRAN: indexes, C-RNTI, 5G-S-TMSI)", conns_html, "t-conns") if conns_html else ""}
 {sec("inputs", "Input lines not used", inputs_html, "t-inputs") if inputs_html else ""}
 <section id="run"><h2>Run</h2><p>Skipped inputs: {html.escape(json.dumps(skipped))} ·
 telemetry lost: {html.escape(json.dumps(counts.get("telemetry_lost", 0)))} ·

@@ -88,6 +88,11 @@ def test_every_dl_drb_pdcp_pdu_becomes_a_journey_to_a_mac_transmission(tmp_path:
     # What was not used is in the report too, by cause, with its first file:line.
     assert "Input lines not used" in page and f"{LOG_23_10}:" in page
     assert "not turned into events: RLC: Handled status report" in page
+    # The log's two UE contexts (the second reuses DU and CU-CP index 0) are two UEs, each listed.
+    conns = [c for c in meta["ue_identity"]["connections"] if not c["implicit"]]
+    assert [(c["ue"], c["c_rnti"], c["du_ue"], c["cu_cp_ue"]) for c in conns] == [(0, "0x4601", 0, 0), (1, "0x4602", 0, 0)]
+    assert set(pe.select("ue").distinct().to_pandas().ue) <= {0, 1}
+    assert "UE connections" in page and "0x4602" in page
 
 
 @needs_fixtures
