@@ -257,15 +257,17 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_ingest_srsran(args: argparse.Namespace) -> int:
+def _prepare_output(args: argparse.Namespace) -> Path:
     out = Path(args.output)
     if out.exists() and (out / "run.json").exists():
         if not args.force:
             raise SystemExit(f"error: {out}: already holds a run; use --force to replace it or choose another -o")
         shutil.rmtree(out)
-    t0 = time.monotonic()
-    tty = sys.stderr.isatty()
+    return out
 
+
+def _progress_printer(t0: float, tty: bool):
+    """A progress callback: a bar on a terminal, one line per tenth otherwise (CI, a pipe)."""
     shown = [-1]
 
     def progress(done: int, total: int) -> None:
@@ -280,9 +282,17 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
             )
             sys.stderr.flush()
         elif int(frac * 10) > shown[0]:
-            # Not a terminal (CI, a pipe): one line per tenth.
             shown[0] = int(frac * 10)
             print(f"ingesting: {frac:4.0%} ({done / 1e6:,.0f} MB, {rate:,.0f} MB/s)", file=sys.stderr, flush=True)
+
+    return progress
+
+
+def cmd_ingest_srsran(args: argparse.Namespace) -> int:
+    out = _prepare_output(args)
+    t0 = time.monotonic()
+    tty = sys.stderr.isatty()
+    progress = _progress_printer(t0, tty)
 
     try:
         meta = json.loads(
@@ -353,6 +363,65 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
             + "; ".join(f"{x['message']} ({x['count']:,}, first at line {x['first_line']})" for x in nh[:3])
         )
     print(f"next: scout analyze {out}   (inferred links are listed in run.json 'links')")
+    return 0
+
+
+def _ms(ns: float | None) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def cmd_ingest_pcap(args: argparse.Namespace) -> int:
+    out = _prepare_output(args)
+    t0 = time.monotonic()
+    tty = sys.stderr.isatty()
+    try:
+        meta = json.loads(
+            _native.ingest_pcap(
+                [str(p) for p in args.files],
+                str(out),
+                _progress_printer(t0, tty),
+                args.gtp_port or [2152],
+                args.n3,
+                args.n6,
+                args.window,
+            )
+        )
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    if tty:
+        sys.stderr.write("\n")
+    wall = time.monotonic() - t0
+    pc, pf, counts = meta["pcap"], meta["pfcp"], meta["counts"]
+    print(f"ingested {len(pc['files'])} capture(s), {pc['frames']:,} frames in {wall:.2f} s -> {out}")
+    for d in ("ul", "dl"):
+        u = pc["upf_delay"][d]
+        if u["pairs"]:
+            print(
+                f"  UPF forwarding delay {d.upper()}: {u['pairs']:,} packets paired N3<->N6 by identity; "
+                f"p50 {_ms(u['p50_ns'])}, p99 {_ms(u['p99_ns'])}, max {_ms(u['max_ns'])}"
+            )
+    un = pc["unmatched"]
+    print(
+        f"  unmatched: N3 {un['n3']['no_twin_within_window'] + un['n3']['capture_ended']:,}, "
+        f"N6 {un['n6']['no_twin_within_window'] + un['n6']['capture_ended']:,} "
+        f"(duplicate sightings at other capture points: N3 {pc['duplicate_sightings']['n3']:,}, "
+        f"N6 {pc['duplicate_sightings']['n6']:,}); not user-plane frames: {pc['not_user_plane_frames']:,}"
+    )
+    if pc["gtpu_other_messages"]:
+        print("  other GTP-U messages: " + ", ".join(f"{k} {v:,}" for k, v in pc["gtpu_other_messages"].items()))
+    if pf["messages"]:
+        print(
+            f"  PFCP: {pf['messages']:,} messages, {pf['pairs']:,} request/response pairs, "
+            f"{len(pf['unanswered_requests']):,} unanswered, {pf['retransmissions']:,} retransmissions, "
+            f"{len(pf['sessions']):,} sessions"
+        )
+    bad = counts["skipped_inputs"]["frames_not_decoded"]
+    if bad:
+        print(
+            f"  frames not decoded: {sum(x['count'] for x in bad):,}, e.g. "
+            + "; ".join(f"{x['cause']} ({x['count']:,}, first at {x['first']})" for x in bad[:3])
+        )
+    print(f"next: scout analyze {out}")
     return 0
 
 
@@ -482,7 +551,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ing = sub.add_parser(
         "ingest",
-        help="turn real testbed output into a run (srsRAN gNB logs)",
+        help="turn real testbed output into a run (srsRAN gNB logs, pcap/pcapng captures)",
         description="Read real testbed output into a run directory with the same event schema as simulated runs.",
     )
     isub = ing.add_subparsers(dest="source", required=True, metavar="SOURCE")
@@ -517,6 +586,44 @@ def build_parser() -> argparse.ArgumentParser:
     sr.add_argument("-o", "--output", required=True, help="run directory to create")
     sr.add_argument("--force", action="store_true", help="replace an existing run directory")
     sr.set_defaults(func=cmd_ingest_srsran)
+    pc = isub.add_parser(
+        "pcap",
+        help="pcap/pcapng captures of N3, N6 and N4: UPF forwarding delay and PFCP latency",
+        description="Reads pcap and pcapng captures (Ethernet, VLAN, Linux cooked v1/v2, raw IP; IPv4/IPv6; outer "
+        "IP fragments reassembled; several files merged by time) and pairs each packet seen inside GTP-U on N3 "
+        "with the same packet seen plain on N6 by its identity (inner addresses, IP identification, length, the "
+        "first 64 bytes after the IP header), never by nearest timestamp: each pair is a journey whose "
+        "`upf processing` is the UPF's forwarding delay. PFCP (N4) requests are paired with their responses by "
+        "sequence number and peers (control rows 'pfcp_pair', latency in ns); sessions, TEIDs, UE addresses "
+        "and S-NSSAI/DNN label the user-plane pairs. A single capture on 'any' sees both sides "
+        "(docs/ingest-pcap.md).",
+    )
+    pc.add_argument("files", nargs="+", metavar="FILE", help="pcap or pcapng files (merged by time)")
+    pc.add_argument("--gtp-port", type=int, action="append", metavar="PORT", help="UDP port of GTP-U (default 2152), repeatable")
+    pc.add_argument(
+        "--n3",
+        action="append",
+        default=[],
+        metavar="IFACE|ADDR",
+        help="only GTP-U on this capture interface (pcapng if_name) or to/from this address counts as N3; repeatable",
+    )
+    pc.add_argument(
+        "--n6",
+        action="append",
+        default=[],
+        metavar="IFACE|ADDR",
+        help="only plain packets on this interface or to/from this address count as N6; repeatable",
+    )
+    pc.add_argument(
+        "--window",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="seconds a packet waits for its twin on the other side before it counts as unmatched (default 2)",
+    )
+    pc.add_argument("-o", "--output", required=True, help="run directory to create")
+    pc.add_argument("--force", action="store_true", help="replace an existing run directory")
+    pc.set_defaults(func=cmd_ingest_pcap)
 
     d = sub.add_parser(
         "demo",

@@ -4,4 +4,5 @@
 //! their continuation lines, gzip or plain, with every anomaly counted — and is what the per-layer
 //! line parsers and the journey stitching build on (see the srsRAN ingest issue).
 
+pub mod pcap;
 pub mod srsran;

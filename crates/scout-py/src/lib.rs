@@ -62,6 +62,35 @@ fn ingest_srsran(
     result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// `scout ingest pcap`: reads pcap/pcapng captures of N3, N6 and N4 into a run directory (UPF
+/// forwarding delay by packet identity, PFCP request/response pairs); returns the run's metadata.
+#[pyfunction]
+#[pyo3(signature = (files, out, progress=None, gtp_ports=vec![2152], n3=Vec::new(), n6=Vec::new(), window_s=2.0))]
+fn ingest_pcap(
+    files: Vec<PathBuf>,
+    out: PathBuf,
+    progress: Option<Bound<'_, PyAny>>,
+    gtp_ports: Vec<u16>,
+    n3: Vec<String>,
+    n6: Vec<String>,
+    window_s: f64,
+) -> PyResult<String> {
+    let mut cb_err: Option<PyErr> = None;
+    let mut report = |done: u64, total: u64| {
+        if let (Some(cb), None) = (progress.as_ref(), cb_err.as_ref()) {
+            if let Err(e) = cb.call1((done, total)) {
+                cb_err = Some(e);
+            }
+        }
+    };
+    let opts = scout_ingest::pcap::run::Options { gtp_ports, n3, n6, window_ns: (window_s * 1e9) as i64 };
+    let result = scout_ingest::pcap::run::ingest(&files, &opts, &out, &mut report);
+    if let Some(e) = cb_err {
+        return Err(e);
+    }
+    result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The event schema version this build writes.
 #[pyfunction]
 fn schema_version() -> u32 {
@@ -97,6 +126,7 @@ fn schema_columns() -> Vec<(String, Vec<String>)> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_srsran, m)?)?;
+    m.add_function(wrap_pyfunction!(ingest_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(schema_version, m)?)?;
     m.add_function(wrap_pyfunction!(schema_enums, m)?)?;
     m.add_function(wrap_pyfunction!(schema_columns, m)?)?;

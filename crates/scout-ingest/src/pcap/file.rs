@@ -1,0 +1,354 @@
+//! pcap and pcapng files, read block by block into one reused buffer.
+//!
+//! - pcap (libpcap format): either byte order; magic `a1b2c3d4` (µs timestamps) or `a1b23c4d`
+//!   (ns); one link type per file.
+//! - pcapng (draft-ietf-opsawg-pcapng): any number of sections and interfaces; Enhanced and Simple
+//!   Packet Blocks; per-interface `if_tsresol` (10^-n or 2^-n s) and `if_tsoffset`; interface
+//!   names (`if_name`) kept for telling N3 from N6. Other blocks are skipped and counted.
+//!
+//! Errors name the file and byte offset.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+
+/// One captured frame.
+#[derive(Debug)]
+pub struct Frame<'a> {
+    /// Interface index within the file (pcap: 0).
+    pub iface: u32,
+    /// Nanoseconds since the Unix epoch.
+    pub t_ns: i64,
+    pub linktype: u16,
+    pub data: &'a [u8],
+    pub orig_len: u32,
+    /// Byte offset of the frame's record in the file.
+    pub offset: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Iface {
+    pub linktype: u16,
+    pub name: Option<String>,
+    /// Timestamp units per second and offset (s).
+    units_per_s: u64,
+    ts_offset_s: i64,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct FileStats {
+    pub frames: u64,
+    pub bytes: u64,
+    pub truncated_frames: u64,
+    pub other_blocks: u64,
+    pub sections: u64,
+}
+
+enum Format {
+    Pcap { big: bool, ns: bool, linktype: u16 },
+    PcapNg { big: bool },
+}
+
+pub struct CaptureReader {
+    /// The frame loaded by [`CaptureReader::advance`]: its fields and where its bytes are in `buf`.
+    cur: Option<(u32, i64, u16, u32, u64, usize, usize)>,
+    r: BufReader<File>,
+    path: String,
+    format: Format,
+    pub ifaces: Vec<Iface>,
+    buf: Vec<u8>,
+    offset: u64,
+    pub stats: FileStats,
+}
+
+fn err(path: &str, offset: u64, msg: impl std::fmt::Display) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("{path}: byte {offset}: {msg}"))
+}
+
+impl CaptureReader {
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let p = path.display().to_string();
+        let f = File::open(path).map_err(|e| io::Error::new(e.kind(), format!("{p}: {e}")))?;
+        let mut r = BufReader::with_capacity(1 << 20, f);
+        let mut head = [0u8; 4];
+        r.read_exact(&mut head).map_err(|_| err(&p, 0, "too short for a pcap or pcapng header"))?;
+        let mut me = CaptureReader {
+            cur: None,
+            r,
+            path: p.clone(),
+            format: Format::PcapNg { big: false },
+            ifaces: Vec::new(),
+            buf: Vec::with_capacity(1 << 16),
+            offset: 4,
+            stats: FileStats::default(),
+        };
+        match u32::from_le_bytes(head) {
+            0x0a0d0d0a => {
+                me.section_header()?;
+            }
+            m => {
+                let (big, ns) = match m {
+                    0xa1b2c3d4 => (false, false),
+                    0xa1b23c4d => (false, true),
+                    0xd4c3b2a1 => (true, false),
+                    0x4d3cb2a1 => (true, true),
+                    _ => {
+                        return Err(err(
+                            &p,
+                            0,
+                            format!(
+                                "not a capture: magic {m:08x} (accepted: pcap a1b2c3d4/a1b23c4d in either byte order, pcapng 0a0d0d0a)"
+                            ),
+                        ))
+                    }
+                };
+                let mut h = [0u8; 20];
+                me.r.read_exact(&mut h).map_err(|_| err(&p, 4, "truncated pcap header"))?;
+                me.offset = 24;
+                let linktype = u32_at(&h, 16, big) as u16;
+                me.format = Format::Pcap { big, ns, linktype };
+                me.ifaces.push(Iface {
+                    linktype,
+                    name: None,
+                    units_per_s: if ns { 1_000_000_000 } else { 1_000_000 },
+                    ts_offset_s: 0,
+                });
+            }
+        }
+        Ok(me)
+    }
+
+    /// Reads an SHB whose 4-byte type was already read (at `offset - 4`).
+    fn section_header(&mut self) -> io::Result<()> {
+        let mut len = [0u8; 4];
+        self.r.read_exact(&mut len).map_err(|_| err(&self.path, self.offset - 4, "truncated pcapng section header"))?;
+        self.offset += 4;
+        self.section_header_from(len)
+    }
+
+    /// Loads the next frame (see [`CaptureReader::current`]); `false` at the end of the file.
+    pub fn advance(&mut self) -> io::Result<bool> {
+        let base = self.buf.as_ptr() as usize;
+        self.cur = match self.next_frame()? {
+            Some(f) => {
+                let start = f.data.as_ptr() as usize - base;
+                Some((f.iface, f.t_ns, f.linktype, f.orig_len, f.offset, start, start + f.data.len()))
+            }
+            None => None,
+        };
+        Ok(self.cur.is_some())
+    }
+
+    /// The frame [`CaptureReader::advance`] loaded.
+    pub fn current(&self) -> Frame<'_> {
+        let (iface, t_ns, linktype, orig_len, offset, a, b) = self.cur.unwrap_or_default();
+        Frame { iface, t_ns, linktype, data: &self.buf[a..b], orig_len, offset }
+    }
+
+    /// The next frame, or `None` at the end of the file.
+    pub fn next_frame(&mut self) -> io::Result<Option<Frame<'_>>> {
+        match self.format {
+            Format::Pcap { big, ns, linktype } => {
+                let mut h = [0u8; 16];
+                if !read_full(&mut self.r, &mut h, &mut self.stats.truncated_frames)? {
+                    return Ok(None);
+                }
+                let off = self.offset;
+                let (sec, frac, cap, orig) =
+                    (u32_at(&h, 0, big), u32_at(&h, 4, big), u32_at(&h, 8, big), u32_at(&h, 12, big));
+                if cap > 1 << 26 {
+                    return Err(err(&self.path, off, format!("record length {cap} is not plausible")));
+                }
+                self.buf.resize(cap as usize, 0);
+                if !read_full(&mut self.r, &mut self.buf, &mut self.stats.truncated_frames)? {
+                    // The record's header was whole: its data is missing.
+                    self.stats.truncated_frames = self.stats.truncated_frames.max(1);
+                    return Ok(None);
+                }
+                self.offset += 16 + cap as u64;
+                self.stats.frames += 1;
+                self.stats.bytes += cap as u64;
+                let t_ns = sec as i64 * 1_000_000_000 + if ns { frac as i64 } else { frac as i64 * 1000 };
+                Ok(Some(Frame { iface: 0, t_ns, linktype, data: &self.buf, orig_len: orig, offset: off }))
+            }
+            Format::PcapNg { .. } => loop {
+                let Format::PcapNg { big } = self.format else { unreachable!() };
+                let mut h = [0u8; 8];
+                if !read_full(&mut self.r, &mut h, &mut self.stats.truncated_frames)? {
+                    return Ok(None);
+                }
+                let off = self.offset;
+                let btype = u32_at(&h, 0, big);
+                if btype == 0x0a0d0d0a {
+                    // A new section: its own byte order and interfaces (its length is read in
+                    // the new order).
+                    self.offset += 8;
+                    self.section_header_from([h[4], h[5], h[6], h[7]])?;
+                    continue;
+                }
+                let len = u32_at(&h, 4, big) as u64;
+                if len < 12 || !len.is_multiple_of(4) || len > 1 << 26 {
+                    return Err(err(&self.path, off, format!("bad pcapng block length {len} (type {btype:#x})")));
+                }
+                self.buf.resize(len as usize - 8, 0);
+                if !read_full(&mut self.r, &mut self.buf, &mut self.stats.truncated_frames)? {
+                    self.stats.truncated_frames = self.stats.truncated_frames.max(1);
+                    return Ok(None);
+                }
+                self.offset += len;
+                let body = &self.buf[..self.buf.len() - 4];
+                match btype {
+                    1 => {
+                        // Interface Description Block.
+                        if body.len() < 8 {
+                            return Err(err(&self.path, off, "short interface description block"));
+                        }
+                        let mut ifc =
+                            Iface { linktype: u16_at(body, 0, big), units_per_s: 1_000_000, ..Iface::default() };
+                        let mut o = 8;
+                        while o + 4 <= body.len() {
+                            let (code, l) = (u16_at(body, o, big), u16_at(body, o + 2, big) as usize);
+                            let v = body.get(o + 4..o + 4 + l).unwrap_or(&[]);
+                            match code {
+                                0 => break,
+                                2 => ifc.name = Some(String::from_utf8_lossy(v).into_owned()),
+                                9 if !v.is_empty() => {
+                                    let r = v[0];
+                                    ifc.units_per_s = if r & 0x80 == 0 {
+                                        10u64.saturating_pow(u32::from(r))
+                                    } else {
+                                        1u64 << (r & 0x7f).min(63)
+                                    };
+                                }
+                                14 if v.len() == 8 => ifc.ts_offset_s = u64_at(v, 0, big) as i64,
+                                _ => {}
+                            }
+                            o += 4 + l.div_ceil(4) * 4;
+                        }
+                        self.ifaces.push(ifc);
+                    }
+                    6 => {
+                        // Enhanced Packet Block.
+                        if body.len() < 20 {
+                            return Err(err(&self.path, off, "short enhanced packet block"));
+                        }
+                        let iface = u32_at(body, 0, big);
+                        let ts = (u64::from(u32_at(body, 4, big)) << 32) | u64::from(u32_at(body, 8, big));
+                        let cap = u32_at(body, 12, big) as usize;
+                        let orig = u32_at(body, 16, big);
+                        let Some(ifc) = self.ifaces.get(iface as usize) else {
+                            return Err(err(
+                                &self.path,
+                                off,
+                                format!("packet on interface {iface}, which no interface block described"),
+                            ));
+                        };
+                        if 20 + cap > body.len() {
+                            return Err(err(&self.path, off, format!("captured length {cap} exceeds its block")));
+                        }
+                        let t_ns = ts_to_ns(ts, ifc.units_per_s) + ifc.ts_offset_s * 1_000_000_000;
+                        let linktype = ifc.linktype;
+                        self.stats.frames += 1;
+                        self.stats.bytes += cap as u64;
+                        let data = &self.buf[20..20 + cap];
+                        return Ok(Some(Frame { iface, t_ns, linktype, data, orig_len: orig, offset: off }));
+                    }
+                    3 => {
+                        // Simple Packet Block: interface 0, no timestamp.
+                        let Some(ifc) = self.ifaces.first() else {
+                            return Err(err(&self.path, off, "simple packet block before any interface block"));
+                        };
+                        let orig = u32_at(body, 0, big);
+                        let cap = (orig as usize).min(body.len() - 4);
+                        let linktype = ifc.linktype;
+                        self.stats.frames += 1;
+                        self.stats.bytes += cap as u64;
+                        let data = &self.buf[4..4 + cap];
+                        return Ok(Some(Frame { iface: 0, t_ns: 0, linktype, data, orig_len: orig, offset: off }));
+                    }
+                    _ => self.stats.other_blocks += 1,
+                }
+            },
+        }
+    }
+
+    /// The rest of an SHB after its type and length (at `offset - 8`): byte-order magic, then
+    /// the section's options, skipped. Sets the byte order and drops the previous interfaces.
+    fn section_header_from(&mut self, len_bytes: [u8; 4]) -> io::Result<()> {
+        let start = self.offset - 8;
+        let mut m = [0u8; 4];
+        self.r.read_exact(&mut m).map_err(|_| err(&self.path, start, "truncated pcapng section header"))?;
+        let big = match u32::from_le_bytes(m) {
+            0x1a2b3c4d => false,
+            0x4d3c2b1a => true,
+            x => return Err(err(&self.path, start + 8, format!("bad pcapng byte-order magic {x:08x}"))),
+        };
+        let len = u32_at(&len_bytes, 0, big) as u64;
+        if len < 28 || !len.is_multiple_of(4) {
+            return Err(err(&self.path, start, format!("bad section header length {len}")));
+        }
+        io::copy(&mut (&mut self.r).take(len - 12), &mut io::sink())?;
+        self.offset = start + len;
+        self.format = Format::PcapNg { big };
+        self.ifaces.clear();
+        self.stats.sections += 1;
+        Ok(())
+    }
+}
+
+fn ts_to_ns(ts: u64, units_per_s: u64) -> i64 {
+    if units_per_s == 1_000_000_000 {
+        ts as i64
+    } else if units_per_s == 1_000_000 {
+        ts as i64 * 1000
+    } else {
+        (ts as i128 * 1_000_000_000 / units_per_s.max(1) as i128) as i64
+    }
+}
+
+/// Fills `buf` completely; `Ok(false)` at a clean end of file, a truncated record counted.
+fn read_full(r: &mut impl Read, buf: &mut [u8], truncated: &mut u64) -> io::Result<bool> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => {
+                if n > 0 {
+                    *truncated += 1;
+                }
+                return Ok(false);
+            }
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(true)
+}
+
+fn u16_at(b: &[u8], o: usize, big: bool) -> u16 {
+    let v = [b[o], b[o + 1]];
+    if big {
+        u16::from_be_bytes(v)
+    } else {
+        u16::from_le_bytes(v)
+    }
+}
+
+fn u32_at(b: &[u8], o: usize, big: bool) -> u32 {
+    let v = [b[o], b[o + 1], b[o + 2], b[o + 3]];
+    if big {
+        u32::from_be_bytes(v)
+    } else {
+        u32::from_le_bytes(v)
+    }
+}
+
+fn u64_at(b: &[u8], o: usize, big: bool) -> u64 {
+    let mut v = [0u8; 8];
+    v.copy_from_slice(&b[o..o + 8]);
+    if big {
+        u64::from_be_bytes(v)
+    } else {
+        u64::from_le_bytes(v)
+    }
+}

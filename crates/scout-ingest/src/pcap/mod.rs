@@ -1,0 +1,7 @@
+//! Captures of the core network (N3, N6, N4): pcap and pcapng in, UPF forwarding delay and PFCP
+//! latency out (`docs/ingest-pcap.md`).
+
+pub mod file;
+pub mod packet;
+pub mod pfcp;
+pub mod run;

@@ -1,0 +1,457 @@
+//! Frames → link layer → IP (fragments reassembled) → UDP → GTP-U (TS 29.281) / PFCP, or a plain
+//! IP packet; and the identity key of an inner packet.
+//!
+//! Link types (tcpdump.org/linktypes.html): 1 Ethernet (802.1Q/802.1ad tags, any depth), 113
+//! Linux cooked v1 (SLL), 276 Linux cooked v2 (SLL2, with the interface index), 101/12/14 raw IP,
+//! 228 IPv4, 229 IPv6, 0 BSD loopback. IPv6 extension headers (hop-by-hop, routing, destination
+//! options, fragment) are walked to the upper layer.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+/// Why a frame gave nothing to pair or decode (counted per cause).
+pub type Cause = &'static str;
+
+/// Where a frame was captured: enough to tell capture points of an `any` capture apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Point {
+    pub file: u16,
+    pub iface: u32,
+    /// SLL2 interface index, or for SLL the ARPHRD type (tun: 65534, Ethernet: 1, loopback: 772).
+    pub sub: u32,
+    /// The frame was sent by this host (SLL packet type 4).
+    pub outgoing: bool,
+}
+
+/// A parsed IP header with its upper-layer bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Ip<'a> {
+    pub v6: bool,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub proto: u8,
+    /// IPv4 identification, IPv6 flow label.
+    pub id: u32,
+    /// The whole IP packet (header included), cut to its stated length.
+    pub packet: &'a [u8],
+    /// Bytes after the IP header(s).
+    pub l4: &'a [u8],
+    /// Fragment: (offset in bytes, more fragments, identification).
+    pub frag: Option<(u32, bool, u32)>,
+}
+
+/// The link layer's payload, its ethertype and the capture point's details.
+pub fn link(linktype: u16, d: &[u8]) -> Result<(u16, &[u8], u32, bool), Cause> {
+    let (mut et, mut rest, sub, out) = match linktype {
+        1 => {
+            if d.len() < 14 {
+                return Err("ethernet frame too short");
+            }
+            (u16::from_be_bytes([d[12], d[13]]), &d[14..], 0, false)
+        }
+        113 => {
+            if d.len() < 16 {
+                return Err("SLL header too short");
+            }
+            let ptype = u16::from_be_bytes([d[0], d[1]]);
+            let arphrd = u16::from_be_bytes([d[2], d[3]]);
+            (u16::from_be_bytes([d[14], d[15]]), &d[16..], u32::from(arphrd), ptype == 4)
+        }
+        276 => {
+            if d.len() < 20 {
+                return Err("SLL2 header too short");
+            }
+            let ifindex = u32::from_be_bytes([d[4], d[5], d[6], d[7]]);
+            (u16::from_be_bytes([d[0], d[1]]), &d[20..], ifindex, d[10] == 4)
+        }
+        101 | 12 | 14 => match d.first().map(|b| b >> 4) {
+            Some(4) => (0x0800, d, 0, false),
+            Some(6) => (0x86dd, d, 0, false),
+            _ => return Err("raw frame is not IP"),
+        },
+        228 => (0x0800, d, 0, false),
+        229 => (0x86dd, d, 0, false),
+        0 => {
+            if d.len() < 4 {
+                return Err("loopback header too short");
+            }
+            let fam = u32::from_le_bytes([d[0], d[1], d[2], d[3]]);
+            let fam = if fam > 0xffff { fam.swap_bytes() } else { fam };
+            match fam {
+                2 => (0x0800, &d[4..], 0, false),
+                10 | 24 | 28 | 30 => (0x86dd, &d[4..], 0, false),
+                _ => return Err("loopback frame is not IP"),
+            }
+        }
+        _ => return Err("link type not supported"),
+    };
+    // 802.1Q / 802.1ad / QinQ tags.
+    while matches!(et, 0x8100 | 0x88a8 | 0x9100) {
+        if rest.len() < 4 {
+            return Err("VLAN tag truncated");
+        }
+        et = u16::from_be_bytes([rest[2], rest[3]]);
+        rest = &rest[4..];
+    }
+    Ok((et, rest, sub, out))
+}
+
+/// Parses an IPv4 or IPv6 header (by ethertype, or by version when `et` is 0).
+pub fn ip(et: u16, d: &[u8]) -> Result<Ip<'_>, Cause> {
+    let v = d.first().map(|b| b >> 4);
+    match (et, v) {
+        (0x0800, Some(4)) | (0, Some(4)) => ipv4(d),
+        (0x86dd, Some(6)) | (0, Some(6)) => ipv6(d),
+        (0x0800 | 0x86dd, _) => Err("IP version does not match the ethertype"),
+        (0x0806, _) => Err("not IP: ARP"),
+        _ => Err("not IP"),
+    }
+}
+
+fn ipv4(d: &[u8]) -> Result<Ip<'_>, Cause> {
+    if d.len() < 20 {
+        return Err("IPv4 header truncated");
+    }
+    let ihl = usize::from(d[0] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([d[2], d[3]]));
+    if ihl < 20 || total < ihl {
+        return Err("IPv4 header malformed");
+    }
+    if d.len() < total {
+        return Err("IPv4 packet truncated (snap length)");
+    }
+    let packet = &d[..total];
+    let id = u32::from(u16::from_be_bytes([d[4], d[5]]));
+    let ff = u16::from_be_bytes([d[6], d[7]]);
+    let off = u32::from(ff & 0x1fff) * 8;
+    let more = ff & 0x2000 != 0;
+    Ok(Ip {
+        v6: false,
+        src: IpAddr::from([d[12], d[13], d[14], d[15]]),
+        dst: IpAddr::from([d[16], d[17], d[18], d[19]]),
+        proto: d[9],
+        id,
+        packet,
+        l4: &packet[ihl..],
+        frag: (off != 0 || more).then_some((off, more, id)),
+    })
+}
+
+fn ipv6(d: &[u8]) -> Result<Ip<'_>, Cause> {
+    if d.len() < 40 {
+        return Err("IPv6 header truncated");
+    }
+    let plen = usize::from(u16::from_be_bytes([d[4], d[5]]));
+    if d.len() < 40 + plen {
+        return Err("IPv6 packet truncated (snap length)");
+    }
+    let packet = &d[..40 + plen];
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&d[8..24]);
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&d[24..40]);
+    let mut nh = d[6];
+    let mut o = 40;
+    let mut frag = None;
+    loop {
+        match nh {
+            0 | 43 | 60 => {
+                if o + 8 > packet.len() {
+                    return Err("IPv6 extension header truncated");
+                }
+                let len = (usize::from(packet[o + 1]) + 1) * 8;
+                nh = packet[o];
+                o += len;
+            }
+            44 => {
+                if o + 8 > packet.len() {
+                    return Err("IPv6 fragment header truncated");
+                }
+                let fo = u16::from_be_bytes([packet[o + 2], packet[o + 3]]);
+                let id = u32::from_be_bytes([packet[o + 4], packet[o + 5], packet[o + 6], packet[o + 7]]);
+                frag = Some((u32::from(fo >> 3) * 8, fo & 1 != 0, id));
+                nh = packet[o];
+                o += 8;
+            }
+            _ => break,
+        }
+        if o > packet.len() {
+            return Err("IPv6 extension header truncated");
+        }
+    }
+    let flow = u32::from_be_bytes([d[0], d[1], d[2], d[3]]) & 0x000f_ffff;
+    Ok(Ip { v6: true, src: IpAddr::from(a), dst: IpAddr::from(b), proto: nh, id: flow, packet, l4: &packet[o..], frag })
+}
+
+/// Reassembles IP fragments (RFC 791 / RFC 8200 §4.5): per (source, destination, protocol,
+/// identification), the payload pieces until every byte up to the last fragment's end is there.
+#[derive(Default)]
+pub struct Reassembler {
+    parts: HashMap<(IpAddr, IpAddr, u8, u32), Partial>,
+    pub reassembled: u64,
+    pub expired: u64,
+    pub overlapping: u64,
+}
+
+struct Partial {
+    first_t: i64,
+    /// The first fragment's IP header (to rebuild a whole packet) once seen.
+    header: Option<Vec<u8>>,
+    pieces: Vec<(u32, Vec<u8>)>,
+    end: Option<u32>,
+}
+
+/// Fragments older than this are given up (Linux's `ipfrag_time` default: 30 s).
+pub const FRAG_TIMEOUT_NS: i64 = 30_000_000_000;
+
+impl Reassembler {
+    /// Adds a fragment; returns the whole packet's upper-layer bytes (with its first fragment's
+    /// IP header in front, its length fields not rewritten) when it is complete.
+    pub fn add(&mut self, t_ns: i64, ip: &Ip) -> Option<(Vec<u8>, usize)> {
+        let (off, more, id) = ip.frag?;
+        let key = (ip.src, ip.dst, ip.proto, id);
+        let p = self.parts.entry(key).or_insert_with(|| Partial {
+            first_t: t_ns,
+            header: None,
+            pieces: Vec::new(),
+            end: None,
+        });
+        if off == 0 {
+            p.header = Some(ip.packet[..ip.packet.len() - ip.l4.len()].to_vec());
+        }
+        if !more {
+            p.end = Some(off + ip.l4.len() as u32);
+        }
+        if p.pieces.iter().any(|(o, b)| *o < off + ip.l4.len() as u32 && off < o + b.len() as u32) {
+            self.overlapping += 1;
+        }
+        p.pieces.push((off, ip.l4.to_vec()));
+        let end = p.end?;
+        p.header.as_ref()?;
+        p.pieces.sort_by_key(|x| x.0);
+        let mut have = 0u32;
+        for (o, b) in &p.pieces {
+            if *o > have {
+                return None;
+            }
+            have = have.max(o + b.len() as u32);
+        }
+        if have < end {
+            return None;
+        }
+        let p = self.parts.remove(&key)?;
+        let header = p.header.unwrap_or_default();
+        let mut out = header.clone();
+        out.resize(header.len() + end as usize, 0);
+        for (o, b) in p.pieces {
+            let s = header.len() + o as usize;
+            let n = b.len().min(out.len() - s);
+            out[s..s + n].copy_from_slice(&b[..n]);
+        }
+        self.reassembled += 1;
+        Some((out, header.len()))
+    }
+
+    /// Gives up fragments older than [`FRAG_TIMEOUT_NS`] (or all, at the end).
+    pub fn expire(&mut self, now_ns: i64) {
+        let before = self.parts.len();
+        self.parts.retain(|_, p| now_ns - p.first_t < FRAG_TIMEOUT_NS);
+        self.expired += (before - self.parts.len()) as u64;
+    }
+
+    pub fn pending(&self) -> usize {
+        self.parts.len()
+    }
+}
+
+/// GTP-U message types (TS 29.281 §6.1, Table 6.1-1).
+pub const GTPU_ECHO_REQUEST: u8 = 1;
+pub const GTPU_ECHO_RESPONSE: u8 = 2;
+pub const GTPU_ERROR_INDICATION: u8 = 26;
+pub const GTPU_SUPPORTED_EXT_HEADERS: u8 = 31;
+pub const GTPU_END_MARKER: u8 = 254;
+pub const GTPU_G_PDU: u8 = 255;
+
+/// A GTP-U header (TS 29.281 §5) with its extension headers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Gtpu<'a> {
+    pub msg_type: u8,
+    pub teid: u32,
+    /// Sequence number, when the S flag is set.
+    pub seq: Option<u16>,
+    /// PDU Session Container (extension header type 0x85; TS 38.415 §5.5.2): PDU type (0 DL
+    /// PDU SESSION INFORMATION, 1 UL) and QFI.
+    pub pdu_type: Option<u8>,
+    pub qfi: Option<u8>,
+    /// The T-PDU (G-PDU) or information elements.
+    pub payload: &'a [u8],
+}
+
+pub fn gtpu(d: &[u8]) -> Result<Gtpu<'_>, Cause> {
+    if d.len() < 8 {
+        return Err("GTP header truncated");
+    }
+    let flags = d[0];
+    if flags >> 5 != 1 {
+        return Err("GTP version is not 1 (GTPv2-C or other on the GTP-U port)");
+    }
+    if flags & 0x10 == 0 {
+        return Err("GTP' (protocol type 0), not GTP-U");
+    }
+    let msg_type = d[1];
+    let len = usize::from(u16::from_be_bytes([d[2], d[3]]));
+    let teid = u32::from_be_bytes([d[4], d[5], d[6], d[7]]);
+    if d.len() < 8 + len {
+        return Err("GTP-U message truncated (length field beyond the datagram)");
+    }
+    let body = &d[8..8 + len];
+    let mut g = Gtpu { msg_type, teid, ..Gtpu::default() };
+    let mut o = 0;
+    if flags & 0x07 != 0 {
+        if body.len() < 4 {
+            return Err("GTP-U optional fields truncated");
+        }
+        if flags & 0x02 != 0 {
+            g.seq = Some(u16::from_be_bytes([body[0], body[1]]));
+        }
+        let mut next = if flags & 0x04 != 0 { body[3] } else { 0 };
+        o = 4;
+        while next != 0 {
+            let Some(&units) = body.get(o) else { return Err("GTP-U extension header truncated") };
+            let n = usize::from(units) * 4;
+            if n == 0 || o + n > body.len() {
+                return Err("GTP-U extension header with a bad length");
+            }
+            let content = &body[o + 1..o + n - 1];
+            if next == 0x85 && content.len() >= 2 {
+                g.pdu_type = Some(content[0] >> 4);
+                g.qfi = Some(content[1] & 0x3f);
+            }
+            next = body[o + n - 1];
+            o += n;
+        }
+    }
+    g.payload = &body[o..];
+    Ok(g)
+}
+
+/// The identity of an IP packet through the UPF: the fields a forwarding UPF does not change
+/// (addresses, protocol, IPv4 identification and fragment field or IPv6 flow label, length) and the
+/// first 64 bytes after the IP header (transport header and the start of the payload); not the TTL
+/// / hop limit or the IPv4 header checksum, which forwarding changes. 64-bit FNV-1a-style mix.
+pub fn identity(ip: &Ip) -> u64 {
+    let p = ip.packet;
+    let mut h = Mix::new();
+    if ip.v6 {
+        h.bytes(&p[0..8]); // version, class, flow label, length, next header, (hop limit at 7)
+        h.bytes(&p[8..40]);
+    } else {
+        h.bytes(&p[0..4]); // version, IHL, TOS, total length
+        h.bytes(&p[4..8]); // identification, flags, fragment offset
+        h.byte(p[9]); // protocol (not TTL, not the checksum)
+        h.bytes(&p[12..20]);
+    }
+    let n = ip.l4.len().min(64);
+    h.bytes(&ip.l4[..n]);
+    h.finish()
+}
+
+struct Mix(u64);
+
+impl Mix {
+    fn new() -> Self {
+        Mix(0xcbf2_9ce4_8422_2325)
+    }
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    #[inline]
+    fn bytes(&mut self, b: &[u8]) {
+        let mut c = b.chunks_exact(8);
+        for w in &mut c {
+            let v = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        }
+        for &x in c.remainder() {
+            self.byte(x);
+        }
+    }
+    fn finish(self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Transport ports of an IP packet (TCP, UDP, SCTP), when it carries them and is not a later
+/// fragment.
+pub fn ports(ip: &Ip) -> Option<(u16, u16)> {
+    if ip.frag.is_some_and(|f| f.0 != 0) || !matches!(ip.proto, 6 | 17 | 132) || ip.l4.len() < 4 {
+        return None;
+    }
+    Some((u16::from_be_bytes([ip.l4[0], ip.l4[1]]), u16::from_be_bytes([ip.l4[2], ip.l4[3]])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v4(src: [u8; 4], dst: [u8; 4], proto: u8, id: u16, ttl: u8, payload: &[u8]) -> Vec<u8> {
+        let total = 20 + payload.len();
+        let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, (id >> 8) as u8, id as u8, 0, 0, ttl, proto, 0, 0];
+        p.extend_from_slice(&src);
+        p.extend_from_slice(&dst);
+        p.extend_from_slice(payload);
+        p
+    }
+
+    #[test]
+    fn identity_ignores_ttl_and_checksum_but_not_payload() {
+        let a = v4([10, 45, 0, 2], [8, 8, 8, 8], 17, 7, 64, b"\x13\x88\x0f\xa0\x00\x0c\x00\x00data");
+        let mut b = v4([10, 45, 0, 2], [8, 8, 8, 8], 17, 7, 63, b"\x13\x88\x0f\xa0\x00\x0c\x00\x00data");
+        b[10] = 0xab;
+        let c = v4([10, 45, 0, 2], [8, 8, 8, 8], 17, 7, 64, b"\x13\x88\x0f\xa0\x00\x0c\x00\x00datb");
+        let k = |p: &[u8]| identity(&ip(0x0800, p).unwrap());
+        assert_eq!(k(&a), k(&b));
+        assert_ne!(k(&a), k(&c));
+    }
+
+    #[test]
+    fn gtpu_with_sequence_and_pdu_session_container() {
+        // flags 0x36: version 1, PT, E and S; G-PDU; then seq 0x0102, N-PDU 0, next ext 0x85;
+        // the container: length 1 (4 bytes), PDU type 1 (UL), QFI 9, next 0.
+        let inner = v4([10, 45, 0, 2], [8, 8, 8, 8], 1, 1, 64, b"ping");
+        let len = 4 + 4 + inner.len();
+        let mut d = vec![0x36, 0xff, (len >> 8) as u8, len as u8, 0, 0, 0, 5, 0x01, 0x02, 0, 0x85, 1, 0x10, 9, 0];
+        d.extend_from_slice(&inner);
+        let g = gtpu(&d).unwrap();
+        assert_eq!((g.msg_type, g.teid, g.seq, g.pdu_type, g.qfi), (255, 5, Some(0x0102), Some(1), Some(9)));
+        assert_eq!(g.payload, &inner[..]);
+        assert!(gtpu(&d[..d.len() - 1]).is_err());
+        let mut bad = d.clone();
+        bad[12] = 0; // extension length 0
+        assert_eq!(gtpu(&bad), Err("GTP-U extension header with a bad length"));
+    }
+
+    #[test]
+    fn fragments_are_reassembled_in_any_order() {
+        let payload: Vec<u8> = (0..100u8).collect();
+        let whole = v4([1, 1, 1, 1], [2, 2, 2, 2], 17, 9, 64, &payload);
+        let mk = |off: usize, more: bool, data: &[u8]| {
+            let mut p = v4([1, 1, 1, 1], [2, 2, 2, 2], 17, 9, 64, data);
+            let ff = ((off / 8) as u16) | if more { 0x2000 } else { 0 };
+            p[6] = (ff >> 8) as u8;
+            p[7] = ff as u8;
+            p
+        };
+        let f2 = mk(48, false, &payload[48..]);
+        let f1 = mk(0, true, &payload[..48]);
+        let mut r = Reassembler::default();
+        assert!(r.add(0, &ip(0x0800, &f2).unwrap()).is_none());
+        let (out, h) = r.add(1, &ip(0x0800, &f1).unwrap()).unwrap();
+        assert_eq!(&out[h..], &whole[20..]);
+        assert_eq!(r.pending(), 0);
+    }
+}

@@ -1,0 +1,621 @@
+//! `scout ingest pcap`: captures in, UPF forwarding-delay journeys and PFCP pairs out.
+//!
+//! Two passes over the captures, each merged by time across files: the first decodes PFCP (N4)
+//! — sessions, their tunnels, UE addresses and slices — and collects the inner address pairs of
+//! every G-PDU; the second pairs each packet's N3 sighting (inside GTP-U) with its N6 sighting
+//! (plain, between the same inner addresses) by identity ([`super::packet::identity`]), never by
+//! nearest timestamp. A paired packet is one journey of two events: its arrival at the UPF (`n3
+//! arrive` uplink, `n6 arrive` downlink) and its departure (`upf proc_end`), so `scout analyze`
+//! gives the UPF's forwarding delay as `upf processing` (from outside, queueing and processing
+//! cannot be told apart).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use scout_events::writer::RunWriter;
+use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point as EvPoint, Sink};
+use serde_json::{json, Value};
+
+use super::file::CaptureReader;
+use super::packet::{self, Cause, Gtpu, Ip, Point, Reassembler};
+use super::pfcp::{self, Tracker, PFCP_PORT};
+use crate::srsran::run::IngestError;
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// UDP ports carrying GTP-U (TS 29.281 §4.4.2: 2152).
+    pub gtp_ports: Vec<u16>,
+    /// Which frames are N3 / N6: interface names (pcapng `if_name`) or IP addresses (outer source
+    /// or destination). Empty: N3 is any GTP-U, N6 any plain packet between a tunnel's inner
+    /// addresses.
+    pub n3: Vec<String>,
+    pub n6: Vec<String>,
+    /// How long a packet waits for its twin before it is counted unmatched.
+    pub window_ns: i64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { gtp_ports: vec![2152], n3: Vec::new(), n6: Vec::new(), window_ns: 2_000_000_000 }
+    }
+}
+
+/// Files merged by time.
+struct Merged {
+    files: Vec<(PathBuf, CaptureReader, bool)>,
+}
+
+impl Merged {
+    fn open(paths: &[PathBuf]) -> Result<Self, IngestError> {
+        let mut files = Vec::new();
+        for p in paths {
+            let r = CaptureReader::open(p).map_err(|e| input(p, e))?;
+            files.push((p.clone(), r, false));
+        }
+        Ok(Merged { files })
+    }
+
+    /// Loads every file's next frame where none is loaded; returns the file whose frame is earliest.
+    fn next(&mut self) -> Result<Option<usize>, IngestError> {
+        let mut best: Option<(usize, i64)> = None;
+        for i in 0..self.files.len() {
+            let (p, r, loaded) = &mut self.files[i];
+            if !*loaded {
+                *loaded = r.advance().map_err(|e| input(p, e))?;
+            }
+            if *loaded {
+                let t = r.current().t_ns;
+                if best.is_none_or(|(_, b)| t < b) {
+                    best = Some((i, t));
+                }
+            }
+        }
+        if let Some((i, _)) = best {
+            self.files[i].2 = false;
+        }
+        Ok(best.map(|b| b.0))
+    }
+}
+
+/// Not an error: a fragment kept until its packet is whole (the whole packet is then one frame's
+/// worth of sighting).
+const FRAGMENT_HELD: Cause = "IP fragment (held for reassembly)";
+
+/// What a frame is, after decoding.
+enum Kind<'a> {
+    /// A G-PDU: the outer IP packet's length and the GTP-U header with its T-PDU.
+    GPdu(u32, (IpAddr, IpAddr), Gtpu<'a>, Ip<'a>),
+    /// Another GTP-U message (echo, error indication, end marker, …).
+    GtpOther(u8),
+    Pfcp(SocketAddr, SocketAddr, &'a [u8]),
+    Plain(Ip<'a>),
+}
+
+struct Decoder {
+    gtp_ports: Vec<u16>,
+    frag: Reassembler,
+    /// A reassembled datagram lives here while its frame is handled.
+    scratch: Vec<u8>,
+}
+
+impl Decoder {
+    fn decode<'a>(&'a mut self, t_ns: i64, linktype: u16, data: &'a [u8]) -> Result<(Kind<'a>, u32, bool), Cause> {
+        let (et, l3, sub, out) = packet::link(linktype, data)?;
+        let mut ip = packet::ip(et, l3)?;
+        if ip.frag.is_some() {
+            let Decoder { frag, scratch, .. } = self;
+            match frag.add(t_ns, &ip) {
+                Some((whole, hl)) => {
+                    *scratch = whole;
+                    let sc: &'a Vec<u8> = scratch;
+                    ip.packet = sc;
+                    ip.l4 = &sc[hl.min(sc.len())..];
+                    ip.frag = None;
+                }
+                None => return Err(FRAGMENT_HELD),
+            }
+        }
+        if ip.proto == 17 {
+            let Some((sp, dp)) = packet::ports(&ip) else { return Err("UDP header truncated") };
+            if ip.l4.len() < 8 {
+                return Err("UDP header truncated");
+            }
+            let udp = &ip.l4[8..];
+            if self.gtp_ports.contains(&dp) || self.gtp_ports.contains(&sp) {
+                let g = packet::gtpu(udp)?;
+                if g.msg_type != packet::GTPU_G_PDU {
+                    return Ok((Kind::GtpOther(g.msg_type), sub, out));
+                }
+                let inner = packet::ip(0, g.payload).map_err(|_| "G-PDU whose T-PDU is not an IP packet")?;
+                return Ok((Kind::GPdu(ip.packet.len() as u32, (ip.src, ip.dst), g, inner), sub, out));
+            }
+            if dp == PFCP_PORT || sp == PFCP_PORT {
+                return Ok((Kind::Pfcp(SocketAddr::new(ip.src, sp), SocketAddr::new(ip.dst, dp), udp), sub, out));
+            }
+        }
+        Ok((Kind::Plain(ip), sub, out))
+    }
+}
+
+#[derive(Default)]
+struct Causes {
+    by: HashMap<&'static str, (u64, String)>,
+}
+
+impl Causes {
+    fn add(&mut self, cause: &'static str, at: impl FnOnce() -> String) {
+        self.by.entry(cause).or_insert_with(|| (0, at())).0 += 1;
+    }
+    fn to_json(&self) -> Value {
+        let mut v: Vec<_> = self.by.iter().collect();
+        v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+        Value::Array(v.into_iter().map(|(k, (n, f))| json!({"cause": k, "count": n, "first": f})).collect())
+    }
+}
+
+/// One sighting of a packet, waiting for its twin.
+#[derive(Clone, Copy)]
+struct Sight {
+    t: i64,
+    n3: bool,
+    bytes: u32,
+    teid: Option<u32>,
+    qfi: Option<u8>,
+    seq: Option<u16>,
+    src: IpAddr,
+    dst: IpAddr,
+    proto: u8,
+    ports: Option<(u16, u16)>,
+}
+
+enum Entry {
+    Open(Sight),
+    Paired,
+}
+
+#[derive(Default)]
+struct Pairing {
+    pending: HashMap<u64, Entry>,
+    order: VecDeque<(i64, u64)>,
+    pairs: [u64; 2],
+    unmatched: [[u64; 2]; 2],
+    duplicates: [u64; 2],
+    delays: [Vec<i64>; 2],
+}
+
+const UL: usize = 0;
+const DL: usize = 1;
+
+struct Labels {
+    ue_of: HashMap<IpAddr, u32>,
+    ues: Vec<IpAddr>,
+    flow_of: HashMap<(IpAddr, IpAddr, u8, u16, u16), u32>,
+    flows: Vec<Value>,
+    slice_of_session: Vec<u8>,
+}
+
+const MAX_FLOWS: usize = 1 << 16;
+
+pub fn ingest(
+    paths: &[PathBuf],
+    opts: &Options,
+    out: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Value, IngestError> {
+    if paths.is_empty() {
+        return Err(IngestError::Input { path: "FILE".into(), message: "no capture files given".into() });
+    }
+    let mut total = 0u64;
+    for p in paths {
+        total += std::fs::metadata(p).map_err(|e| input(p, e))?.len();
+    }
+    // Pass 1: PFCP, the inner address pairs of tunnels, the epoch.
+    let mut m = Merged::open(paths)?;
+    let mut dec = Decoder { gtp_ports: opts.gtp_ports.clone(), frag: Reassembler::default(), scratch: Vec::new() };
+    let mut pfcp = Tracker::default();
+    let mut pfcp_bad = Causes::default();
+    let mut tunnels: HashSet<(IpAddr, IpAddr)> = HashSet::new();
+    let mut epoch: Option<i64> = None;
+    while let Some(i) = m.next()? {
+        let (p, r, _) = &m.files[i];
+        let f = r.current();
+        epoch.get_or_insert(f.t_ns);
+        let (t, off) = (f.t_ns, f.offset);
+        match dec.decode(f.t_ns, f.linktype, f.data) {
+            Ok((Kind::Pfcp(src, dst, d), _, _)) => match pfcp::parse(d) {
+                Ok(msg) => pfcp.message(t, src, dst, &msg),
+                Err(c) => pfcp_bad.add(c, || format!("{}: byte {off}", p.display())),
+            },
+            Ok((Kind::GPdu(_, _, _, inner), _, _)) => {
+                tunnels.insert(ordered(inner.src, inner.dst));
+            }
+            _ => {}
+        }
+    }
+    pfcp.finish();
+    let epoch = epoch.unwrap_or(0);
+    let mut slice_names = vec!["default".to_string()];
+    let mut slice_of_session = Vec::new();
+    for s in &pfcp.sessions {
+        let name = s.slice.clone().unwrap_or_else(|| "default".into());
+        let idx = match slice_names.iter().position(|n| *n == name) {
+            Some(i) => i,
+            None => {
+                slice_names.push(name);
+                slice_names.len() - 1
+            }
+        };
+        slice_of_session.push(idx.min(255) as u8);
+    }
+    let meta = json!({
+        "source": "pcap",
+        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
+        "files": paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "wall_clock_epoch_s": epoch as f64 / 1e9,
+        "clock_domains": [{"name": "capture", "offset_ns": 0, "note": "capture timestamps (one host's clock when all files come from one host)"}],
+        "slices": slice_names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>(),
+        "links": {
+            "n3_to_n6": "stated by identity: inner IP addresses, protocol, IPv4 identification and fragment field / IPv6 flow label, length and the first 64 bytes after the IP header are equal (TTL and header checksum excluded)",
+            "pfcp_request_to_response": "stated: sequence number and the peers' addresses (TS 29.244 7.2.2.2)",
+            "teid_to_session": "stated by PFCP: F-TEIDs of PDIs / Created PDRs and outer header creation TEIDs of FARs",
+        },
+        "pairing": {"window_s": opts.window_ns as f64 / 1e9, "gtp_ports": opts.gtp_ports, "n3": opts.n3, "n6": opts.n6},
+    });
+    let mut w = RunWriter::create(out, meta, &slice_names)?;
+    for p in &pfcp.pairs {
+        w.control(ControlEvent {
+            t_ns: p.t_ns - epoch,
+            node: Node::Upf,
+            layer: Layer::Upf,
+            kind: "pfcp_pair",
+            dir: None,
+            ue: None,
+            drb: None,
+            sn: Some(i64::from(p.seq)),
+            value: Some(p.latency_ns as f64),
+            detail: Some(Tracker::detail(p)),
+        });
+    }
+
+    // Pass 2: pair the user plane.
+    let mut labels =
+        Labels { ue_of: HashMap::new(), ues: Vec::new(), flow_of: HashMap::new(), flows: Vec::new(), slice_of_session };
+    // UEs the PFCP sessions name come first, in session order.
+    for s in &pfcp.sessions {
+        for &a in &s.ue_addrs {
+            labels.ue(a);
+        }
+    }
+    let mut m = Merged::open(paths)?;
+    let mut dec = Decoder { gtp_ports: opts.gtp_ports.clone(), frag: Reassembler::default(), scratch: Vec::new() };
+    let mut causes = Causes::default();
+    let mut gtp_other: HashMap<&'static str, u64> = HashMap::new();
+    let mut not_user_plane = 0u64;
+    let mut pfcp_frames = 0u64;
+    let mut fragments_held = 0u64;
+    let mut filtered = [0u64; 2];
+    let mut pairing = Pairing::default();
+    let mut next_pkt = 0u64;
+    let mut frames = 0u64;
+    let mut last_report = 0u64;
+    let mut done_bytes = 0u64;
+    let mut points: HashMap<Point, [u64; 2]> = HashMap::new();
+    let mut last_t = i64::MIN;
+    while let Some(i) = m.next()? {
+        frames += 1;
+        let (p, r, _) = &m.files[i];
+        let f = r.current();
+        done_bytes += u64::from(f.orig_len.min(f.data.len() as u32)) + 16;
+        if done_bytes - last_report > 64 << 20 {
+            last_report = done_bytes;
+            progress(done_bytes.min(total), total);
+        }
+        let iface_name = r.ifaces.get(f.iface as usize).and_then(|x| x.name.clone());
+        let (t, off, iface) = (f.t_ns, f.offset, f.iface);
+        if t > last_t + 100_000_000 || last_t == i64::MIN {
+            // Expire at most every 100 ms of capture time.
+            pairing.expire(t - opts.window_ns);
+            dec.frag.expire(t);
+            last_t = t;
+        }
+        let decoded = dec.decode(f.t_ns, f.linktype, f.data);
+        let (kind, sub, outgoing) = match decoded {
+            Ok(k) => k,
+            Err(FRAGMENT_HELD) => {
+                fragments_held += 1;
+                continue;
+            }
+            Err(c) => {
+                causes.add(c, || format!("{}: byte {off}", p.display()));
+                continue;
+            }
+        };
+        let point = Point { file: i as u16, iface, sub, outgoing };
+        let sight = match kind {
+            Kind::Pfcp(..) => {
+                pfcp_frames += 1;
+                continue;
+            }
+            Kind::GtpOther(t) => {
+                let name = match t {
+                    packet::GTPU_ECHO_REQUEST => "echo_request",
+                    packet::GTPU_ECHO_RESPONSE => "echo_response",
+                    packet::GTPU_ERROR_INDICATION => "error_indication",
+                    packet::GTPU_END_MARKER => "end_marker",
+                    packet::GTPU_SUPPORTED_EXT_HEADERS => "supported_extension_headers_notification",
+                    _ => "other",
+                };
+                *gtp_other.entry(name).or_insert(0) += 1;
+                continue;
+            }
+            Kind::GPdu(outer_len, outer, g, inner) => {
+                if !opts.n3.is_empty() && !matches_side(&opts.n3, iface_name.as_deref(), Some(outer)) {
+                    filtered[0] += 1;
+                    continue;
+                }
+                Sight {
+                    t,
+                    n3: true,
+                    bytes: outer_len,
+                    teid: Some(g.teid),
+                    qfi: g.qfi,
+                    seq: g.seq,
+                    src: inner.src,
+                    dst: inner.dst,
+                    proto: inner.proto,
+                    ports: packet::ports(&inner),
+                }
+                .with_key(packet::identity(&inner))
+            }
+            Kind::Plain(ip) => {
+                if !tunnels.contains(&ordered(ip.src, ip.dst)) {
+                    not_user_plane += 1;
+                    continue;
+                }
+                if !opts.n6.is_empty() && !matches_side(&opts.n6, iface_name.as_deref(), Some((ip.src, ip.dst))) {
+                    filtered[1] += 1;
+                    continue;
+                }
+                let b = ip.packet.len() as u32;
+                Sight {
+                    t,
+                    n3: false,
+                    bytes: b,
+                    teid: None,
+                    qfi: None,
+                    seq: None,
+                    src: ip.src,
+                    dst: ip.dst,
+                    proto: ip.proto,
+                    ports: packet::ports(&ip),
+                }
+                .with_key(packet::identity(&ip))
+            }
+        };
+        let (key, s) = sight;
+        points.entry(point).or_insert([0, 0])[usize::from(!s.n3)] += 1;
+        if let Some((a, b)) = pairing.sight(key, s) {
+            let (first, second, d) =
+                if a.t <= b.t { (a, b, if a.n3 { UL } else { DL }) } else { (b, a, if b.n3 { UL } else { DL }) };
+            let n3s = if a.n3 { a } else { b };
+            let ue_addr = if d == UL { n3s.src } else { n3s.dst };
+            let ue = labels.ue(ue_addr);
+            let session = n3s.teid.and_then(|t| pfcp.by_teid.get(&t)).or_else(|| pfcp.by_ue.get(&ue_addr)).copied();
+            let slice = session.and_then(|s| labels.slice_of_session.get(s).copied()).unwrap_or(0);
+            let flow = labels.flow(ue, ue_addr, &n3s, d, slice, &slice_names);
+            let pkt = next_pkt;
+            next_pkt += 1;
+            let dir = if d == UL { Dir::Ul } else { Dir::Dl };
+            let mk = |t: i64, layer: Layer, point: EvPoint, bytes: u32| PacketEvent {
+                t_ns: t - epoch,
+                node: Node::Upf,
+                layer,
+                point,
+                dir,
+                ue,
+                rnti: None,
+                drb: None,
+                qfi: n3s.qfi,
+                slice,
+                flow,
+                pkt,
+                sn: n3s.seq.map(u32::from),
+                seg_offset: None,
+                seg_last: None,
+                bytes,
+                queue: None,
+                queue_bytes: None,
+                queue_pkts: None,
+                retx: 0,
+                reason: None,
+                ecn: 0,
+            };
+            let arrive_layer = if first.n3 { Layer::N3 } else { Layer::N6 };
+            w.packet(mk(first.t, arrive_layer, EvPoint::Arrive, first.bytes));
+            w.packet(mk(second.t, Layer::Upf, EvPoint::ProcEnd, second.bytes));
+            pairing.pairs[d] += 1;
+            pairing.delays[d].push(second.t - first.t);
+        }
+    }
+    pairing.expire(i64::MAX);
+    progress(total, total);
+    let files: Vec<Value> = m
+        .files
+        .iter()
+        .map(|(p, r, _)| {
+            json!({
+                "file": p.display().to_string(), "frames": r.stats.frames, "bytes": r.stats.bytes,
+                "truncated_records": r.stats.truncated_frames, "other_blocks": r.stats.other_blocks,
+                "interfaces": r.ifaces.iter().map(|i| json!({"linktype": i.linktype, "name": i.name})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut pts: Vec<_> = points.into_iter().collect();
+    pts.sort();
+    let pstats = |d: usize| {
+        let mut v = pairing.delays[d].clone();
+        v.sort_unstable();
+        let q = |x: f64| v.get(((v.len() as f64 - 1.0) * x).round() as usize).copied();
+        json!({"pairs": pairing.pairs[d], "p50_ns": q(0.5), "p99_ns": q(0.99), "max_ns": v.last()})
+    };
+    let sessions: Vec<Value> = pfcp
+        .sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            json!({
+                "cp_seid": s.cp_seid.map(|x| format!("{x:#x}")), "up_seid": s.up_seid.map(|x| format!("{x:#x}")),
+                "ue_addrs": s.ue_addrs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "teids": s.teids.iter().map(|t| format!("{t:#x}")).collect::<Vec<_>>(),
+                "slice": slice_names[usize::from(labels.slice_of_session[i])],
+            })
+        })
+        .collect();
+    let n_frames = frames;
+    let extra = json!({
+        "flows": labels.flows,
+        "ues": labels.ues.iter().enumerate().map(|(i, a)| json!({"ue": i, "addr": a.to_string()})).collect::<Vec<_>>(),
+        "pcap": {
+            "files": files,
+            "frames": n_frames,
+            "upf_delay": {"ul": pstats(UL), "dl": pstats(DL)},
+            "unmatched": {
+                "n3": {"no_twin_within_window": pairing.unmatched[0][0], "capture_ended": pairing.unmatched[0][1]},
+                "n6": {"no_twin_within_window": pairing.unmatched[1][0], "capture_ended": pairing.unmatched[1][1]},
+            },
+            "duplicate_sightings": {"n3": pairing.duplicates[0], "n6": pairing.duplicates[1]},
+            "capture_points": pts.iter().map(|(p, c)| json!({"file": p.file, "iface": p.iface, "sub": p.sub, "outgoing": p.outgoing, "n3_sightings": c[0], "n6_sightings": c[1]})).collect::<Vec<_>>(),
+            "gtpu_other_messages": gtp_other,
+            "not_user_plane_frames": not_user_plane,
+            "pfcp_frames": pfcp_frames,
+            "excluded_by_side_options": {"n3": filtered[0], "n6": filtered[1]},
+            "ip_fragments": {"frames_held": fragments_held, "reassembled": dec.frag.reassembled, "expired": dec.frag.expired, "pending_at_end": dec.frag.pending(), "overlapping": dec.frag.overlapping},
+        },
+        "pfcp": {
+            "messages": pfcp.messages,
+            "by_procedure": pfcp.by_type,
+            "pairs": pfcp.pairs.len(),
+            "unanswered_requests": pfcp.unanswered,
+            "responses_without_request": pfcp.responses_without_request,
+            "retransmissions": pfcp.retransmissions,
+            "unknown_message_types": pfcp.unknown_types,
+            "undecodable": pfcp_bad.to_json(),
+            "sessions": sessions,
+        },
+        "counts": {
+            "skipped_inputs": {"frames_not_decoded": causes.to_json()},
+            "offered_packets": next_pkt,
+            "delivered_packets": 0,
+            "in_flight_packets": 0,
+        },
+    });
+    Ok(w.finish(extra)?)
+}
+
+impl Sight {
+    fn with_key(self, k: u64) -> (u64, Sight) {
+        (k, self)
+    }
+}
+
+impl Pairing {
+    /// A sighting; returns the pair when it completes one.
+    fn sight(&mut self, key: u64, s: Sight) -> Option<(Sight, Sight)> {
+        match self.pending.get_mut(&key) {
+            None => {
+                self.pending.insert(key, Entry::Open(s));
+                self.order.push_back((s.t, key));
+                None
+            }
+            Some(Entry::Open(o)) if o.n3 == s.n3 => {
+                // The same packet at another capture point on the same side: the earliest counts.
+                self.duplicates[usize::from(!s.n3)] += 1;
+                if s.t < o.t {
+                    *o = s;
+                }
+                None
+            }
+            Some(e @ Entry::Open(_)) => {
+                let Entry::Open(o) = std::mem::replace(e, Entry::Paired) else { unreachable!() };
+                Some((o, s))
+            }
+            Some(Entry::Paired) => {
+                // Seen again after it was paired (e.g. on the N6 Ethernet after the UPF's TUN).
+                self.duplicates[usize::from(!s.n3)] += 1;
+                None
+            }
+        }
+    }
+
+    /// Ends the wait of sightings older than `before`.
+    fn expire(&mut self, before: i64) {
+        let end = before == i64::MAX;
+        while let Some(&(t, key)) = self.order.front() {
+            if t >= before {
+                break;
+            }
+            self.order.pop_front();
+            // (A sighting replaced by an earlier one keeps its queue entry: `o.t <= t`.)
+            if let Some(Entry::Open(o)) = self.pending.remove(&key) {
+                self.unmatched[usize::from(!o.n3)][usize::from(end)] += 1;
+            }
+        }
+    }
+}
+
+impl Labels {
+    fn ue(&mut self, a: IpAddr) -> u32 {
+        if let Some(&u) = self.ue_of.get(&a) {
+            return u;
+        }
+        let u = self.ues.len() as u32;
+        self.ues.push(a);
+        self.ue_of.insert(a, u);
+        u
+    }
+
+    fn flow(&mut self, ue: u32, ue_addr: IpAddr, s: &Sight, d: usize, slice: u8, names: &[String]) -> u32 {
+        let peer = if s.src == ue_addr { s.dst } else { s.src };
+        let (up, pp) = match s.ports {
+            Some((a, b)) if s.src == ue_addr => (a, b),
+            Some((a, b)) => (b, a),
+            None => (0, 0),
+        };
+        let key = (ue_addr, peer, s.proto, up, pp);
+        if let Some(&f) = self.flow_of.get(&key) {
+            return f;
+        }
+        if self.flows.len() >= MAX_FLOWS {
+            return MAX_FLOWS as u32;
+        }
+        let f = self.flows.len() as u32;
+        self.flow_of.insert(key, f);
+        self.flows.push(json!({
+            "flow": f, "ue": ue, "ue_addr": ue_addr.to_string(), "peer_addr": peer.to_string(), "proto": s.proto,
+            "ue_port": up, "peer_port": pp, "teid": s.teid.map(|t| format!("{t:#x}")), "qfi": s.qfi,
+            "first_dir": if d == UL { "ul" } else { "dl" }, "slice": names[usize::from(slice)],
+        }));
+        f
+    }
+}
+
+fn ordered(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
+    if a <= b {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+/// Whether a frame is on a side given by interface names or addresses.
+fn matches_side(specs: &[String], iface: Option<&str>, addrs: Option<(IpAddr, IpAddr)>) -> bool {
+    specs.iter().any(|s| {
+        iface == Some(s.as_str())
+            || s.parse::<IpAddr>().ok().is_some_and(|a| addrs.is_some_and(|(x, y)| x == a || y == a))
+    })
+}
+
+fn input(p: &Path, e: std::io::Error) -> IngestError {
+    IngestError::Input { path: p.display().to_string(), message: e.to_string() }
+}

@@ -1,0 +1,74 @@
+"""`scout ingest pcap` on the real captures, then `scout analyze` and `scout report` unchanged."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import scout
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pcap"
+ANY = FIXTURES / "n3-n6-ping-any.pcap"
+PFCP = FIXTURES / "pfcp-small.pcap"
+
+needs_fixtures = pytest.mark.skipif(
+    not ANY.exists(), reason=f"{FIXTURES} not found (the shared fixtures sit beside the project in CI)"
+)
+
+
+def scout_cmd(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
+
+
+@needs_fixtures
+def test_upf_delay_journeys_from_an_any_capture_analyse_and_report(tmp_path: Path) -> None:
+    out = tmp_path / "pc"
+    r = scout_cmd("ingest", "pcap", str(ANY), str(PFCP), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "UPF forwarding delay UL" in r.stdout and "PFCP:" in r.stdout
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["source"] == "pcap" and meta["complete"] is True
+    ul = meta["pcap"]["upf_delay"]["ul"]
+    assert ul["pairs"] > 3000
+
+    r = scout_cmd("analyze", str(out))
+    assert r.returncode == 0, r.stderr
+    a = scout.open(out)
+    j = a.journeys.to_pandas()
+    assert len(j) == ul["pairs"] + meta["pcap"]["upf_delay"]["dl"]["pairs"]
+    # Each journey is the UPF's: arrival on N3 (uplink) or N6 (downlink), departure from the UPF;
+    # its whole span is the UPF's processing (queueing cannot be told apart from outside).
+    comps = a.components.to_pandas()
+    assert set(map(tuple, comps[["layer", "component"]].drop_duplicates().values)) == {("upf", "processing")}
+    per_pkt = comps.groupby("pkt").ns.sum()
+    assert (per_pkt.loc[j.pkt].values == j.span_ns.values).all()
+    # The median matches the ingest's own figure.
+    ulj = j[j.dir == "ul"].span_ns.sort_values().values
+    assert ulj[int((len(ulj) - 1) * 0.5 + 0.5)] == ul["p50_ns"]  # nearest rank, halves up
+    # PFCP pairs are control rows with their latency.
+    pf = a.con.table("control_events").filter(lambda t: t.kind == "pfcp_pair").to_pandas()
+    assert len(pf) == meta["pfcp"]["pairs"] > 0
+    assert (pf.value > 0).all()
+    assert {json.loads(d)["message"] for d in pf.detail} >= {"heartbeat"}
+
+    r = scout_cmd("report", str(out))
+    assert r.returncode == 0, r.stderr
+    assert (out / "report" / "index.html").exists()
+
+
+def test_bad_captures_get_clear_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "notacapture.pcap"
+    bad.write_bytes(b"hello, this is text\n")
+    r = scout_cmd("ingest", "pcap", str(bad), "-o", str(tmp_path / "x"))
+    assert r.returncode != 0
+    assert "notacapture.pcap: byte 0: not a capture: magic" in r.stderr
+    short = tmp_path / "short.pcap"
+    short.write_bytes(bytes.fromhex("d4c3b2a1020004000000000000000000ffff0000010000000000000000000000"))
+    r = scout_cmd("ingest", "pcap", str(short), "-o", str(tmp_path / "y"))
+    assert r.returncode == 0, r.stderr  # a truncated last record is counted, not fatal
+    meta = json.loads((tmp_path / "y" / "run.json").read_text())
+    assert meta["pcap"]["files"][0]["truncated_records"] == 1
