@@ -592,7 +592,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Reads pcap and pcapng captures (Ethernet, VLAN, Linux cooked v1/v2, raw IP; IPv4/IPv6; outer "
         "IP fragments reassembled; several files merged by time) and pairs each packet seen inside GTP-U on N3 "
         "with the same packet seen plain on N6 by its identity (inner addresses, IP identification, length, the "
-        "first 64 bytes after the IP header), never by nearest timestamp: each pair is a journey whose "
+        "first 16 bytes after the IP header), never by nearest timestamp: each pair is a journey whose "
         "`upf processing` is the UPF's forwarding delay. PFCP (N4) requests are paired with their responses by "
         "sequence number and peers (control rows 'pfcp_pair', latency in ns); sessions, TEIDs, UE addresses "
         "and S-NSSAI/DNN label the user-plane pairs. A single capture on 'any' sees both sides "

@@ -335,53 +335,66 @@ pub fn gtpu(d: &[u8]) -> Result<Gtpu<'_>, Cause> {
     Ok(g)
 }
 
-/// The identity of an IP packet through the UPF: the fields a forwarding UPF does not change
-/// (addresses, protocol, IPv4 identification and fragment field or IPv6 flow label, length) and the
-/// first 64 bytes after the IP header (transport header and the start of the payload); not the TTL
-/// / hop limit or the IPv4 header checksum, which forwarding changes. 64-bit FNV-1a-style mix.
+/// The identity of an IP packet through the UPF: the fields a forwarding UPF does not change and
+/// the first 16 bytes after the fixed IP header (the transport header: ports, lengths, checksums,
+/// TCP sequence numbers, or the start of the payload); not the TTL / hop limit or the IPv4 header
+/// checksum, which forwarding changes. The same function runs in the kernel (`scout probe`,
+/// `crates/scout-probe/bpf/upf_probe.bpf.c`), so it works on 32-bit little-endian words:
+///
+/// - IPv4: bytes 0–3 (version, IHL, TOS, total length), 4–7 (identification, flags, fragment
+///   offset), the protocol, the source and destination addresses; then 16 bytes after the IHL.
+/// - IPv6: bytes 0–3 (version, class, flow label), 4–6 (payload length, next header; the hop
+///   limit masked), the addresses; then 16 bytes after the 40-byte header.
+///
+/// Short packets are padded with zeros. Each word is mixed in with a multiply–xorshift step and
+/// the result finished with MurmurHash3's 64-bit finaliser.
 pub fn identity(ip: &Ip) -> u64 {
     let p = ip.packet;
-    let mut h = Mix::new();
-    if ip.v6 {
-        h.bytes(&p[0..8]); // version, class, flow label, length, next header, (hop limit at 7)
-        h.bytes(&p[8..40]);
+    let w = |b: &[u8], o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+    let mut k = Key::new();
+    let l4 = if ip.v6 {
+        k.word(w(p, 0));
+        k.word(w(p, 4) & 0x00ff_ffff);
+        for o in (8..40).step_by(4) {
+            k.word(w(p, o));
+        }
+        &p[40..]
     } else {
-        h.bytes(&p[0..4]); // version, IHL, TOS, total length
-        h.bytes(&p[4..8]); // identification, flags, fragment offset
-        h.byte(p[9]); // protocol (not TTL, not the checksum)
-        h.bytes(&p[12..20]);
+        k.word(w(p, 0));
+        k.word(w(p, 4));
+        k.word(u32::from(p[9]));
+        k.word(w(p, 12));
+        k.word(w(p, 16));
+        &p[usize::from(p[0] & 0x0f) * 4..]
+    };
+    let mut b = [0u8; 16];
+    let n = l4.len().min(16);
+    b[..n].copy_from_slice(&l4[..n]);
+    for o in (0..16).step_by(4) {
+        k.word(w(&b, o));
     }
-    let n = ip.l4.len().min(64);
-    h.bytes(&ip.l4[..n]);
-    h.finish()
+    k.finish()
 }
 
-struct Mix(u64);
+/// The identity hash's state (see [`identity`]; mirrored in the kernel program).
+struct Key(u64);
 
-impl Mix {
+impl Key {
     fn new() -> Self {
-        Mix(0xcbf2_9ce4_8422_2325)
+        Key(0xcbf2_9ce4_8422_2325)
     }
     #[inline]
-    fn byte(&mut self, b: u8) {
-        self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    #[inline]
-    fn bytes(&mut self, b: &[u8]) {
-        let mut c = b.chunks_exact(8);
-        for w in &mut c {
-            let v = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
-            self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
-        }
-        for &x in c.remainder() {
-            self.byte(x);
-        }
+    fn word(&mut self, v: u32) {
+        self.0 = (self.0 ^ u64::from(v)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 ^= self.0 >> 29;
     }
     fn finish(self) -> u64 {
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 }
 

@@ -304,7 +304,7 @@ pub fn ingest(
         "clock_domains": [{"name": "capture", "offset_ns": 0, "note": "capture timestamps (one host's clock when all files come from one host)"}],
         "slices": slice_names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>(),
         "links": {
-            "n3_to_n6": "stated by identity: inner IP addresses, protocol, IPv4 identification and fragment field / IPv6 flow label, length and the first 64 bytes after the IP header are equal (TTL and header checksum excluded)",
+            "n3_to_n6": "stated by identity: inner IP addresses, protocol, IPv4 identification and fragment field / IPv6 flow label, length and the first 16 bytes after the fixed IP header are equal (TTL and header checksum excluded)",
             "pfcp_request_to_response": "stated: sequence number and the peers' addresses (TS 29.244 7.2.2.2)",
             "teid_to_session": "stated by PFCP: F-TEIDs of PDIs / Created PDRs and outer header creation TEIDs of FARs",
         },
