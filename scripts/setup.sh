@@ -9,6 +9,11 @@ need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# The probe's TC-BPF program is compiled with clang (-target bpf) against libbpf's headers; its
+# test bench makes network namespaces with iproute2.
+command -v clang >/dev/null 2>&1 || need_apt+=(clang)
+[ -f /usr/include/bpf/bpf_helpers.h ] || need_apt+=(libbpf-dev)
+command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 if ((${#need_apt[@]})); then
   echo "setup: installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

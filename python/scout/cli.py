@@ -425,6 +425,57 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_probe(args: argparse.Namespace) -> int:
+    out = _prepare_output(args)
+    tty = sys.stderr.isatty()
+
+    def progress(elapsed: float, pairs: int, lost: int) -> None:
+        line = f"probe: {elapsed:6.1f} s, {pairs:,} packets paired N3<->N6, ring-buffer loss {lost:,}"
+        if tty:
+            sys.stderr.write("\r" + line)
+            sys.stderr.flush()
+        elif int(elapsed) % 10 == 0:
+            print(line, file=sys.stderr, flush=True)
+
+    if args.duration is None:
+        print("probe: attached; Ctrl-C to stop", file=sys.stderr, flush=True)
+    try:
+        meta = json.loads(
+            _native.probe(
+                args.n3,
+                args.n6,
+                str(out),
+                args.slice,
+                args.duration,
+                args.histogram,
+                args.window,
+                args.gtp_port,
+                progress,
+            )
+        )
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    if tty:
+        sys.stderr.write("\n")
+    pr = meta["probe_result"]
+    print(f"probed {len(pr['upfs'])} UPF(s) for {pr['duration_s']:.1f} s -> {out}")
+    print(
+        f"  pairs: UL {pr['pairs']['ul']:,}, DL {pr['pairs']['dl']:,} (kernel: {pr['pairs_in_kernel']:,}); "
+        f"ring-buffer loss {pr['ringbuf_lost']:,}; unmatched N3 {pr['unmatched']['n3']:,}, N6 {pr['unmatched']['n6']:,}"
+    )
+    if pr["cost_ns_per_packet"] is not None:
+        print(f"  probe cost: {pr['cost_ns_per_packet']:.0f} ns per packet ({pr['cost_from']})")
+    for u in pr["upfs"]:
+        c = u["counters"]
+        print(
+            f"  {u['n3']} / {u['n6']} ({u['slice']}): N3 {c['n3_sightings']:,}, N6 {c['n6_sightings']:,} sightings; "
+            f"not GTP-U {c['not_gtpu']:,}, not IP {c['not_ip']:,}, malformed {c['malformed']:,}, "
+            f"duplicates {c['duplicates']:,}"
+        )
+    print(f"next: scout analyze {out}")
+    return 0
+
+
 DEMO_SCENARIOS = ["udp-flood", "attribution-light", "attribution-medium", "attribution-heavy", "mixed"]
 
 
@@ -624,6 +675,34 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument("-o", "--output", required=True, help="run directory to create")
     pc.add_argument("--force", action="store_true", help="replace an existing run directory")
     pc.set_defaults(func=cmd_ingest_pcap)
+
+    pr = sub.add_parser(
+        "probe",
+        help="live UPF forwarding delay from TC-BPF programs on N3 and N6 (root)",
+        description="Attaches Scout's TC-BPF programs (clsact ingress and egress) to each UPF's N3 and N6 "
+        "interfaces inside their network namespaces. In the kernel each packet's identity is computed (the same "
+        "key as `scout ingest pcap`), its N3 and N6 sightings are paired in an LRU map and each pair goes to "
+        "user space through a ring buffer; the run holds one journey per packet whose `upf processing` is the "
+        "UPF's forwarding delay, the programs' counters, ring-buffer loss and their cost per packet from the "
+        "kernel's BPF statistics (docs/probe.md). Needs root, BTF and clsact.",
+    )
+    pr.add_argument("--n3", action="append", default=[], required=True, metavar="NETNS:IFACE", help="a UPF's N3 interface")
+    pr.add_argument(
+        "--n6",
+        action="append",
+        default=[],
+        required=True,
+        metavar="NETNS:IFACE",
+        help="its N6 interface (Ethernet or a TUN such as ogstun); repeat --n3/--n6 for several UPFs",
+    )
+    pr.add_argument("--slice", action="append", default=[], metavar="NAME", help="the slice each UPF serves, in the same order")
+    pr.add_argument("--duration", type=float, metavar="S", help="seconds to probe (default: until Ctrl-C)")
+    pr.add_argument("--histogram", action="store_true", help="only per-CPU delay histograms in the kernel (very high rates)")
+    pr.add_argument("--window", type=float, default=2.0, metavar="S", help="how long a sighting waits for its twin")
+    pr.add_argument("--gtp-port", type=int, default=2152, metavar="PORT", help="UDP port of GTP-U (default 2152)")
+    pr.add_argument("-o", "--output", required=True, help="run directory to create")
+    pr.add_argument("--force", action="store_true", help="replace an existing run directory")
+    pr.set_defaults(func=cmd_probe)
 
     d = sub.add_parser(
         "demo",

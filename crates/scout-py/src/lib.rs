@@ -91,6 +91,80 @@ fn ingest_pcap(
     result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// `scout probe`: attaches Scout's TC-BPF programs to each UPF's N3 and N6 interfaces (inside
+/// their network namespaces) and writes the packets it pairs to a run until `duration` seconds
+/// pass or Ctrl-C; returns the run's metadata. `progress(elapsed_s, pairs, lost)` is called every
+/// second.
+#[pyfunction]
+#[pyo3(signature = (n3, n6, out, slices=Vec::new(), duration=None, histogram=false, window_s=2.0, gtp_port=2152, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn probe(
+    py: Python<'_>,
+    n3: Vec<String>,
+    n6: Vec<String>,
+    out: PathBuf,
+    slices: Vec<String>,
+    duration: Option<f64>,
+    histogram: bool,
+    window_s: f64,
+    gtp_port: u16,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    use scout_probe::{Options, Side, Upf};
+    if n3.len() != n6.len() || n3.is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "give --n3 and --n6 once per UPF, in the same order ({} --n3, {} --n6)",
+            n3.len(),
+            n6.len()
+        )));
+    }
+    if !slices.is_empty() && slices.len() != n3.len() {
+        return Err(PyValueError::new_err(format!(
+            "give --slice once per UPF ({} UPFs, {} --slice)",
+            n3.len(),
+            slices.len()
+        )));
+    }
+    let mut upfs = Vec::new();
+    for (i, (a, b)) in n3.iter().zip(&n6).enumerate() {
+        let e = |e: scout_probe::ProbeError| PyValueError::new_err(e.to_string());
+        upfs.push(Upf {
+            n3: Side::parse(a).map_err(e)?,
+            n6: Side::parse(b).map_err(e)?,
+            slice: slices.get(i).cloned().unwrap_or_else(|| "default".into()),
+        });
+    }
+    let opts = Options {
+        upfs,
+        duration: duration.map(std::time::Duration::from_secs_f64),
+        histogram_only: histogram,
+        window: std::time::Duration::from_secs_f64(window_s),
+        gtp_port,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut cb_err: Option<PyErr> = None;
+    let mut report = |p: &scout_probe::Progress| {
+        // Ctrl-C: Python's handler runs here; the probe then detaches and writes what it has.
+        if let Err(e) = py.check_signals() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            cb_err.get_or_insert(e);
+            return;
+        }
+        if let (Some(cb), None) = (progress.as_ref(), cb_err.as_ref()) {
+            if let Err(e) = cb.call1((p.elapsed_s, p.pairs, p.lost)) {
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                cb_err = Some(e);
+            }
+        }
+    };
+    let result = scout_probe::run(&opts, &out, &stop, &mut report);
+    match (result, cb_err) {
+        (Ok(v), Some(e)) if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => Ok(v.to_string()),
+        (_, Some(e)) => Err(e),
+        (r, None) => r.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string())),
+    }
+}
+
 /// The event schema version this build writes.
 #[pyfunction]
 fn schema_version() -> u32 {
@@ -127,6 +201,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_srsran, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_pcap, m)?)?;
+    m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(schema_version, m)?)?;
     m.add_function(wrap_pyfunction!(schema_enums, m)?)?;
     m.add_function(wrap_pyfunction!(schema_columns, m)?)?;

@@ -1,0 +1,628 @@
+//! `scout probe`: Scout's TC-BPF programs (`bpf/upf_probe.bpf.c`) attached to a UPF's N3 and N6
+//! interfaces inside their network namespaces, and the user-space half that turns their pairs
+//! into a run: one journey per packet through the UPF (`n3|n6 arrive` → `upf proc_end`), as
+//! `scout ingest pcap` writes from captures (`docs/probe.md`).
+//!
+//! In the kernel each program computes the packet's identity (the same key as the pcap reader,
+//! `scout_ingest::pcap::packet::identity`), pairs the N3 and N6 sightings of a packet in an LRU
+//! map and sends each pair through a ring buffer (or, in histogram mode, counts its delay in a
+//! per-CPU log2 histogram). User space reads the pairs, expires sightings that wait longer than
+//! the window (unmatched, per side), and reads the programs' counters and the kernel's own run-time
+//! statistics (`BPF_ENABLE_STATS`) for the probe's cost per packet.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::net::IpAddr;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
+use aya::programs::{tc, SchedClassifier, TcAttachType};
+use aya::{Ebpf, Pod};
+pub mod testbench;
+
+use scout_events::writer::RunWriter;
+use scout_events::{Dir, Layer, Node, PacketEvent, Point, Sink};
+use serde_json::{json, Value};
+
+/// The compiled probe (clang -target bpf -g), when clang was available at build time.
+#[cfg(probe_object)]
+pub static OBJECT: Option<&[u8]> = Some(aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/upf_probe.bpf.o")));
+#[cfg(not(probe_object))]
+pub static OBJECT: Option<&[u8]> = None;
+
+/// Counter names, in the order of the program's `stats` array.
+pub const COUNTERS: [&str; 10] = [
+    "n3_sightings",
+    "n6_sightings",
+    "pairs",
+    "ringbuf_full",
+    "duplicates",
+    "not_ip",
+    "not_gtpu",
+    "gtpu_not_gpdu",
+    "malformed",
+    "insert_failed",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
+    #[error("{what}: {message}")]
+    Bpf { what: String, message: String },
+    #[error(transparent)]
+    Write(#[from] scout_events::writer::WriteError),
+}
+
+fn bpf_err(what: impl Into<String>) -> impl FnOnce(Box<dyn std::error::Error>) -> ProbeError {
+    let what = what.into();
+    move |e| ProbeError::Bpf { what, message: error_chain(&*e) }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(x) = src {
+        s.push_str(": ");
+        s.push_str(&x.to_string());
+        src = x.source();
+    }
+    s
+}
+
+/// An interface, in a named network namespace (`ip netns` name or a path to a netns file) or in
+/// the probe's own: `NETNS:IFACE` or `IFACE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Side {
+    pub netns: Option<String>,
+    pub iface: String,
+}
+
+impl Side {
+    pub fn parse(s: &str) -> Result<Side, ProbeError> {
+        let (ns, ifc) = match s.rsplit_once(':') {
+            Some((n, i)) => (Some(n.to_string()), i),
+            None => (None, s),
+        };
+        if ifc.is_empty() || ifc.len() > 15 || ns.as_deref() == Some("") {
+            return Err(ProbeError::Usage(format!(
+                "`{s}`: expected NETNS:IFACE or IFACE (interface names have 1 to 15 characters)"
+            )));
+        }
+        Ok(Side { netns: ns, iface: ifc.to_string() })
+    }
+}
+
+impl std::fmt::Display for Side {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.netns {
+            Some(n) => write!(f, "{n}:{}", self.iface),
+            None => f.write_str(&self.iface),
+        }
+    }
+}
+
+/// One UPF: its N3 and N6 interfaces and the slice it serves.
+#[derive(Clone, Debug)]
+pub struct Upf {
+    pub n3: Side,
+    pub n6: Side,
+    pub slice: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub upfs: Vec<Upf>,
+    pub duration: Option<Duration>,
+    /// Only the per-CPU delay histograms, no per-packet records (very high rates).
+    pub histogram_only: bool,
+    pub window: Duration,
+    pub gtp_port: u16,
+}
+
+/// The thread's network namespace switched to another until dropped.
+pub struct InNetns {
+    orig: OwnedFd,
+}
+
+impl InNetns {
+    pub fn enter(netns: Option<&str>) -> Result<Option<InNetns>, ProbeError> {
+        let Some(ns) = netns else { return Ok(None) };
+        let path = if ns.contains('/') { ns.to_string() } else { format!("/var/run/netns/{ns}") };
+        let io = |what: String| move |source| ProbeError::Io { what, source };
+        let orig: OwnedFd =
+            File::open("/proc/thread-self/ns/net").map_err(io("/proc/thread-self/ns/net".into()))?.into();
+        let target = File::open(&path).map_err(io(format!("network namespace {ns} ({path})")))?;
+        // SAFETY: setns on valid descriptors; it only changes this thread's network namespace.
+        if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(ProbeError::Io { what: format!("setns into {ns}"), source: std::io::Error::last_os_error() });
+        }
+        Ok(Some(InNetns { orig }))
+    }
+}
+
+impl Drop for InNetns {
+    fn drop(&mut self) {
+        // SAFETY: as above; back to the namespace the thread was in.
+        unsafe { libc::setns(self.orig.as_raw_fd(), libc::CLONE_NEWNET) };
+    }
+}
+
+/// The ARPHRD type of an interface in the current namespace (1 Ethernet, 65534 none: TUN).
+fn arphrd(iface: &str) -> Result<u16, ProbeError> {
+    // SAFETY: a datagram socket and the SIOCGIFHWADDR ioctl on a zeroed ifreq with the name set.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        if fd < 0 {
+            return Err(ProbeError::Io { what: "socket".into(), source: std::io::Error::last_os_error() });
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (i, b) in iface.bytes().take(15).enumerate() {
+            ifr.ifr_name[i] = b as libc::c_char;
+        }
+        let r = libc::ioctl(fd, libc::SIOCGIFHWADDR, &mut ifr);
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if r < 0 {
+            return Err(ProbeError::Io { what: format!("interface {iface}"), source: err });
+        }
+        Ok(ifr.ifr_ifru.ifru_hwaddr.sa_family)
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct Config {
+    histogram_only: u32,
+    gtp_port: u16,
+    pad: u16,
+}
+// SAFETY: plain old data, laid out as `struct config` in the program.
+unsafe impl Pod for Config {}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct Sight {
+    t_ns: u64,
+    teid: u32,
+    bytes: u32,
+    ifindex: u32,
+    side: u8,
+    qfi: u8,
+    ingress: u8,
+    has_seq: u8,
+    seq: u16,
+    pad: u16,
+}
+// SAFETY: plain old data, laid out as `struct sight` in the program.
+unsafe impl Pod for Sight {}
+
+/// A pair record as the program writes it (`struct pair`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PairRecord {
+    pub key: u64,
+    pub t_first: u64,
+    pub t_second: u64,
+    pub teid: u32,
+    pub bytes_first: u32,
+    pub bytes_second: u32,
+    pub ifindex_first: u32,
+    pub ifindex_second: u32,
+    pub first_side: u8,
+    pub qfi: u8,
+    pub v6: u8,
+    pub proto: u8,
+    pub src: [u8; 16],
+    pub dst: [u8; 16],
+    pub sport: u16,
+    pub dport: u16,
+    pub gtp_seq: u16,
+    pub has_seq: u8,
+    pub pad: u8,
+}
+
+impl PairRecord {
+    fn from_bytes(b: &[u8]) -> Option<PairRecord> {
+        (b.len() >= std::mem::size_of::<PairRecord>())
+            // SAFETY: the ring buffer item holds a `struct pair`; read unaligned.
+            .then(|| unsafe { std::ptr::read_unaligned(b.as_ptr().cast::<PairRecord>()) })
+    }
+    fn addr(&self, a: &[u8; 16]) -> IpAddr {
+        if self.v6 == 1 {
+            IpAddr::from(*a)
+        } else {
+            IpAddr::from([a[0], a[1], a[2], a[3]])
+        }
+    }
+}
+
+/// One UPF's loaded probe.
+struct Loaded {
+    upf: Upf,
+    bpf: Ebpf,
+    ring: Option<RingBuf<MapData>>,
+    links: Vec<(Option<String>, &'static str, aya::programs::tc::SchedClassifierLinkId)>,
+}
+
+fn now_mono_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+fn now_real_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: as above.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+fn load(upf: &Upf, opts: &Options) -> Result<Loaded, ProbeError> {
+    let obj = OBJECT.ok_or_else(|| ProbeError::Usage(
+        "this build has no probe object: clang was not found when Scout was built (apt-get install clang libbpf-dev, then rebuild)".into(),
+    ))?;
+    let mut bpf = Ebpf::load(obj).map_err(|e| bpf_err("loading the probe")(Box::new(e)))?;
+    let mut cfg: Array<_, Config> =
+        Array::try_from(bpf.map_mut("config").expect("config map")).map_err(|e| bpf_err("config map")(Box::new(e)))?;
+    cfg.set(0, Config { histogram_only: u32::from(opts.histogram_only), gtp_port: opts.gtp_port, pad: 0 }, 0)
+        .map_err(|e| bpf_err("config map")(Box::new(e)))?;
+    let mut links = Vec::new();
+    for (side, n3) in [(&upf.n3, true), (&upf.n6, false)] {
+        let _ns = InNetns::enter(side.netns.as_deref())?;
+        let l3 = !n3 && arphrd(&side.iface)? != 1;
+        // An existing clsact qdisc is fine (EEXIST).
+        let _ = tc::qdisc_add_clsact(&side.iface);
+        for (ingress, name) in match (n3, l3) {
+            (true, _) => [(true, "n3_ingress"), (false, "n3_egress")],
+            (false, false) => [(true, "n6_ingress"), (false, "n6_egress")],
+            (false, true) => [(true, "n6_l3_ingress"), (false, "n6_l3_egress")],
+        } {
+            let prog: &mut SchedClassifier = bpf
+                .program_mut(name)
+                .expect("program in the object")
+                .try_into()
+                .map_err(|e| bpf_err(name)(Box::new(e)))?;
+            if prog.fd().is_err() {
+                prog.load().map_err(|e| bpf_err(format!("verifying {name}"))(Box::new(e)))?;
+            }
+            let at = if ingress { TcAttachType::Ingress } else { TcAttachType::Egress };
+            let id = prog
+                .attach(&side.iface, at)
+                .map_err(|e| bpf_err(format!("attaching {name} to {side}"))(Box::new(e)))?;
+            links.push((side.netns.clone(), name, id));
+        }
+    }
+    let ring = if opts.histogram_only {
+        None
+    } else {
+        Some(
+            RingBuf::try_from(bpf.take_map("pairs").expect("pairs map"))
+                .map_err(|e| bpf_err("ring buffer")(Box::new(e)))?,
+        )
+    };
+    Ok(Loaded { upf: upf.clone(), bpf, ring, links })
+}
+
+impl Loaded {
+    fn detach(&mut self) {
+        for (ns, name, id) in self.links.drain(..) {
+            let Ok(_g) = InNetns::enter(ns.as_deref()) else { continue };
+            if let Some(Ok(p)) = self.bpf.program_mut(name).map(<&mut SchedClassifier>::try_from) {
+                let _ = p.detach(id);
+            }
+        }
+    }
+
+    fn counters(&self) -> Vec<u64> {
+        let Ok(a) = PerCpuArray::<_, u64>::try_from(self.bpf.map("stats").expect("stats map")) else { return vec![] };
+        (0..COUNTERS.len() as u32).map(|i| a.get(&i, 0).map(|v| v.iter().sum()).unwrap_or(0)).collect()
+    }
+
+    fn histogram(&self) -> [[u64; 64]; 2] {
+        let mut h = [[0u64; 64]; 2];
+        if let Ok(a) = PerCpuArray::<_, u64>::try_from(self.bpf.map("hist").expect("hist map")) {
+            for i in 0..128u32 {
+                h[(i / 64) as usize][(i % 64) as usize] = a.get(&i, 0).map(|v| v.iter().sum()).unwrap_or(0);
+            }
+        }
+        h
+    }
+
+    /// Removes sightings older than `before_mono_ns`; returns how many per side (N3, N6).
+    fn expire(&mut self, before_mono_ns: i64) -> [u64; 2] {
+        let mut out = [0u64; 2];
+        let Ok(mut m) = BpfHashMap::<_, u64, Sight>::try_from(self.bpf.map_mut("pending").expect("pending map")) else {
+            return out;
+        };
+        let stale: Vec<(u64, u8)> = m
+            .iter()
+            .filter_map(Result::ok)
+            .filter(|(_, s)| (s.t_ns as i64) < before_mono_ns)
+            .map(|(k, s)| (k, s.side))
+            .collect();
+        for (k, side) in stale {
+            if m.remove(&k).is_ok() {
+                out[usize::from(side.min(1))] += 1;
+            }
+        }
+        out
+    }
+
+    /// The programs' run time and run count from the kernel's statistics.
+    fn cost(&self) -> Vec<Value> {
+        let mut v = Vec::new();
+        for (_, name, _) in &self.links {
+            let Some(p) = self.bpf.program(name) else { continue };
+            let Ok(p) = <&SchedClassifier>::try_from(p) else { continue };
+            if let Ok(info) = p.info() {
+                let (ns, cnt) = (info.run_time().as_nanos() as u64, info.run_count());
+                v.push(json!({"program": name, "run_count": cnt, "run_time_ns": ns, "ns_per_packet": if cnt > 0 { Some(ns as f64 / cnt as f64) } else { None }}));
+            }
+        }
+        v
+    }
+}
+
+/// What the probe has seen so far (for progress lines).
+#[derive(Clone, Debug, Default)]
+pub struct Progress {
+    pub elapsed_s: f64,
+    pub pairs: u64,
+    pub lost: u64,
+}
+
+/// Attaches the probes, writes pairs to a run in `out` until `duration` passes or `stop` is set,
+/// detaches and finishes the run.
+pub fn run(
+    opts: &Options,
+    out: &Path,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Value, ProbeError> {
+    if opts.upfs.is_empty() {
+        return Err(ProbeError::Usage("give at least one --n3 NETNS:IFACE and --n6 NETNS:IFACE".into()));
+    }
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(ProbeError::Usage(
+            "scout probe needs root (CAP_BPF, CAP_NET_ADMIN and CAP_SYS_ADMIN for setns)".into(),
+        ));
+    }
+    // The kernel's per-program run time and count (kernel.bpf_stats_enabled while this fd is open).
+    let stats_fd = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
+    let mut slices: Vec<String> = vec![];
+    for u in &opts.upfs {
+        if !slices.contains(&u.slice) {
+            slices.push(u.slice.clone());
+        }
+    }
+    let mut loaded = Vec::new();
+    for u in &opts.upfs {
+        match load(u, opts) {
+            Ok(l) => loaded.push(l),
+            Err(e) => {
+                for l in &mut loaded {
+                    l.detach();
+                }
+                return Err(e);
+            }
+        }
+    }
+    let (mono0, real0) = (now_mono_ns(), now_real_ns());
+    let meta = json!({
+        "source": "probe",
+        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
+        "wall_clock_epoch_s": real0 as f64 / 1e9,
+        "clock_domains": [{"name": "bpf_ktime", "offset_ns": 0, "note": "CLOCK_MONOTONIC of the probe's host (bpf_ktime_get_ns), from the probe's start"}],
+        "slices": slices.iter().map(|n| json!({"name": n})).collect::<Vec<_>>(),
+        "upfs": opts.upfs.iter().map(|u| json!({"n3": u.n3.to_string(), "n6": u.n6.to_string(), "slice": u.slice})).collect::<Vec<_>>(),
+        "links": {"n3_to_n6": "stated by identity, in the kernel: the key of scout_ingest::pcap::packet::identity (inner IP fields the UPF does not change and 16 bytes after the fixed IP header)"},
+        "probe": {"histogram_only": opts.histogram_only, "window_s": opts.window.as_secs_f64(), "gtp_port": opts.gtp_port},
+    });
+    let mut w = match RunWriter::create(out, meta, &slices) {
+        Ok(w) => w,
+        Err(e) => {
+            for l in &mut loaded {
+                l.detach();
+            }
+            return Err(e.into());
+        }
+    };
+    let start = Instant::now();
+    let mut labels = Labels::default();
+    let mut next_pkt = 0u64;
+    let mut unmatched = [0u64; 2];
+    let mut pairs = [0u64; 2];
+    let mut last_expire = Instant::now();
+    let mut last_progress = Instant::now();
+    loop {
+        let done = stop.load(Ordering::Relaxed) || opts.duration.is_some_and(|d| start.elapsed() >= d);
+        let mut got = 0;
+        for (ui, l) in loaded.iter_mut().enumerate() {
+            let slice = slices.iter().position(|s| *s == l.upf.slice).unwrap_or(0) as u8;
+            let Some(ring) = l.ring.as_mut() else { continue };
+            while let Some(item) = ring.next() {
+                let Some(p) = PairRecord::from_bytes(&item) else { continue };
+                drop(item);
+                got += 1;
+                let ul = p.first_side == 0;
+                let (src, dst) = (p.addr(&p.src), p.addr(&p.dst));
+                let ue_addr = if ul { src } else { dst };
+                let ue = labels.ue(ue_addr);
+                let flow = labels.flow(ue, &p, ul, ui);
+                let dir = if ul { Dir::Ul } else { Dir::Dl };
+                let pkt = next_pkt;
+                next_pkt += 1;
+                let mk = |t: u64, layer: Layer, point: Point, bytes: u32| PacketEvent {
+                    t_ns: t as i64 - mono0,
+                    node: Node::Upf,
+                    layer,
+                    point,
+                    dir,
+                    ue,
+                    rnti: None,
+                    drb: None,
+                    qfi: (p.qfi != 0xff).then_some(p.qfi),
+                    slice,
+                    flow,
+                    pkt,
+                    sn: (p.has_seq == 1).then_some(u32::from(p.gtp_seq)),
+                    seg_offset: None,
+                    seg_last: None,
+                    bytes,
+                    queue: None,
+                    queue_bytes: None,
+                    queue_pkts: None,
+                    retx: 0,
+                    reason: None,
+                    ecn: 0,
+                };
+                w.packet(mk(p.t_first, if ul { Layer::N3 } else { Layer::N6 }, Point::Arrive, p.bytes_first));
+                w.packet(mk(p.t_second, Layer::Upf, Point::ProcEnd, p.bytes_second));
+                pairs[usize::from(!ul)] += 1;
+            }
+        }
+        if last_expire.elapsed() >= Duration::from_millis(250) || done {
+            let before = if done { i64::MAX } else { now_mono_ns() - opts.window.as_nanos() as i64 };
+            for l in &mut loaded {
+                let e = l.expire(before);
+                unmatched[0] += e[0];
+                unmatched[1] += e[1];
+            }
+            last_expire = Instant::now();
+        }
+        if last_progress.elapsed() >= Duration::from_secs(1) {
+            last_progress = Instant::now();
+            let lost = loaded.iter().map(|l| l.counters().get(3).copied().unwrap_or(0)).sum();
+            progress(&Progress { elapsed_s: start.elapsed().as_secs_f64(), pairs: pairs[0] + pairs[1], lost });
+        }
+        if done {
+            break;
+        }
+        if got == 0 {
+            // Nothing in the ring buffers: wait for them (woken at 64 KiB) or 10 ms.
+            let mut fds: Vec<libc::pollfd> = loaded
+                .iter()
+                .filter_map(|l| {
+                    l.ring.as_ref().map(|r| libc::pollfd { fd: r.as_raw_fd(), events: libc::POLLIN, revents: 0 })
+                })
+                .collect();
+            if fds.is_empty() {
+                std::thread::sleep(Duration::from_millis(50));
+            } else {
+                // SAFETY: poll on valid descriptors for at most 50 ms.
+                unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 10) };
+            }
+        }
+    }
+    let mut per_upf = Vec::new();
+    for l in &mut loaded {
+        let c = l.counters();
+        let h = l.histogram();
+        let hist = |d: usize| -> Vec<Value> {
+            h[d].iter()
+                .enumerate()
+                .filter(|(_, &n)| n > 0)
+                .map(|(b, &n)| json!({"from_ns": 1u64 << b, "to_ns": 1u64 << (b + 1).min(63), "count": n}))
+                .collect()
+        };
+        let cost = l.cost();
+        per_upf.push(json!({
+            "n3": l.upf.n3.to_string(), "n6": l.upf.n6.to_string(), "slice": l.upf.slice,
+            "counters": COUNTERS.iter().zip(c.iter()).map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "histogram": if opts.histogram_only { json!({"ul": hist(0), "dl": hist(1)}) } else { Value::Null },
+            "programs": cost,
+        }));
+        l.detach();
+    }
+    drop(stats_fd);
+    let total_counter =
+        |i: usize| -> u64 { per_upf.iter().map(|u| u["counters"][COUNTERS[i]].as_u64().unwrap_or(0)).sum() };
+    let (runs, run_ns): (u64, u64) = per_upf
+        .iter()
+        .flat_map(|u| u["programs"].as_array().cloned().unwrap_or_default())
+        .map(|p| (p["run_count"].as_u64().unwrap_or(0), p["run_time_ns"].as_u64().unwrap_or(0)))
+        .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let extra = json!({
+        "flows": labels.flows,
+        "ues": labels.ues.iter().enumerate().map(|(i, a)| json!({"ue": i, "addr": a.to_string()})).collect::<Vec<_>>(),
+        "probe_result": {
+            "duration_s": start.elapsed().as_secs_f64(),
+            "pairs": {"ul": pairs[0], "dl": pairs[1]},
+            "pairs_in_kernel": total_counter(2),
+            "ringbuf_lost": total_counter(3),
+            "unmatched": {"n3": unmatched[0], "n6": unmatched[1]},
+            "cost_ns_per_packet": if runs > 0 { Some(run_ns as f64 / runs as f64) } else { None },
+            "cost_from": "the kernel's BPF run-time statistics (BPF_ENABLE_STATS): run_time_ns / run_count over every program invocation",
+            "upfs": per_upf,
+        },
+        "counts": {"offered_packets": next_pkt, "delivered_packets": 0, "in_flight_packets": 0, "skipped_inputs": {}},
+    });
+    Ok(w.finish(extra)?)
+}
+
+#[derive(Default)]
+struct Labels {
+    ue_of: HashMap<IpAddr, u32>,
+    ues: Vec<IpAddr>,
+    flow_of: HashMap<(IpAddr, IpAddr, u8, u16, u16), u32>,
+    flows: Vec<Value>,
+}
+
+impl Labels {
+    fn ue(&mut self, a: IpAddr) -> u32 {
+        if let Some(&u) = self.ue_of.get(&a) {
+            return u;
+        }
+        let u = self.ues.len() as u32;
+        self.ues.push(a);
+        self.ue_of.insert(a, u);
+        u
+    }
+
+    /// The flow of a pair: UE address, peer, protocol and ports (from the UE's side).
+    fn flow(&mut self, ue: u32, p: &PairRecord, ul: bool, upf: usize) -> u32 {
+        let (src, dst) = (p.addr(&p.src), p.addr(&p.dst));
+        let (ue_addr, peer) = if ul { (src, dst) } else { (dst, src) };
+        let ports = if ul { (p.sport, p.dport) } else { (p.dport, p.sport) };
+        let (proto, teid) = (p.proto, p.teid);
+        let key = (ue_addr, peer, proto, ports.0, ports.1);
+        if let Some(&f) = self.flow_of.get(&key) {
+            return f;
+        }
+        if self.flows.len() >= 1 << 16 {
+            return 1 << 16;
+        }
+        let f = self.flows.len() as u32;
+        self.flow_of.insert(key, f);
+        self.flows.push(json!({"flow": f, "ue": ue, "ue_addr": ue_addr.to_string(), "peer_addr": peer.to_string(), "proto": proto, "ue_port": ports.0, "peer_port": ports.1, "teid": format!("{teid:#x}"), "upf": upf}));
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sides_parse_with_and_without_a_namespace() {
+        assert_eq!(Side::parse("upf:eth0").unwrap(), Side { netns: Some("upf".into()), iface: "eth0".into() });
+        assert_eq!(Side::parse("ogstun").unwrap(), Side { netns: None, iface: "ogstun".into() });
+        assert!(Side::parse("upf:").is_err());
+        assert!(Side::parse("x:averyveryverylongname").is_err());
+    }
+
+    #[test]
+    fn the_pair_record_matches_the_programs_layout() {
+        // struct pair in upf_probe.bpf.c: 8*3 + 4*5 + 4 + 32 + 2*3 + 2 = 88 bytes.
+        assert_eq!(std::mem::size_of::<PairRecord>(), 88);
+        assert_eq!(std::mem::size_of::<Sight>(), 32);
+    }
+}

@@ -1,0 +1,371 @@
+//! A test bench for the probe: network namespaces `gnb`, `upf` and `dn` joined by veth links, a
+//! GTP-U sender in `gnb`, and in `upf` a small user-space GTP-U forwarder that decapsulates each
+//! G-PDU and sends its inner packet on to N6 after a service time, one packet at a time (so a
+//! queue grows whenever packets come faster than it serves them). The forwarder records, per
+//! packet, the kernel's receive timestamp of the G-PDU (`SO_TIMESTAMPNS`, taken right before TC
+//! ingress with [`LateRxTimestamps`]) and the kernel's transmit timestamp of the inner packet
+//! (`SOF_TIMESTAMPING_TX_SOFTWARE`, in the driver right after TC egress): its own forwarding
+//! delay, measured where the kernel hands packets to and from the interfaces, to check the
+//! probe's against.
+//!
+//! ```text
+//!  gnb: g0 10.77.3.1 ── n3 10.77.3.2 :upf: n6 10.77.6.2 ── d0 10.77.6.1 :dn (10.77.9.9)
+//! ```
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::InNetns;
+
+/// Namespace names (prefixed so that parallel benches do not collide).
+#[derive(Clone, Debug)]
+pub struct Bench {
+    pub gnb: String,
+    pub upf: String,
+    pub dn: String,
+}
+
+pub const N3_UPF: Ipv4Addr = Ipv4Addr::new(10, 77, 3, 2);
+pub const UE: Ipv4Addr = Ipv4Addr::new(10, 45, 0, 2);
+pub const SERVER: Ipv4Addr = Ipv4Addr::new(10, 77, 9, 9);
+
+fn ip(args: &[&str]) -> io::Result<()> {
+    let out = Command::new("ip").args(args).output()?;
+    if !out.status.success() {
+        return Err(io::Error::other(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+impl Bench {
+    /// Creates the namespaces and links (removing leftovers of an earlier run with this prefix).
+    pub fn create(prefix: &str) -> io::Result<Bench> {
+        let b = Bench { gnb: format!("{prefix}-gnb"), upf: format!("{prefix}-upf"), dn: format!("{prefix}-dn") };
+        b.remove();
+        for ns in [&b.gnb, &b.upf, &b.dn] {
+            ip(&["netns", "add", ns])?;
+            ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        }
+        ip(&["link", "add", "g0", "netns", &b.gnb, "type", "veth", "peer", "name", "n3", "netns", &b.upf])?;
+        ip(&["link", "add", "n6", "netns", &b.upf, "type", "veth", "peer", "name", "d0", "netns", &b.dn])?;
+        for (ns, dev, addr) in [
+            (&b.gnb, "g0", "10.77.3.1/24"),
+            (&b.upf, "n3", "10.77.3.2/24"),
+            (&b.upf, "n6", "10.77.6.2/24"),
+            (&b.dn, "d0", "10.77.6.1/24"),
+        ] {
+            ip(&["-n", ns, "addr", "add", addr, "dev", dev])?;
+            ip(&["-n", ns, "link", "set", dev, "up"])?;
+        }
+        ip(&["-n", &b.dn, "addr", "add", "10.77.9.9/32", "dev", "lo"])?;
+        // Permanent neighbours: no ARP resolution holding the first packets.
+        for (ns, dev, peer_ns, peer_dev, peer_addr) in [
+            (&b.upf, "n6", &b.dn, "d0", "10.77.6.1"),
+            (&b.gnb, "g0", &b.upf, "n3", "10.77.3.2"),
+            (&b.upf, "n3", &b.gnb, "g0", "10.77.3.1"),
+        ] {
+            let mac = mac_of(peer_ns, peer_dev)?;
+            ip(&["-n", ns, "neigh", "replace", peer_addr, "lladdr", &mac, "dev", dev, "nud", "permanent"])?;
+        }
+        ip(&["-n", &b.upf, "route", "add", "10.77.9.0/24", "via", "10.77.6.1"])?;
+        Ok(b)
+    }
+
+    pub fn remove(&self) {
+        for ns in [&self.gnb, &self.upf, &self.dn] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).output();
+        }
+    }
+}
+
+/// An interface's MAC address (from `ip -n NS -o link show DEV`).
+fn mac_of(ns: &str, dev: &str) -> io::Result<String> {
+    let out = Command::new("ip").args(["-n", ns, "-o", "link", "show", dev]).output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .skip_while(|w| *w != "link/ether")
+        .nth(1)
+        .map(str::to_string)
+        .ok_or_else(|| io::Error::other(format!("no MAC for {ns}:{dev}")))
+}
+
+impl Drop for Bench {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// The forwarder's record of one packet: GTP-U sequence number, receive and send times
+/// (CLOCK_REALTIME, ns).
+#[derive(Clone, Copy, Debug)]
+pub struct Forwarded {
+    pub seq: u16,
+    pub rx_ns: i64,
+    pub tx_ns: i64,
+}
+
+/// Pins the calling thread to one CPU (when there are several), so that the bench's two busy
+/// threads do not migrate.
+pub fn pin(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t with one bit set, for the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu % std::thread::available_parallelism().map_or(1, |n| n.get()), &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+fn real_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// Runs the forwarder in the `upf` namespace until `stop`: G-PDUs in on UDP 2152, inner packets
+/// out through a raw socket, each after `service(i)` ns of work that starts when it arrives or
+/// when the previous one is done, whichever is later. Returns its records.
+pub fn forwarder(
+    bench: &Bench,
+    stop: &AtomicBool,
+    ready: mpsc::Sender<()>,
+    service: impl Fn(u32) -> i64,
+) -> io::Result<Vec<Forwarded>> {
+    let _ns = InNetns::enter(Some(&bench.upf)).map_err(|e| io::Error::other(e.to_string()))?;
+    pin(1);
+    let sock = UdpSocket::bind(SocketAddrV4::new(N3_UPF, 2152))?;
+    sock.set_read_timeout(Some(Duration::from_millis(20)))?;
+    let one: libc::c_int = 1;
+    // SAFETY: setsockopt with a valid int; socket(2) of a raw IP socket (the packet includes its
+    // IP header: IPPROTO_RAW implies IP_HDRINCL).
+    let raw = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&one as *const libc::c_int).cast(),
+            4,
+        );
+        // Room for the queue (root may exceed net.core.rmem_max).
+        let rcvbuf: libc::c_int = 64 << 20;
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&rcvbuf as *const libc::c_int).cast(),
+            4,
+        );
+        libc::socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_RAW)
+    };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // The departure time is the kernel's transmit timestamp, taken in the driver right after TC
+    // egress (SOF_TIMESTAMPING_TX_SOFTWARE), read back from the socket's error queue.
+    let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SOFTWARE
+        | libc::SOF_TIMESTAMPING_SOFTWARE
+        | libc::SOF_TIMESTAMPING_OPT_ID
+        | libc::SOF_TIMESTAMPING_OPT_TSONLY;
+    // SAFETY: setsockopt with a valid unsigned int.
+    if unsafe {
+        libc::setsockopt(raw, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, (&flags as *const libc::c_uint).cast(), 4)
+    } != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    let _ = ready.send(());
+    let mut out = Vec::new();
+    let mut buf = [0u8; 2048];
+    let mut cmsg = [0u8; 256];
+    let mut free_at = 0i64;
+    let mut i = 0u32;
+    while !stop.load(Ordering::Relaxed) {
+        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        // SAFETY: recvmsg into our buffers; msghdr zeroed and filled.
+        let (n, rx_ns) = unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = cmsg.as_mut_ptr().cast();
+            msg.msg_controllen = cmsg.len();
+            let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, 0);
+            if n < 0 {
+                continue;
+            }
+            let mut rx = 0i64;
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
+                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
+                    rx = ts.tv_sec * 1_000_000_000 + ts.tv_nsec;
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+            (n as usize, rx)
+        };
+        let g = &buf[..n];
+        let Ok(gt) = scout_ingest::pcap::packet::gtpu(g) else { continue };
+        if gt.msg_type != 255 || gt.payload.len() < 20 {
+            continue;
+        }
+        let inner = gt.payload;
+        // Service: FIFO, one at a time.
+        let start = rx_ns.max(free_at);
+        let done = start + service(i);
+        while real_ns() < done {
+            std::hint::spin_loop();
+        }
+        let dst = [inner[16], inner[17], inner[18], inner[19]];
+        let sa = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: 0,
+            sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(dst) },
+            sin_zero: [0; 8],
+        };
+        // SAFETY: sendto on the raw socket with a valid buffer and address.
+        unsafe {
+            libc::sendto(
+                raw,
+                inner.as_ptr().cast(),
+                inner.len(),
+                0,
+                (&sa as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as u32,
+            );
+        }
+        let tx_ns = tx_timestamp(raw).unwrap_or_else(real_ns);
+        free_at = real_ns();
+        out.push(Forwarded { seq: gt.seq.unwrap_or(0), rx_ns, tx_ns });
+        i += 1;
+    }
+    // SAFETY: closing our raw socket.
+    unsafe { libc::close(raw) };
+    Ok(out)
+}
+
+/// The software transmit timestamp of the packet just sent on `fd` (waits up to 10 ms for it).
+fn tx_timestamp(fd: libc::c_int) -> Option<i64> {
+    let mut cmsg = [0u8; 512];
+    let mut data = [0u8; 64];
+    for _ in 0..1000 {
+        let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
+        // SAFETY: recvmsg on the error queue into our buffers.
+        unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = cmsg.as_mut_ptr().cast();
+            msg.msg_controllen = cmsg.len();
+            if libc::recvmsg(fd, &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) < 0 {
+                std::thread::sleep(Duration::from_micros(10));
+                continue;
+            }
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPING {
+                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
+                    return Some(ts.tv_sec * 1_000_000_000 + ts.tv_nsec);
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+    }
+    None
+}
+
+/// Takes receive timestamps where the packet is handed to the protocol stack, right before TC
+/// ingress, instead of when it is queued to the backlog (`net.core.netdev_tstamp_prequeue = 0`),
+/// until dropped (then the previous value is put back).
+pub struct LateRxTimestamps(Option<String>);
+
+impl LateRxTimestamps {
+    pub fn set() -> LateRxTimestamps {
+        let p = "/proc/sys/net/core/netdev_tstamp_prequeue";
+        let old = std::fs::read_to_string(p).ok();
+        let _ = std::fs::write(p, "0");
+        LateRxTimestamps(old)
+    }
+}
+
+impl Drop for LateRxTimestamps {
+    fn drop(&mut self) {
+        if let Some(v) = &self.0 {
+            let _ = std::fs::write("/proc/sys/net/core/netdev_tstamp_prequeue", v.trim());
+        }
+    }
+}
+
+/// A G-PDU from the UE to the server: GTP-U with a sequence number and a PDU Session Container
+/// (UL, QFI 9) around an IPv4/UDP packet whose IP identification is `i`.
+pub fn gpdu(i: u16, teid: u32, payload_len: usize) -> Vec<u8> {
+    let total = 28 + payload_len;
+    let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, (i >> 8) as u8, i as u8, 0x40, 0, 64, 17, 0, 0];
+    p.extend_from_slice(&UE.octets());
+    p.extend_from_slice(&SERVER.octets());
+    let mut s = 0u32;
+    for c in p.chunks(2) {
+        s += u32::from(u16::from_be_bytes([c[0], c[1]]));
+    }
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    let c = !(s as u16);
+    p[10..12].copy_from_slice(&c.to_be_bytes());
+    p.extend_from_slice(&5000u16.to_be_bytes());
+    p.extend_from_slice(&6000u16.to_be_bytes());
+    p.extend_from_slice(&((8 + payload_len) as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 0]);
+    p.extend((0..payload_len).map(|k| (k as u8) ^ (i as u8)));
+    let len = 8 + p.len();
+    let mut g = vec![0x36, 0xff, (len >> 8) as u8, len as u8];
+    g.extend_from_slice(&teid.to_be_bytes());
+    g.extend_from_slice(&i.to_be_bytes());
+    g.extend_from_slice(&[0, 0x85, 1, 0x10, 9, 0]);
+    g.extend_from_slice(&p);
+    g
+}
+
+/// Sends G-PDUs with sequence numbers `seqs` from the `gnb` namespace, one every `gap_ns` (paced
+/// by spinning).
+pub fn send(bench: &Bench, seqs: std::ops::Range<u16>, gap_ns: i64) -> io::Result<()> {
+    let _ns = InNetns::enter(Some(&bench.gnb)).map_err(|e| io::Error::other(e.to_string()))?;
+    pin(0);
+    let sock = UdpSocket::bind("10.77.3.1:2152")?;
+    let to = SocketAddrV4::new(N3_UPF, 2152);
+    let t0 = real_ns();
+    for (k, i) in seqs.enumerate() {
+        let at = t0 + k as i64 * gap_ns;
+        while real_ns() < at {
+            std::hint::spin_loop();
+        }
+        sock.send_to(&gpdu(i, 0x1234, 200), to)?;
+    }
+    Ok(())
+}
+
+/// Whether this process can run the bench: root, `ip`, the probe object.
+pub fn unavailable() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root (network namespaces, TC-BPF)".into());
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("needs iproute2 (`ip`)".into());
+    }
+    if crate::OBJECT.is_none() {
+        return Some("this build has no probe object (clang was missing at build time)".into());
+    }
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Some("the kernel has no BTF (/sys/kernel/btf/vmlinux)".into());
+    }
+    None
+}
