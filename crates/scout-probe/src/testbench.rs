@@ -369,3 +369,97 @@ pub fn unavailable() -> Option<String> {
     }
     None
 }
+
+/// An Ethernet frame to `dst_mac` carrying `ip`.
+pub fn ether(dst_mac: [u8; 6], ip: &[u8]) -> Vec<u8> {
+    let mut f = dst_mac.to_vec();
+    f.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x00]);
+    f.extend_from_slice(ip);
+    f
+}
+
+/// The outer IPv4/UDP packet around a G-PDU, from the gNB to the UPF's N3 address.
+pub fn outer(gtp: &[u8]) -> Vec<u8> {
+    let total = 28 + gtp.len();
+    let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, 0, 0, 0x40, 0, 64, 17, 0, 0];
+    p.extend_from_slice(&[10, 77, 3, 1]);
+    p.extend_from_slice(&N3_UPF.octets());
+    p.extend_from_slice(&2152u16.to_be_bytes());
+    p.extend_from_slice(&2152u16.to_be_bytes());
+    p.extend_from_slice(&((8 + gtp.len()) as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 0]);
+    p.extend_from_slice(gtp);
+    p
+}
+
+/// The MAC address of `dev` in namespace `ns`, as bytes.
+pub fn mac_bytes(ns: &str, dev: &str) -> io::Result<[u8; 6]> {
+    let s = mac_of(ns, dev)?;
+    let mut m = [0u8; 6];
+    for (i, h) in s.split(':').enumerate().take(6) {
+        m[i] = u8::from_str_radix(h, 16).map_err(io::Error::other)?;
+    }
+    Ok(m)
+}
+
+/// Injects `frames` (cycling) on `dev` in namespace `ns` with an AF_PACKET socket, in batches of
+/// 64 with sendmmsg, at up to `rate` frames/s, for `duration`; returns the frames sent. The frames
+/// bypass the sender's qdisc and arrive at the veth peer's TC ingress.
+pub fn inject(ns: &str, dev: &str, cpu: usize, frames: &[Vec<u8>], rate: f64, duration: Duration) -> io::Result<u64> {
+    let _ns = InNetns::enter(Some(ns)).map_err(|e| io::Error::other(e.to_string()))?;
+    pin(cpu);
+    // SAFETY: an AF_PACKET raw socket bound to the interface; sendmmsg over our frames.
+    unsafe {
+        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let one: libc::c_int = 1;
+        libc::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, (&one as *const libc::c_int).cast(), 4);
+        let name = std::ffi::CString::new(dev).map_err(io::Error::other)?;
+        let ifindex = libc::if_nametoindex(name.as_ptr());
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_ifindex = ifindex as i32;
+        sll.sll_protocol = 0x0800u16.to_be();
+        if libc::bind(fd, (&sll as *const libc::sockaddr_ll).cast(), std::mem::size_of::<libc::sockaddr_ll>() as u32)
+            != 0
+        {
+            let e = io::Error::last_os_error();
+            libc::close(fd);
+            return Err(e);
+        }
+        let t0 = real_ns();
+        let end = t0 + duration.as_nanos() as i64;
+        let mut sent = 0u64;
+        let mut next = 0usize;
+        const B: usize = 64;
+        let mut iovs: Vec<libc::iovec> = vec![libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; B];
+        let mut msgs: Vec<libc::mmsghdr> = vec![std::mem::zeroed(); B];
+        loop {
+            let now = real_ns();
+            if now >= end {
+                break;
+            }
+            let due = ((now - t0) as f64 * rate / 1e9) as u64;
+            if sent >= due {
+                std::hint::spin_loop();
+                continue;
+            }
+            let n = ((due - sent) as usize).min(B);
+            for k in 0..n {
+                let f = &frames[(next + k) % frames.len()];
+                iovs[k] = libc::iovec { iov_base: f.as_ptr() as *mut _, iov_len: f.len() };
+                msgs[k].msg_hdr.msg_iov = &mut iovs[k];
+                msgs[k].msg_hdr.msg_iovlen = 1;
+            }
+            let r = libc::sendmmsg(fd, msgs.as_mut_ptr(), n as u32, 0);
+            if r > 0 {
+                sent += r as u64;
+                next = (next + r as usize) % frames.len();
+            }
+        }
+        libc::close(fd);
+        Ok(sent)
+    }
+}
