@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +73,14 @@ def test_bad_captures_get_clear_errors(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr  # a truncated last record is counted, not fatal
     meta = json.loads((tmp_path / "y" / "run.json").read_text())
     assert meta["pcap"]["files"][0]["truncated_records"] == 1
+
+
+def test_probe_reports_bad_interfaces_clearly(tmp_path: Path) -> None:
+    r = scout_cmd("probe", "--n3", "nosuchns:eth0", "--n6", "nosuchns:eth1", "-o", str(tmp_path / "p"), "--duration", "1")
+    assert r.returncode != 0
+    if os.geteuid() != 0:
+        assert "needs root" in r.stderr
+    else:
+        assert "network namespace nosuchns (/var/run/netns/nosuchns)" in r.stderr, r.stderr
+    r = scout_cmd("probe", "--n3", "a:x", "--n3", "b:y", "--n6", "a:z", "-o", str(tmp_path / "q"))
+    assert r.returncode != 0 and "once per UPF" in r.stderr
