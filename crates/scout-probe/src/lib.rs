@@ -10,7 +10,6 @@
 //! the window (unmatched, per side), and reads the programs' counters and the kernel's own run-time
 //! statistics (`BPF_ENABLE_STATS`) for the probe's cost per packet.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::net::IpAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -24,7 +23,7 @@ use aya::{Ebpf, Pod};
 pub mod testbench;
 
 use scout_events::writer::RunWriter;
-use scout_events::{Dir, Layer, Node, PacketEvent, Point, Sink};
+use scout_ingest::pcap::journey::{Inner, Journeys, Seen};
 use serde_json::{json, Value};
 
 /// The compiled probe (clang -target bpf -g), when clang was available at build time.
@@ -436,10 +435,8 @@ pub fn run(
         }
     };
     let start = Instant::now();
-    let mut labels = Labels::default();
-    let mut next_pkt = 0u64;
+    let mut journeys = Journeys::new(false);
     let mut unmatched = [0u64; 2];
-    let mut pairs = [0u64; 2];
     let mut last_expire = Instant::now();
     let mut last_progress = Instant::now();
     loop {
@@ -452,41 +449,19 @@ pub fn run(
                 let Some(p) = PairRecord::from_bytes(&item) else { continue };
                 drop(item);
                 got += 1;
-                let ul = p.first_side == 0;
-                let (src, dst) = (p.addr(&p.src), p.addr(&p.dst));
-                let ue_addr = if ul { src } else { dst };
-                let ue = labels.ue(ue_addr);
-                let flow = labels.flow(ue, &p, ul, ui);
-                let dir = if ul { Dir::Ul } else { Dir::Dl };
-                let pkt = next_pkt;
-                next_pkt += 1;
-                let mk = |t: u64, layer: Layer, point: Point, bytes: u32| PacketEvent {
-                    t_ns: t as i64 - mono0,
-                    node: Node::Upf,
-                    layer,
-                    point,
-                    dir,
-                    ue,
-                    rnti: None,
-                    drb: None,
+                let first_n3 = p.first_side == 0;
+                let a = Seen { t_ns: p.t_first as i64 - mono0, n3: first_n3, bytes: p.bytes_first };
+                let b = Seen { t_ns: p.t_second as i64 - mono0, n3: !first_n3, bytes: p.bytes_second };
+                let inner = Inner {
+                    src: p.addr(&p.src),
+                    dst: p.addr(&p.dst),
+                    proto: p.proto,
+                    ports: matches!(p.proto, 6 | 17 | 132).then_some((p.sport, p.dport)),
+                    teid: Some(p.teid),
                     qfi: (p.qfi != 0xff).then_some(p.qfi),
-                    slice,
-                    flow,
-                    pkt,
-                    sn: (p.has_seq == 1).then_some(u32::from(p.gtp_seq)),
-                    seg_offset: None,
-                    seg_last: None,
-                    bytes,
-                    queue: None,
-                    queue_bytes: None,
-                    queue_pkts: None,
-                    retx: 0,
-                    reason: None,
-                    ecn: 0,
+                    gtp_seq: (p.has_seq == 1).then_some(p.gtp_seq),
                 };
-                w.packet(mk(p.t_first, if ul { Layer::N3 } else { Layer::N6 }, Point::Arrive, p.bytes_first));
-                w.packet(mk(p.t_second, Layer::Upf, Point::ProcEnd, p.bytes_second));
-                pairs[usize::from(!ul)] += 1;
+                journeys.pair(a, b, &inner, slice, &json!({"upf": ui, "slice": l.upf.slice}), &mut w);
             }
         }
         if last_expire.elapsed() >= Duration::from_millis(250) || done {
@@ -501,7 +476,7 @@ pub fn run(
         if last_progress.elapsed() >= Duration::from_secs(1) {
             last_progress = Instant::now();
             let lost = loaded.iter().map(|l| l.counters().get(3).copied().unwrap_or(0)).sum();
-            progress(&Progress { elapsed_s: start.elapsed().as_secs_f64(), pairs: pairs[0] + pairs[1], lost });
+            progress(&Progress { elapsed_s: start.elapsed().as_secs_f64(), pairs: journeys.packets(), lost });
         }
         if done {
             break;
@@ -551,11 +526,11 @@ pub fn run(
         .map(|p| (p["run_count"].as_u64().unwrap_or(0), p["run_time_ns"].as_u64().unwrap_or(0)))
         .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     let extra = json!({
-        "flows": labels.flows,
-        "ues": labels.ues.iter().enumerate().map(|(i, a)| json!({"ue": i, "addr": a.to_string()})).collect::<Vec<_>>(),
+        "flows": journeys.flows,
+        "ues": journeys.ues_json(),
         "probe_result": {
             "duration_s": start.elapsed().as_secs_f64(),
-            "pairs": {"ul": pairs[0], "dl": pairs[1]},
+            "pairs": {"ul": journeys.pairs[0], "dl": journeys.pairs[1]},
             "pairs_in_kernel": total_counter(2),
             "ringbuf_lost": total_counter(3),
             "unmatched": {"n3": unmatched[0], "n6": unmatched[1]},
@@ -563,48 +538,9 @@ pub fn run(
             "cost_from": "the kernel's BPF run-time statistics (BPF_ENABLE_STATS): run_time_ns / run_count over every program invocation",
             "upfs": per_upf,
         },
-        "counts": {"offered_packets": next_pkt, "delivered_packets": 0, "in_flight_packets": 0, "skipped_inputs": {}},
+        "counts": {"offered_packets": journeys.packets(), "delivered_packets": 0, "in_flight_packets": 0, "skipped_inputs": {}},
     });
     Ok(w.finish(extra)?)
-}
-
-#[derive(Default)]
-struct Labels {
-    ue_of: HashMap<IpAddr, u32>,
-    ues: Vec<IpAddr>,
-    flow_of: HashMap<(IpAddr, IpAddr, u8, u16, u16), u32>,
-    flows: Vec<Value>,
-}
-
-impl Labels {
-    fn ue(&mut self, a: IpAddr) -> u32 {
-        if let Some(&u) = self.ue_of.get(&a) {
-            return u;
-        }
-        let u = self.ues.len() as u32;
-        self.ues.push(a);
-        self.ue_of.insert(a, u);
-        u
-    }
-
-    /// The flow of a pair: UE address, peer, protocol and ports (from the UE's side).
-    fn flow(&mut self, ue: u32, p: &PairRecord, ul: bool, upf: usize) -> u32 {
-        let (src, dst) = (p.addr(&p.src), p.addr(&p.dst));
-        let (ue_addr, peer) = if ul { (src, dst) } else { (dst, src) };
-        let ports = if ul { (p.sport, p.dport) } else { (p.dport, p.sport) };
-        let (proto, teid) = (p.proto, p.teid);
-        let key = (ue_addr, peer, proto, ports.0, ports.1);
-        if let Some(&f) = self.flow_of.get(&key) {
-            return f;
-        }
-        if self.flows.len() >= 1 << 16 {
-            return 1 << 16;
-        }
-        let f = self.flows.len() as u32;
-        self.flow_of.insert(key, f);
-        self.flows.push(json!({"flow": f, "ue": ue, "ue_addr": ue_addr.to_string(), "peer_addr": peer.to_string(), "proto": proto, "ue_port": ports.0, "peer_port": ports.1, "teid": format!("{teid:#x}"), "upf": upf}));
-        f
-    }
 }
 
 #[cfg(test)]

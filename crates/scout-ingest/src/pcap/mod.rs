@@ -2,6 +2,7 @@
 //! latency out (`docs/ingest-pcap.md`).
 
 pub mod file;
+pub mod journey;
 pub mod packet;
 pub mod pfcp;
 pub mod run;

@@ -14,10 +14,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use scout_events::writer::RunWriter;
-use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point as EvPoint, Sink};
+use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
 
 use super::file::CaptureReader;
+use super::journey::{Fast, Inner, Journeys, Seen};
 use super::packet::{self, Cause, Gtpu, Ip, Point, Reassembler};
 use super::pfcp::{self, Tracker, PFCP_PORT};
 use crate::srsran::run::IngestError;
@@ -77,41 +78,6 @@ impl Merged {
         Ok(best.map(|b| b.0))
     }
 }
-
-/// A hasher for keys that are already well mixed (packet identities) or small (addresses, points):
-/// one multiply-rotate per word instead of SipHash, which was 15 % of the ingest.
-#[derive(Default, Clone, Copy)]
-struct FastHasher(u64);
-
-impl std::hash::Hasher for FastHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    fn write_u32(&mut self, v: u32) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_u16(&mut self, v: u16) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_u8(&mut self, v: u8) {
-        self.write_u64(u64::from(v));
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64);
-    }
-}
-
-type Fast = std::hash::BuildHasherDefault<FastHasher>;
 
 /// Not an error: a fragment kept until its packet is whole (the whole packet is then one frame's
 /// worth of sighting).
@@ -213,24 +179,9 @@ enum Entry {
 struct Pairing {
     pending: HashMap<u64, Entry, Fast>,
     order: VecDeque<(i64, u64)>,
-    pairs: [u64; 2],
     unmatched: [[u64; 2]; 2],
     duplicates: [u64; 2],
-    delays: [Vec<i64>; 2],
 }
-
-const UL: usize = 0;
-const DL: usize = 1;
-
-struct Labels {
-    ue_of: HashMap<IpAddr, u32, Fast>,
-    ues: Vec<IpAddr>,
-    flow_of: HashMap<(IpAddr, IpAddr, u8, u16, u16), u32, Fast>,
-    flows: Vec<Value>,
-    slice_of_session: Vec<u8>,
-}
-
-const MAX_FLOWS: usize = 1 << 16;
 
 pub fn ingest(
     paths: &[PathBuf],
@@ -327,17 +278,11 @@ pub fn ingest(
     }
 
     // Pass 2: pair the user plane.
-    let mut labels = Labels {
-        ue_of: HashMap::default(),
-        ues: Vec::new(),
-        flow_of: HashMap::default(),
-        flows: Vec::new(),
-        slice_of_session,
-    };
+    let mut journeys = Journeys::new(true);
     // UEs the PFCP sessions name come first, in session order.
     for s in &pfcp.sessions {
         for &a in &s.ue_addrs {
-            labels.ue(a);
+            journeys.ue(a);
         }
     }
     let mut m = Merged::open(paths)?;
@@ -349,7 +294,6 @@ pub fn ingest(
     let mut fragments_held = 0u64;
     let mut filtered = [0u64; 2];
     let mut pairing = Pairing::default();
-    let mut next_pkt = 0u64;
     let mut frames = 0u64;
     let mut done_bytes = total;
     let mut points: HashMap<Point, [u64; 2], Fast> = HashMap::default();
@@ -448,46 +392,23 @@ pub fn ingest(
         let (key, s) = sight;
         points.entry(point).or_insert([0, 0])[usize::from(!s.n3)] += 1;
         if let Some((a, b)) = pairing.sight(key, s) {
-            let (first, second, d) =
-                if a.t <= b.t { (a, b, if a.n3 { UL } else { DL }) } else { (b, a, if b.n3 { UL } else { DL }) };
             let n3s = if a.n3 { a } else { b };
-            let ue_addr = if d == UL { n3s.src } else { n3s.dst };
-            let ue = labels.ue(ue_addr);
+            let ul = if a.t <= b.t { a.n3 } else { b.n3 };
+            let ue_addr = if ul { n3s.src } else { n3s.dst };
             let session = n3s.teid.and_then(|t| pfcp.by_teid.get(&t)).or_else(|| pfcp.by_ue.get(&ue_addr)).copied();
-            let slice = session.and_then(|s| labels.slice_of_session.get(s).copied()).unwrap_or(0);
-            let flow = labels.flow(ue, ue_addr, &n3s, d, slice, &slice_names);
-            let pkt = next_pkt;
-            next_pkt += 1;
-            let dir = if d == UL { Dir::Ul } else { Dir::Dl };
-            let mk = |t: i64, layer: Layer, point: EvPoint, bytes: u32| PacketEvent {
-                t_ns: t - epoch,
-                node: Node::Upf,
-                layer,
-                point,
-                dir,
-                ue,
-                rnti: None,
-                drb: None,
+            let slice = session.and_then(|s| slice_of_session.get(s).copied()).unwrap_or(0);
+            let seen = |x: Sight| Seen { t_ns: x.t - epoch, n3: x.n3, bytes: x.bytes };
+            let inner = Inner {
+                src: n3s.src,
+                dst: n3s.dst,
+                proto: n3s.proto,
+                ports: n3s.ports,
+                teid: n3s.teid,
                 qfi: n3s.qfi,
-                slice,
-                flow,
-                pkt,
-                sn: n3s.seq.map(u32::from),
-                seg_offset: None,
-                seg_last: None,
-                bytes,
-                queue: None,
-                queue_bytes: None,
-                queue_pkts: None,
-                retx: 0,
-                reason: None,
-                ecn: 0,
+                gtp_seq: n3s.seq,
             };
-            let arrive_layer = if first.n3 { Layer::N3 } else { Layer::N6 };
-            w.packet(mk(first.t, arrive_layer, EvPoint::Arrive, first.bytes));
-            w.packet(mk(second.t, Layer::Upf, EvPoint::ProcEnd, second.bytes));
-            pairing.pairs[d] += 1;
-            pairing.delays[d].push(second.t - first.t);
+            let label = json!({"slice": slice_names[usize::from(slice)]});
+            journeys.pair(seen(a), seen(b), &inner, slice, &label, &mut w);
         }
     }
     pairing.expire(i64::MAX);
@@ -505,12 +426,6 @@ pub fn ingest(
         .collect();
     let mut pts: Vec<_> = points.into_iter().collect();
     pts.sort();
-    let pstats = |d: usize| {
-        let mut v = pairing.delays[d].clone();
-        v.sort_unstable();
-        let q = |x: f64| v.get(((v.len() as f64 - 1.0) * x).round() as usize).copied();
-        json!({"pairs": pairing.pairs[d], "p50_ns": q(0.5), "p99_ns": q(0.99), "max_ns": v.last()})
-    };
     let sessions: Vec<Value> = pfcp
         .sessions
         .iter()
@@ -520,18 +435,18 @@ pub fn ingest(
                 "cp_seid": s.cp_seid.map(|x| format!("{x:#x}")), "up_seid": s.up_seid.map(|x| format!("{x:#x}")),
                 "ue_addrs": s.ue_addrs.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "teids": s.teids.iter().map(|t| format!("{t:#x}")).collect::<Vec<_>>(),
-                "slice": slice_names[usize::from(labels.slice_of_session[i])],
+                "slice": slice_names[usize::from(slice_of_session[i])],
             })
         })
         .collect();
     let n_frames = frames;
     let extra = json!({
-        "flows": labels.flows,
-        "ues": labels.ues.iter().enumerate().map(|(i, a)| json!({"ue": i, "addr": a.to_string()})).collect::<Vec<_>>(),
+        "flows": journeys.flows,
+        "ues": journeys.ues_json(),
         "pcap": {
             "files": files,
             "frames": n_frames,
-            "upf_delay": {"ul": pstats(UL), "dl": pstats(DL)},
+            "upf_delay": {"ul": journeys.stats(true), "dl": journeys.stats(false)},
             "unmatched": {
                 "n3": {"no_twin_within_window": pairing.unmatched[0][0], "capture_ended": pairing.unmatched[0][1]},
                 "n6": {"no_twin_within_window": pairing.unmatched[1][0], "capture_ended": pairing.unmatched[1][1]},
@@ -557,7 +472,7 @@ pub fn ingest(
         },
         "counts": {
             "skipped_inputs": {"frames_not_decoded": causes.to_json()},
-            "offered_packets": next_pkt,
+            "offered_packets": journeys.packets(),
             "delivered_packets": 0,
             "in_flight_packets": 0,
         },
@@ -613,42 +528,6 @@ impl Pairing {
                 self.unmatched[usize::from(!o.n3)][usize::from(end)] += 1;
             }
         }
-    }
-}
-
-impl Labels {
-    fn ue(&mut self, a: IpAddr) -> u32 {
-        if let Some(&u) = self.ue_of.get(&a) {
-            return u;
-        }
-        let u = self.ues.len() as u32;
-        self.ues.push(a);
-        self.ue_of.insert(a, u);
-        u
-    }
-
-    fn flow(&mut self, ue: u32, ue_addr: IpAddr, s: &Sight, d: usize, slice: u8, names: &[String]) -> u32 {
-        let peer = if s.src == ue_addr { s.dst } else { s.src };
-        let (up, pp) = match s.ports {
-            Some((a, b)) if s.src == ue_addr => (a, b),
-            Some((a, b)) => (b, a),
-            None => (0, 0),
-        };
-        let key = (ue_addr, peer, s.proto, up, pp);
-        if let Some(&f) = self.flow_of.get(&key) {
-            return f;
-        }
-        if self.flows.len() >= MAX_FLOWS {
-            return MAX_FLOWS as u32;
-        }
-        let f = self.flows.len() as u32;
-        self.flow_of.insert(key, f);
-        self.flows.push(json!({
-            "flow": f, "ue": ue, "ue_addr": ue_addr.to_string(), "peer_addr": peer.to_string(), "proto": s.proto,
-            "ue_port": up, "peer_port": pp, "teid": s.teid.map(|t| format!("{t:#x}")), "qfi": s.qfi,
-            "first_dir": if d == UL { "ul" } else { "dl" }, "slice": names[usize::from(slice)],
-        }));
-        f
     }
 }
 
