@@ -451,6 +451,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
                 args.window,
                 args.gtp_port,
                 progress,
+                args.pfcp,
             )
         )
     except ValueError as e:
@@ -465,6 +466,11 @@ def cmd_probe(args: argparse.Namespace) -> int:
     )
     if pr["cost_ns_per_packet"] is not None:
         print(f"  probe cost: {pr['cost_ns_per_packet']:.0f} ns per packet ({pr['cost_from']})")
+    for p in pr.get("pfcp", []):
+        print(
+            f"  PFCP on {p['interface']}: {p['messages']:,} messages, {p['pairs']:,} pairs, "
+            f"{len(p['unanswered_requests']):,} unanswered, {p['undecodable']:,} undecodable"
+        )
     for u in pr["upfs"]:
         c = u["counters"]
         print(
@@ -696,6 +702,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="its N6 interface (Ethernet or a TUN such as ogstun); repeat --n3/--n6 for several UPFs",
     )
     pr.add_argument("--slice", action="append", default=[], metavar="NAME", help="the slice each UPF serves, in the same order")
+    pr.add_argument(
+        "--pfcp",
+        action="append",
+        default=[],
+        metavar="NETNS:IFACE",
+        help="capture PFCP (N4) live on this interface and pair requests with responses; repeatable",
+    )
     pr.add_argument("--duration", type=float, metavar="S", help="seconds to probe (default: until Ctrl-C)")
     pr.add_argument("--histogram", action="store_true", help="only per-CPU delay histograms in the kernel (very high rates)")
     pr.add_argument("--window", type=float, default=2.0, metavar="S", help="how long a sighting waits for its twin")

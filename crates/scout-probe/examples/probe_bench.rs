@@ -44,6 +44,7 @@ fn main() {
         histogram_only: histogram,
         window: Duration::from_secs(2),
         gtp_port: 2152,
+        pfcp: vec![],
     };
     let probe = {
         let (stop, out) = (stop.clone(), dir.join("run"));

@@ -20,9 +20,11 @@ use std::time::{Duration, Instant};
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
 use aya::programs::{tc, SchedClassifier, TcAttachType};
 use aya::{Ebpf, Pod};
+pub mod pfcp_live;
 pub mod testbench;
 
 use scout_events::writer::RunWriter;
+use scout_events::Sink;
 use scout_ingest::pcap::journey::{Inner, Journeys, Seen};
 use serde_json::{json, Value};
 
@@ -122,6 +124,8 @@ pub struct Options {
     pub histogram_only: bool,
     pub window: Duration,
     pub gtp_port: u16,
+    /// Interfaces whose PFCP (N4) is captured live and paired.
+    pub pfcp: Vec<Side>,
 }
 
 /// The thread's network namespace switched to another until dropped.
@@ -434,6 +438,21 @@ pub fn run(
             return Err(e.into());
         }
     };
+    // N4, captured live.
+    let stop_pfcp = std::sync::Arc::new(AtomicBool::new(false));
+    let mut pfcp_threads = Vec::new();
+    for side in &opts.pfcp {
+        match pfcp_live::start(side, stop_pfcp.clone()) {
+            Ok(h) => pfcp_threads.push((side.clone(), h)),
+            Err(e) => {
+                stop_pfcp.store(true, Ordering::Relaxed);
+                for l in &mut loaded {
+                    l.detach();
+                }
+                return Err(e);
+            }
+        }
+    }
     let start = Instant::now();
     let mut journeys = Journeys::new(false);
     let mut unmatched = [0u64; 2];
@@ -518,6 +537,38 @@ pub fn run(
         l.detach();
     }
     drop(stats_fd);
+    stop_pfcp.store(true, Ordering::Relaxed);
+    let mut pfcp_json = Vec::new();
+    for (side, h) in pfcp_threads {
+        let Ok(Ok(cap)) = h.join() else { continue };
+        for p in &cap.tracker.pairs {
+            w.control(scout_events::ControlEvent {
+                t_ns: p.t_ns - real0,
+                node: scout_events::Node::Upf,
+                layer: scout_events::Layer::Upf,
+                kind: "pfcp_pair",
+                dir: None,
+                ue: None,
+                drb: None,
+                sn: Some(i64::from(p.seq)),
+                value: Some(p.latency_ns as f64),
+                detail: Some(scout_ingest::pcap::pfcp::Tracker::detail(p)),
+            });
+        }
+        let mut unanswered = cap.tracker.unanswered.clone();
+        for u in &mut unanswered {
+            if let Some(t) = u["t_ns"].as_i64() {
+                u["t_ns"] = json!(t - real0);
+            }
+        }
+        pfcp_json.push(json!({
+            "interface": side.to_string(), "frames": cap.frames, "messages": cap.tracker.messages,
+            "pairs": cap.tracker.pairs.len(), "unanswered_requests": unanswered,
+            "responses_without_request": cap.tracker.responses_without_request,
+            "retransmissions": cap.tracker.retransmissions, "undecodable": cap.undecodable,
+            "sessions": cap.tracker.sessions.len(),
+        }));
+    }
     let total_counter =
         |i: usize| -> u64 { per_upf.iter().map(|u| u["counters"][COUNTERS[i]].as_u64().unwrap_or(0)).sum() };
     let (runs, run_ns): (u64, u64) = per_upf
@@ -535,6 +586,7 @@ pub fn run(
             "ringbuf_lost": total_counter(3),
             "unmatched": {"n3": unmatched[0], "n6": unmatched[1]},
             "cost_ns_per_packet": if runs > 0 { Some(run_ns as f64 / runs as f64) } else { None },
+            "pfcp": pfcp_json,
             "cost_from": "the kernel's BPF run-time statistics (BPF_ENABLE_STATS): run_time_ns / run_count over every program invocation",
             "upfs": per_upf,
         },

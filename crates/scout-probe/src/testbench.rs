@@ -10,6 +10,7 @@
 //!
 //! ```text
 //!  gnb: g0 10.77.3.1 ── n3 10.77.3.2 :upf: n6 10.77.6.2 ── d0 10.77.6.1 :dn (10.77.9.9)
+//!       s0 10.77.4.1 ── n4 10.77.4.2 (PFCP)
 //! ```
 
 use std::io;
@@ -57,11 +58,16 @@ impl Bench {
         }
         ip(&["link", "add", "g0", "netns", &b.gnb, "type", "veth", "peer", "name", "n3", "netns", &b.upf])?;
         ip(&["link", "add", "n6", "netns", &b.upf, "type", "veth", "peer", "name", "d0", "netns", &b.dn])?;
+        // N4 on its own link (a capture tap on N3 or N6 would sit between the kernel's timestamps
+        // and the TC hooks and slow the path the probe measures).
+        ip(&["link", "add", "s0", "netns", &b.gnb, "type", "veth", "peer", "name", "n4", "netns", &b.upf])?;
         for (ns, dev, addr) in [
             (&b.gnb, "g0", "10.77.3.1/24"),
             (&b.upf, "n3", "10.77.3.2/24"),
             (&b.upf, "n6", "10.77.6.2/24"),
             (&b.dn, "d0", "10.77.6.1/24"),
+            (&b.gnb, "s0", "10.77.4.1/24"),
+            (&b.upf, "n4", "10.77.4.2/24"),
         ] {
             ip(&["-n", ns, "addr", "add", addr, "dev", dev])?;
             ip(&["-n", ns, "link", "set", dev, "up"])?;
@@ -462,4 +468,29 @@ pub fn inject(ns: &str, dev: &str, cpu: usize, frames: &[Vec<u8>], rate: f64, du
         libc::close(fd);
         Ok(sent)
     }
+}
+
+/// A PFCP Heartbeat Request (TS 29.244 §7.4.2) from the gNB's namespace (standing in for the
+/// SMF) to the UPF's N4 address and the UPF's Heartbeat Response `gap` later, on UDP 8805 over
+/// the N4 link.
+pub fn pfcp_heartbeat(bench: &Bench, seq: u32, gap: Duration) -> io::Result<()> {
+    let msg = |t: u8| {
+        let mut m = vec![0x20, t, 0, 12];
+        m.extend_from_slice(&seq.to_be_bytes()[1..]);
+        m.push(0);
+        m.extend_from_slice(&[0, 96, 0, 4, 0xe7, 0, 0, 0]); // Recovery Time Stamp
+        m
+    };
+    let req = {
+        let _ns = InNetns::enter(Some(&bench.gnb)).map_err(|e| io::Error::other(e.to_string()))?;
+        UdpSocket::bind("10.77.4.1:8805")?
+    };
+    let resp = {
+        let _ns = InNetns::enter(Some(&bench.upf)).map_err(|e| io::Error::other(e.to_string()))?;
+        UdpSocket::bind("10.77.4.2:8805")?
+    };
+    req.send_to(&msg(1), "10.77.4.2:8805")?;
+    std::thread::sleep(gap);
+    resp.send_to(&msg(2), "10.77.4.1:8805")?;
+    Ok(())
 }

@@ -96,7 +96,7 @@ fn ingest_pcap(
 /// pass or Ctrl-C; returns the run's metadata. `progress(elapsed_s, pairs, lost)` is called every
 /// second.
 #[pyfunction]
-#[pyo3(signature = (n3, n6, out, slices=Vec::new(), duration=None, histogram=false, window_s=2.0, gtp_port=2152, progress=None))]
+#[pyo3(signature = (n3, n6, out, slices=Vec::new(), duration=None, histogram=false, window_s=2.0, gtp_port=2152, progress=None, pfcp=Vec::new()))]
 #[allow(clippy::too_many_arguments)]
 fn probe(
     py: Python<'_>,
@@ -109,6 +109,7 @@ fn probe(
     window_s: f64,
     gtp_port: u16,
     progress: Option<Bound<'_, PyAny>>,
+    pfcp: Vec<String>,
 ) -> PyResult<String> {
     use scout_probe::{Options, Side, Upf};
     if n3.len() != n6.len() || n3.is_empty() {
@@ -140,6 +141,11 @@ fn probe(
         histogram_only: histogram,
         window: std::time::Duration::from_secs_f64(window_s),
         gtp_port,
+        pfcp: pfcp
+            .iter()
+            .map(|p| Side::parse(p))
+            .collect::<Result<_, _>>()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut cb_err: Option<PyErr> = None;

@@ -1,0 +1,126 @@
+//! PFCP (N4) captured live on an interface, in its network namespace, and paired as
+//! `scout ingest pcap` pairs it from captures (`scout_ingest::pcap::pfcp`): an AF_PACKET socket
+//! receives every frame with the kernel's receive timestamp; UDP to or from port 8805 is decoded.
+
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use scout_ingest::pcap::packet;
+use scout_ingest::pcap::pfcp::{self, Tracker, PFCP_PORT};
+
+use crate::{InNetns, ProbeError, Side};
+
+/// Frames seen and why some were not PFCP messages.
+#[derive(Default)]
+pub struct Capture {
+    pub tracker: Tracker,
+    pub frames: u64,
+    pub undecodable: u64,
+}
+
+/// Starts capturing on `side` until `stop`; the returned thread gives the tracker (times are
+/// CLOCK_REALTIME ns).
+pub fn start(side: &Side, stop: Arc<AtomicBool>) -> Result<JoinHandle<Result<Capture, ProbeError>>, ProbeError> {
+    let side = side.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        let io = |what: String| move |source| ProbeError::Io { what, source };
+        let _ns = match InNetns::enter(side.netns.as_deref()) {
+            Ok(g) => g,
+            Err(e) => {
+                let _ = tx.send(Err(e.to_string()));
+                return Err(ProbeError::Usage(format!("--pfcp {side}")));
+            }
+        };
+        // SAFETY: an AF_PACKET socket for every protocol, bound to the interface, with receive
+        // timestamps and a 100 ms receive timeout.
+        let fd = unsafe {
+            let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from((libc::ETH_P_ALL as u16).to_be()));
+            if fd < 0 {
+                let e = std::io::Error::last_os_error();
+                let _ = tx.send(Err(format!("--pfcp {side}: {e}")));
+                return Err(io(format!("--pfcp {side}: AF_PACKET socket"))(e));
+            }
+            let name = std::ffi::CString::new(side.iface.clone()).unwrap_or_default();
+            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+            sll.sll_family = libc::AF_PACKET as u16;
+            sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+            sll.sll_ifindex = libc::if_nametoindex(name.as_ptr()) as i32;
+            if sll.sll_ifindex == 0
+                || libc::bind(
+                    fd,
+                    (&sll as *const libc::sockaddr_ll).cast(),
+                    std::mem::size_of::<libc::sockaddr_ll>() as u32,
+                ) != 0
+            {
+                let e = std::io::Error::last_os_error();
+                libc::close(fd);
+                let _ = tx.send(Err(format!("--pfcp {side}: interface {}: {e}", side.iface)));
+                return Err(io(format!("--pfcp {side}"))(e));
+            }
+            let one: libc::c_int = 1;
+            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, (&one as *const libc::c_int).cast(), 4);
+            let tv = libc::timeval { tv_sec: 0, tv_usec: 100_000 };
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as u32,
+            );
+            <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd)
+        };
+        let _ = tx.send(Ok(()));
+        let mut cap = Capture::default();
+        let mut buf = vec![0u8; 65536];
+        let mut cmsg = [0u8; 128];
+        while !stop.load(Ordering::Relaxed) {
+            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+            // SAFETY: recvmsg into our buffers.
+            let (n, t) = unsafe {
+                let mut msg: libc::msghdr = std::mem::zeroed();
+                msg.msg_iov = &mut iov;
+                msg.msg_iovlen = 1;
+                msg.msg_control = cmsg.as_mut_ptr().cast();
+                msg.msg_controllen = cmsg.len();
+                let n = libc::recvmsg(fd.as_raw_fd(), &mut msg, 0);
+                if n <= 0 {
+                    continue;
+                }
+                let mut t = 0i64;
+                let mut c = libc::CMSG_FIRSTHDR(&msg);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
+                        let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
+                        t = ts.tv_sec * 1_000_000_000 + ts.tv_nsec;
+                    }
+                    c = libc::CMSG_NXTHDR(&msg, c);
+                }
+                (n as usize, t)
+            };
+            cap.frames += 1;
+            let Ok((et, l3, _, _)) = packet::link(1, &buf[..n]) else { continue };
+            let Ok(ip) = packet::ip(et, l3) else { continue };
+            let Some((sp, dp)) = packet::ports(&ip) else { continue };
+            if ip.proto != 17 || (sp != PFCP_PORT && dp != PFCP_PORT) || ip.l4.len() < 8 {
+                continue;
+            }
+            match pfcp::parse(&ip.l4[8..]) {
+                Ok(m) => cap.tracker.message(t, (ip.src, sp).into(), (ip.dst, dp).into(), &m),
+                Err(_) => cap.undecodable += 1,
+            }
+        }
+        cap.tracker.finish();
+        Ok(cap)
+    });
+    match rx.recv() {
+        Ok(Ok(())) => Ok(h),
+        Ok(Err(msg)) => {
+            let _ = h.join();
+            Err(ProbeError::Usage(msg))
+        }
+        Err(_) => Err(ProbeError::Usage("--pfcp: the capture thread ended".into())),
+    }
+}
