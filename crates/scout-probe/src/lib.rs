@@ -251,6 +251,8 @@ struct Loaded {
     bpf: Ebpf,
     ring: Option<RingBuf<MapData>>,
     links: Vec<(Option<String>, &'static str, aya::programs::tc::SchedClassifierLinkId)>,
+    /// Interfaces where the probe added the clsact qdisc (removed again on detach).
+    clsact_added: Vec<Side>,
 }
 
 fn now_mono_ns() -> i64 {
@@ -277,11 +279,15 @@ fn load(upf: &Upf, opts: &Options) -> Result<Loaded, ProbeError> {
     cfg.set(0, Config { histogram_only: u32::from(opts.histogram_only), gtp_port: opts.gtp_port, pad: 0 }, 0)
         .map_err(|e| bpf_err("config map")(Box::new(e)))?;
     let mut links = Vec::new();
+    let mut clsact_added = Vec::new();
     for (side, n3) in [(&upf.n3, true), (&upf.n6, false)] {
         let _ns = InNetns::enter(side.netns.as_deref())?;
         let l3 = !n3 && arphrd(&side.iface)? != 1;
         // An existing clsact qdisc is fine (EEXIST).
-        let _ = tc::qdisc_add_clsact(&side.iface);
+        // An existing clsact qdisc is kept (EEXIST); one the probe adds is removed when it detaches.
+        if tc::qdisc_add_clsact(&side.iface).is_ok() {
+            clsact_added.push(side.clone());
+        }
         for (ingress, name) in match (n3, l3) {
             (true, _) => [(true, "n3_ingress"), (false, "n3_egress")],
             (false, false) => [(true, "n6_ingress"), (false, "n6_egress")],
@@ -310,7 +316,7 @@ fn load(upf: &Upf, opts: &Options) -> Result<Loaded, ProbeError> {
                 .map_err(|e| bpf_err("ring buffer")(Box::new(e)))?,
         )
     };
-    Ok(Loaded { upf: upf.clone(), bpf, ring, links })
+    Ok(Loaded { upf: upf.clone(), bpf, ring, links, clsact_added })
 }
 
 impl Loaded {
@@ -320,6 +326,11 @@ impl Loaded {
             if let Some(Ok(p)) = self.bpf.program_mut(name).map(<&mut SchedClassifier>::try_from) {
                 let _ = p.detach(id);
             }
+        }
+        for side in self.clsact_added.drain(..) {
+            let Ok(_g) = InNetns::enter(side.netns.as_deref()) else { continue };
+            // `tc` started from this thread runs in its network namespace.
+            let _ = std::process::Command::new("tc").args(["qdisc", "del", "dev", &side.iface, "clsact"]).output();
         }
     }
 

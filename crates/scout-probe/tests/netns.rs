@@ -130,6 +130,12 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
     assert!(over * 50 <= abs.len(), "{over} of {} packets differ by more than 5 us", abs.len());
     assert!(worst <= 100_000, "largest difference between the probe and the forwarder: {worst} ns");
     assert_eq!(meta["probe_result"]["ringbuf_lost"], 0);
+    // The clsact qdiscs the probe added are gone again.
+    for dev in ["n3", "n6"] {
+        let out =
+            std::process::Command::new("tc").args(["-n", &bench.upf, "qdisc", "show", "dev", dev]).output().unwrap();
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("clsact"), "{dev}: clsact left behind");
+    }
     // The heartbeat pair.
     let pf = &meta["probe_result"]["pfcp"][0];
     assert_eq!(pf["pairs"], 1, "{pf}");
