@@ -384,6 +384,58 @@ impl Loaded {
     }
 }
 
+/// The identity key the kernel program computes for one frame: runs the N3 (G-PDU) or N6 (plain
+/// IP) ingress program once on `frame` (an Ethernet frame) with `BPF_PROG_TEST_RUN` and reads the
+/// key of the sighting it stored. For checking that the kernel and
+/// `scout_ingest::pcap::packet::identity` agree. Needs root.
+pub fn kernel_identity(frame: &[u8], n3: bool) -> Result<Option<u64>, ProbeError> {
+    use std::os::fd::AsFd;
+    let obj = OBJECT.ok_or_else(|| ProbeError::Usage("this build has no probe object".into()))?;
+    let mut bpf = Ebpf::load(obj).map_err(|e| bpf_err("loading the probe")(Box::new(e)))?;
+    let name = if n3 { "n3_ingress" } else { "n6_ingress" };
+    let prog: &mut SchedClassifier =
+        bpf.program_mut(name).expect("program").try_into().map_err(|e| bpf_err(name)(Box::new(e)))?;
+    prog.load().map_err(|e| bpf_err(format!("verifying {name}"))(Box::new(e)))?;
+    let fd = prog.fd().map_err(|e| bpf_err(name)(Box::new(e)))?.as_fd().as_raw_fd();
+    // union bpf_attr, test: prog_fd, retval, data_size_in, data_size_out, data_in, data_out,
+    // repeat, duration, ctx_size_in, ctx_size_out, ctx_in, ctx_out, flags, cpu, batch_size.
+    #[repr(C)]
+    #[derive(Default)]
+    struct TestRun {
+        prog_fd: u32,
+        retval: u32,
+        data_size_in: u32,
+        data_size_out: u32,
+        data_in: u64,
+        data_out: u64,
+        repeat: u32,
+        duration: u32,
+        ctx_size_in: u32,
+        ctx_size_out: u32,
+        ctx_in: u64,
+        ctx_out: u64,
+        flags: u32,
+        cpu: u32,
+        batch_size: u32,
+        pad: u32,
+    }
+    let attr = TestRun {
+        prog_fd: fd as u32,
+        data_size_in: frame.len() as u32,
+        data_in: frame.as_ptr() as u64,
+        repeat: 1,
+        ..TestRun::default()
+    };
+    // SAFETY: the bpf(2) syscall with BPF_PROG_TEST_RUN (10) and an attribute block it reads.
+    let r = unsafe { libc::syscall(libc::SYS_bpf, 10, &attr as *const TestRun, std::mem::size_of::<TestRun>()) };
+    if r != 0 {
+        return Err(ProbeError::Io { what: "BPF_PROG_TEST_RUN".into(), source: std::io::Error::last_os_error() });
+    }
+    let m = BpfHashMap::<_, u64, Sight>::try_from(bpf.map("pending").expect("pending map"))
+        .map_err(|e| bpf_err("pending map")(Box::new(e)))?;
+    Ok(m.keys().filter_map(Result::ok).next())
+}
+
 /// What the probe has seen so far (for progress lines).
 #[derive(Clone, Debug, Default)]
 pub struct Progress {

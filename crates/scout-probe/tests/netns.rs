@@ -142,3 +142,33 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
     assert_eq!(pf["unanswered_requests"].as_array().map(Vec::len), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The kernel program and the capture reader compute the same identity for the same packet
+/// (IPv4 UDP inside GTP-U on N3; IPv4 and IPv6 on N6, short and long).
+#[test]
+fn the_kernel_and_user_space_compute_the_same_identity() {
+    if let Some(why) = testbench::unavailable() {
+        eprintln!("skipping: {why}");
+        return;
+    }
+    use scout_ingest::pcap::packet;
+    let mac = [2, 0, 0, 0, 0, 9];
+    for (i, len) in [(7u16, 64usize), (8, 1), (9, 0), (10, 1200)] {
+        let g = testbench::gpdu(i, 0x42, len);
+        let inner = &g[16..];
+        let want = packet::identity(&packet::ip(0x0800, inner).unwrap());
+        let n6 = scout_probe::kernel_identity(&testbench::ether(mac, inner), false).unwrap();
+        assert_eq!(n6, Some(want), "N6, payload {len}");
+        let n3 = scout_probe::kernel_identity(&testbench::ether(mac, &testbench::outer(&g)), true).unwrap();
+        assert_eq!(n3, Some(want), "N3, payload {len}");
+    }
+    // IPv6 / TCP.
+    let mut v6 = vec![0x60, 0x01, 0x23, 0x45, 0, 20, 6, 64];
+    v6.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+    v6.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9]);
+    v6.extend_from_slice(&[0x13, 0x88, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0]);
+    let mut f = vec![2, 0, 0, 0, 0, 9, 2, 0, 0, 0, 0, 1, 0x86, 0xdd];
+    f.extend_from_slice(&v6);
+    let want = packet::identity(&packet::ip(0x86dd, &v6).unwrap());
+    assert_eq!(scout_probe::kernel_identity(&f, false).unwrap(), Some(want), "IPv6 TCP on N6");
+}
