@@ -154,62 +154,55 @@ struct inner {
 	__u8 dst[16];
 };
 
-// Parses the IP packet at `off` and computes its identity. Returns 0 on success.
-static __always_inline int identify(struct __sk_buff *skb, __u32 off, struct inner *in)
+// Mixes the IP header at `h` into the identity key (20 readable bytes for IPv4, 40 for IPv6) and
+// fills the packet's addresses, protocol and length; `*hl` is the header length that precedes the
+// 16 identity bytes, `*avail` how many bytes the packet has after it. Returns -1 when not IP.
+static __always_inline int ip_header(const __u8 *h, struct inner *in, __u64 *k, __u32 *hl, __u32 *avail)
 {
-	__u8 h[40];
-	__u32 w[4] = {0, 0, 0, 0};
-	__u64 k = 0xcbf29ce484222325ULL;
-	__u32 l4, avail;
-
-	if (bpf_skb_load_bytes(skb, off, h, 20) < 0)
-		return -1;
 	if ((h[0] >> 4) == 4) {
 		__u32 ihl = (h[0] & 0x0f) * 4;
 		__u32 total = ((__u32)h[2] << 8) | h[3];
 		if (ihl < 20 || total < ihl)
 			return -1;
-		k = mix(k, *(__u32 *)&h[0]);
-		k = mix(k, *(__u32 *)&h[4]);
-		k = mix(k, (__u32)h[9]);
-		k = mix(k, *(__u32 *)&h[12]);
-		k = mix(k, *(__u32 *)&h[16]);
+		*k = mix(*k, *(__u32 *)&h[0]);
+		*k = mix(*k, *(__u32 *)&h[4]);
+		*k = mix(*k, (__u32)h[9]);
+		*k = mix(*k, *(__u32 *)&h[12]);
+		*k = mix(*k, *(__u32 *)&h[16]);
 		in->v6 = 0;
 		in->proto = h[9];
 		in->len = total;
 		__builtin_memset(in->src, 0, 32);
 		__builtin_memcpy(in->src, &h[12], 4);
 		__builtin_memcpy(in->dst, &h[16], 4);
-		l4 = off + ihl;
-		avail = total - ihl;
-	} else if ((h[0] >> 4) == 6) {
-		if (bpf_skb_load_bytes(skb, off, h, 40) < 0)
-			return -1;
+		*hl = ihl;
+		*avail = total - ihl;
+		return 0;
+	}
+	if ((h[0] >> 4) == 6) {
 		__u32 plen = ((__u32)h[4] << 8) | h[5];
-		k = mix(k, *(__u32 *)&h[0]);
-		k = mix(k, *(__u32 *)&h[4] & 0x00ffffff);
+		*k = mix(*k, *(__u32 *)&h[0]);
+		*k = mix(*k, *(__u32 *)&h[4] & 0x00ffffff);
 #pragma unroll
 		for (int i = 8; i < 40; i += 4)
-			k = mix(k, *(__u32 *)&h[i]);
+			*k = mix(*k, *(__u32 *)&h[i]);
 		in->v6 = 1;
 		in->proto = h[6];
 		in->len = 40 + plen;
 		__builtin_memcpy(in->src, &h[8], 16);
 		__builtin_memcpy(in->dst, &h[24], 16);
-		l4 = off + 40;
-		avail = plen;
-	} else {
-		return -1;
+		*hl = 40;
+		*avail = plen;
+		return 0;
 	}
-	// 16 bytes after the fixed header, zero beyond the packet's own length (Ethernet padding
-	// is not part of it); byte by byte when fewer than 16 are in the frame.
+	return -1;
+}
+
+// Mixes the 16 bytes after the IP header into the key — zero beyond the packet's own length
+// (Ethernet padding is not part of it) — and finishes it; takes the ports from them.
+static __always_inline void l4_words(struct inner *in, __u64 k, __u32 *w, __u32 avail)
+{
 	__u8 *wb = (__u8 *)w;
-	if (bpf_skb_load_bytes(skb, l4, w, 16) < 0) {
-		for (int i = 0; i < 16; i++) {
-			if (bpf_skb_load_bytes(skb, l4 + i, &wb[i], 1) < 0)
-				break;
-		}
-	}
 #pragma unroll
 	for (int i = 0; i < 16; i++) {
 		if (i >= avail)
@@ -226,6 +219,33 @@ static __always_inline int identify(struct __sk_buff *skb, __u32 off, struct inn
 		in->sport = bpf_ntohs((__u16)(w[0] & 0xffff));
 		in->dport = bpf_ntohs((__u16)(w[0] >> 16));
 	}
+}
+
+// Parses the IP packet at `off` with bpf_skb_load_bytes and computes its identity. Returns 0 on
+// success.
+static __always_inline int identify(struct __sk_buff *skb, __u32 off, struct inner *in)
+{
+	__u8 h[40];
+	__u32 w[4] = {0, 0, 0, 0};
+	__u64 k = 0xcbf29ce484222325ULL;
+	__u32 hl, avail;
+
+	if (bpf_skb_load_bytes(skb, off, h, 20) < 0)
+		return -1;
+	if ((h[0] >> 4) == 6 && bpf_skb_load_bytes(skb, off, h, 40) < 0)
+		return -1;
+	if (ip_header(h, in, &k, &hl, &avail) < 0)
+		return -1;
+	// Byte by byte when fewer than 16 bytes follow in the frame.
+	__u32 l4 = off + hl;
+	__u8 *wb = (__u8 *)w;
+	if (bpf_skb_load_bytes(skb, l4, w, 16) < 0) {
+		for (int i = 0; i < 16; i++) {
+			if (bpf_skb_load_bytes(skb, l4 + i, &wb[i], 1) < 0)
+				break;
+		}
+	}
+	l4_words(in, k, w, avail);
 	return 0;
 }
 
@@ -363,68 +383,19 @@ static __always_inline int identify_direct(void *data, void *end, __u32 off, str
 {
 	__u64 k = 0xcbf29ce484222325ULL;
 	__u8 *h = data + off;
-	__u32 l4, avail;
+	__u32 hl, avail;
 	__u32 w[4];
 
 	if ((void *)(h + 40) > end)
 		return 1;
-	if ((h[0] >> 4) == 4) {
-		__u32 ihl = (h[0] & 0x0f) * 4;
-		__u32 total = ((__u32)h[2] << 8) | h[3];
-		if (ihl < 20 || total < ihl)
-			return -1;
-		k = mix(k, *(__u32 *)&h[0]);
-		k = mix(k, *(__u32 *)&h[4]);
-		k = mix(k, (__u32)h[9]);
-		k = mix(k, *(__u32 *)&h[12]);
-		k = mix(k, *(__u32 *)&h[16]);
-		in->v6 = 0;
-		in->proto = h[9];
-		in->len = total;
-		__builtin_memset(in->src, 0, 32);
-		__builtin_memcpy(in->src, &h[12], 4);
-		__builtin_memcpy(in->dst, &h[16], 4);
-		l4 = ihl;
-		avail = total - ihl;
-	} else if ((h[0] >> 4) == 6) {
-		__u32 plen = ((__u32)h[4] << 8) | h[5];
-		k = mix(k, *(__u32 *)&h[0]);
-		k = mix(k, *(__u32 *)&h[4] & 0x00ffffff);
-#pragma unroll
-		for (int i = 8; i < 40; i += 4)
-			k = mix(k, *(__u32 *)&h[i]);
-		in->v6 = 1;
-		in->proto = h[6];
-		in->len = 40 + plen;
-		__builtin_memcpy(in->src, &h[8], 16);
-		__builtin_memcpy(in->dst, &h[24], 16);
-		l4 = 40;
-		avail = plen;
-	} else {
+	if (ip_header(h, in, &k, &hl, &avail) < 0)
 		return -1;
-	}
-	l4 &= 0x7f;
-	__u8 *t = h + l4;
+	hl &= 0x7f;
+	__u8 *t = h + hl;
 	if ((void *)(t + 16) > end)
 		return 1;
 	__builtin_memcpy(w, t, 16);
-	__u8 *wb = (__u8 *)w;
-#pragma unroll
-	for (int i = 0; i < 16; i++) {
-		if (i >= avail)
-			wb[i] = 0;
-	}
-	k = mix(k, w[0]);
-	k = mix(k, w[1]);
-	k = mix(k, w[2]);
-	k = mix(k, w[3]);
-	in->key = finish(k);
-	in->sport = 0;
-	in->dport = 0;
-	if (in->proto == 6 || in->proto == 17 || in->proto == 132) {
-		in->sport = bpf_ntohs((__u16)(w[0] & 0xffff));
-		in->dport = bpf_ntohs((__u16)(w[0] >> 16));
-	}
+	l4_words(in, k, w, avail);
 	return 0;
 }
 
