@@ -24,7 +24,6 @@ pub mod pfcp_live;
 pub mod testbench;
 
 use scout_events::writer::RunWriter;
-use scout_events::Sink;
 use scout_ingest::pcap::journey::{Inner, Journeys, Seen};
 use serde_json::{json, Value};
 
@@ -505,7 +504,7 @@ pub fn run(
     let stop_pfcp = std::sync::Arc::new(AtomicBool::new(false));
     let mut pfcp_threads = Vec::new();
     for side in &opts.pfcp {
-        match pfcp_live::start(side, stop_pfcp.clone()) {
+        match pfcp_live::start(side, stop_pfcp.clone(), real0) {
             Ok(h) => pfcp_threads.push((side.clone(), h)),
             Err(e) => {
                 stop_pfcp.store(true, Ordering::Relaxed);
@@ -604,29 +603,10 @@ pub fn run(
     let mut pfcp_json = Vec::new();
     for (side, h) in pfcp_threads {
         let Ok(Ok(cap)) = h.join() else { continue };
-        for p in &cap.tracker.pairs {
-            w.control(scout_events::ControlEvent {
-                t_ns: p.t_ns - real0,
-                node: scout_events::Node::Upf,
-                layer: scout_events::Layer::Upf,
-                kind: "pfcp_pair",
-                dir: None,
-                ue: None,
-                drb: None,
-                sn: Some(i64::from(p.seq)),
-                value: Some(p.latency_ns as f64),
-                detail: Some(scout_ingest::pcap::pfcp::Tracker::detail(p)),
-            });
-        }
-        let mut unanswered = cap.tracker.unanswered.clone();
-        for u in &mut unanswered {
-            if let Some(t) = u["t_ns"].as_i64() {
-                u["t_ns"] = json!(t - real0);
-            }
-        }
+        cap.tracker.write_pairs(real0, &mut w);
         pfcp_json.push(json!({
             "interface": side.to_string(), "frames": cap.frames, "messages": cap.tracker.messages,
-            "pairs": cap.tracker.pairs.len(), "unanswered_requests": unanswered,
+            "pairs": cap.tracker.pairs.len(), "unanswered_requests": cap.tracker.unanswered,
             "responses_without_request": cap.tracker.responses_without_request,
             "retransmissions": cap.tracker.retransmissions, "undecodable": cap.undecodable,
             "sessions": cap.tracker.sessions.len(),

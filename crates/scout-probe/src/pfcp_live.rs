@@ -21,8 +21,12 @@ pub struct Capture {
 }
 
 /// Starts capturing on `side` until `stop`; the returned thread gives the tracker (times are
-/// CLOCK_REALTIME ns).
-pub fn start(side: &Side, stop: Arc<AtomicBool>) -> Result<JoinHandle<Result<Capture, ProbeError>>, ProbeError> {
+/// CLOCK_REALTIME ns; unanswered requests are timed from `epoch_ns`).
+pub fn start(
+    side: &Side,
+    stop: Arc<AtomicBool>,
+    epoch_ns: i64,
+) -> Result<JoinHandle<Result<Capture, ProbeError>>, ProbeError> {
     let side = side.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     let h = std::thread::spawn(move || {
@@ -112,7 +116,7 @@ pub fn start(side: &Side, stop: Arc<AtomicBool>) -> Result<JoinHandle<Result<Cap
                 Err(_) => cap.undecodable += 1,
             }
         }
-        cap.tracker.finish();
+        cap.tracker.finish(epoch_ns);
         Ok(cap)
     });
     match rx.recv() {

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
+use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
 
 /// PFCP's UDP port (TS 29.244 §4.2.1).
@@ -360,19 +361,38 @@ impl Tracker {
         }
     }
 
-    /// Requests never answered (at the end of the captures).
-    pub fn finish(&mut self) {
+    /// Requests never answered (at the end of the captures), timed from `epoch_ns`.
+    pub fn finish(&mut self, epoch_ns: i64) {
         let mut open: Vec<_> = self.open.drain().collect();
         open.sort_by_key(|(k, v)| (v.0, k.0));
         for ((seq, req, resp), (t, ty, seid, retx)) in open {
             self.unanswered.push(json!({
-                "t_ns": t, "message": msg_kind(ty).map(|k| k.0), "seq": seq, "seid": seid.map(|s| format!("{s:#x}")),
+                "t_ns": t - epoch_ns, "message": msg_kind(ty).map(|k| k.0), "seq": seq, "seid": seid.map(|s| format!("{s:#x}")),
                 "requester": req.to_string(), "responder": resp.to_string(), "retransmissions": retx,
             }));
         }
     }
 
-    pub fn detail(p: &Pair) -> String {
+    /// Each pair as a `pfcp_pair` control row (at the request's time from `epoch_ns`; latency in
+    /// `value`).
+    pub fn write_pairs<S: Sink>(&self, epoch_ns: i64, sink: &mut S) {
+        for p in &self.pairs {
+            sink.control(ControlEvent {
+                t_ns: p.t_ns - epoch_ns,
+                node: Node::Upf,
+                layer: Layer::Upf,
+                kind: "pfcp_pair",
+                dir: None,
+                ue: None,
+                drb: None,
+                sn: Some(i64::from(p.seq)),
+                value: Some(p.latency_ns as f64),
+                detail: Some(Self::detail(p)),
+            });
+        }
+    }
+
+    fn detail(p: &Pair) -> String {
         json!({
             "message": p.kind, "seq": p.seq, "seid": p.seid.map(|s| format!("{s:#x}")),
             "requester": p.requester.to_string(), "responder": p.responder.to_string(),
@@ -440,7 +460,7 @@ mod tests {
         ] {
             t.message(ts, s, d, &parse(m).unwrap());
         }
-        t.finish();
+        t.finish(0);
         let p: Vec<_> = t.pairs.iter().map(|p| (p.kind, p.seq, p.latency_ns, p.cause)).collect();
         assert_eq!(p, vec![("session_establishment", 7, 500, Some(1)), ("session_modification", 8, 300, Some(1))]);
         assert_eq!(t.unanswered.len(), 1);

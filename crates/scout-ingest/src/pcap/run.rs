@@ -14,7 +14,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use scout_events::writer::RunWriter;
-use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
 
 use super::file::CaptureReader;
@@ -227,13 +226,8 @@ pub fn ingest(
             _ => {}
         }
     }
-    pfcp.finish();
     let epoch = epoch.unwrap_or(0);
-    for u in &mut pfcp.unanswered {
-        if let Some(t) = u["t_ns"].as_i64() {
-            u["t_ns"] = json!(t - epoch);
-        }
-    }
+    pfcp.finish(epoch);
     let mut slice_names = vec!["default".to_string()];
     let mut slice_of_session = Vec::new();
     for s in &pfcp.sessions {
@@ -262,20 +256,7 @@ pub fn ingest(
         "pairing": {"window_s": opts.window_ns as f64 / 1e9, "gtp_ports": opts.gtp_ports, "n3": opts.n3, "n6": opts.n6},
     });
     let mut w = RunWriter::create(out, meta, &slice_names)?;
-    for p in &pfcp.pairs {
-        w.control(ControlEvent {
-            t_ns: p.t_ns - epoch,
-            node: Node::Upf,
-            layer: Layer::Upf,
-            kind: "pfcp_pair",
-            dir: None,
-            ue: None,
-            drb: None,
-            sn: Some(i64::from(p.seq)),
-            value: Some(p.latency_ns as f64),
-            detail: Some(Tracker::detail(p)),
-        });
-    }
+    pfcp.write_pairs(epoch, &mut w);
 
     // Pass 2: pair the user plane.
     let mut journeys = Journeys::new(true);
