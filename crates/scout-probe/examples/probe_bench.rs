@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use scout_probe::testbench::{self, Bench};
-use scout_probe::{Options, Side, Upf};
+use scout_probe::Options;
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
@@ -35,11 +35,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     let stop = Arc::new(AtomicBool::new(false));
     let opts = Options {
-        upfs: vec![Upf {
-            n3: Side { netns: Some(bench.upf.clone()), iface: "n3".into() },
-            n6: Side { netns: Some(bench.upf.clone()), iface: "n6".into() },
-            slice: "bench".into(),
-        }],
+        upfs: vec![bench.upf_sides("bench")],
         duration: None,
         histogram_only: histogram,
         window: Duration::from_secs(2),

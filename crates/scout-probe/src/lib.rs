@@ -155,6 +155,42 @@ impl Drop for InNetns {
     }
 }
 
+/// One `recvmsg(2)` on `fd` into `buf`: the bytes received and the time in the first
+/// `SOL_SOCKET` control message of type `cmsg_type` (`SO_TIMESTAMPNS`, or `SO_TIMESTAMPING`'s
+/// software stamp), in ns; `None` when the call failed (nothing waiting, a timeout).
+pub(crate) fn recv_timestamped(
+    fd: libc::c_int,
+    buf: &mut [u8],
+    flags: libc::c_int,
+    cmsg_type: libc::c_int,
+) -> Option<(usize, Option<i64>)> {
+    let mut cmsg = [0u8; 512];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: recvmsg into our buffers (msghdr zeroed, then pointed at them); the control
+    // messages are walked with the CMSG macros within `cmsg`.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cmsg.as_mut_ptr().cast();
+        msg.msg_controllen = cmsg.len();
+        let n = libc::recvmsg(fd, &mut msg, flags);
+        if n < 0 {
+            return None;
+        }
+        let mut t = None;
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() && t.is_none() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == cmsg_type {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
+                t = Some(ts.tv_sec * 1_000_000_000 + ts.tv_nsec);
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+        Some((n as usize, t))
+    }
+}
+
 /// The ARPHRD type of an interface in the current namespace (1 Ethernet, 65534 none: TUN).
 fn arphrd(iface: &str) -> Result<u16, ProbeError> {
     // SAFETY: a datagram socket and the SIOCGIFHWADDR ioctl on a zeroed ifreq with the name set.

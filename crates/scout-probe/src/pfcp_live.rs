@@ -79,31 +79,14 @@ pub fn start(
         let _ = tx.send(Ok(()));
         let mut cap = Capture::default();
         let mut buf = vec![0u8; 65536];
-        let mut cmsg = [0u8; 128];
         while !stop.load(Ordering::Relaxed) {
-            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-            // SAFETY: recvmsg into our buffers.
-            let (n, t) = unsafe {
-                let mut msg: libc::msghdr = std::mem::zeroed();
-                msg.msg_iov = &mut iov;
-                msg.msg_iovlen = 1;
-                msg.msg_control = cmsg.as_mut_ptr().cast();
-                msg.msg_controllen = cmsg.len();
-                let n = libc::recvmsg(fd.as_raw_fd(), &mut msg, 0);
-                if n <= 0 {
-                    continue;
-                }
-                let mut t = 0i64;
-                let mut c = libc::CMSG_FIRSTHDR(&msg);
-                while !c.is_null() {
-                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
-                        let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
-                        t = ts.tv_sec * 1_000_000_000 + ts.tv_nsec;
-                    }
-                    c = libc::CMSG_NXTHDR(&msg, c);
-                }
-                (n as usize, t)
+            let Some((n, t)) = crate::recv_timestamped(fd.as_raw_fd(), &mut buf, 0, libc::SO_TIMESTAMPNS) else {
+                continue;
             };
+            if n == 0 {
+                continue;
+            }
+            let t = t.unwrap_or(0);
             cap.frames += 1;
             let Ok((et, l3, _, _)) = packet::link(1, &buf[..n]) else { continue };
             let Ok(ip) = packet::ip(et, l3) else { continue };

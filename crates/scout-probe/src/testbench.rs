@@ -86,6 +86,12 @@ impl Bench {
         Ok(b)
     }
 
+    /// The bench's UPF as the probe sees it: N3 and N6 in the `upf` namespace.
+    pub fn upf_sides(&self, slice: &str) -> crate::Upf {
+        let side = |iface: &str| crate::Side { netns: Some(self.upf.clone()), iface: iface.into() };
+        crate::Upf { n3: side("n3"), n6: side("n6"), slice: slice.into() }
+    }
+
     pub fn remove(&self) {
         for ns in [&self.gnb, &self.upf, &self.dn] {
             let _ = Command::new("ip").args(["netns", "del", ns]).output();
@@ -191,33 +197,13 @@ pub fn forwarder(
     let _ = ready.send(());
     let mut out = Vec::new();
     let mut buf = [0u8; 2048];
-    let mut cmsg = [0u8; 256];
     let mut free_at = 0i64;
     let mut i = 0u32;
     while !stop.load(Ordering::Relaxed) {
-        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-        // SAFETY: recvmsg into our buffers; msghdr zeroed and filled.
-        let (n, rx_ns) = unsafe {
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = cmsg.as_mut_ptr().cast();
-            msg.msg_controllen = cmsg.len();
-            let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, 0);
-            if n < 0 {
-                continue;
-            }
-            let mut rx = 0i64;
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
-                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
-                    rx = ts.tv_sec * 1_000_000_000 + ts.tv_nsec;
-                }
-                c = libc::CMSG_NXTHDR(&msg, c);
-            }
-            (n as usize, rx)
+        let Some((n, rx_ns)) = crate::recv_timestamped(sock.as_raw_fd(), &mut buf, 0, libc::SO_TIMESTAMPNS) else {
+            continue;
         };
+        let rx_ns = rx_ns.unwrap_or(0);
         let g = &buf[..n];
         let Ok(gt) = scout_ingest::pcap::packet::gtpu(g) else { continue };
         if gt.msg_type != 255 || gt.payload.len() < 20 {
@@ -260,29 +246,12 @@ pub fn forwarder(
 
 /// The software transmit timestamp of the packet just sent on `fd` (waits up to 10 ms for it).
 fn tx_timestamp(fd: libc::c_int) -> Option<i64> {
-    let mut cmsg = [0u8; 512];
     let mut data = [0u8; 64];
     for _ in 0..1000 {
-        let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() };
-        // SAFETY: recvmsg on the error queue into our buffers.
-        unsafe {
-            let mut msg: libc::msghdr = std::mem::zeroed();
-            msg.msg_iov = &mut iov;
-            msg.msg_iovlen = 1;
-            msg.msg_control = cmsg.as_mut_ptr().cast();
-            msg.msg_controllen = cmsg.len();
-            if libc::recvmsg(fd, &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) < 0 {
-                std::thread::sleep(Duration::from_micros(10));
-                continue;
-            }
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPING {
-                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>());
-                    return Some(ts.tv_sec * 1_000_000_000 + ts.tv_nsec);
-                }
-                c = libc::CMSG_NXTHDR(&msg, c);
-            }
+        match crate::recv_timestamped(fd, &mut data, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT, libc::SO_TIMESTAMPING) {
+            Some((_, Some(t))) => return Some(t),
+            Some((_, None)) => {}
+            None => std::thread::sleep(Duration::from_micros(10)),
         }
     }
     None

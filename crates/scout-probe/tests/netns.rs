@@ -13,7 +13,7 @@ use scout_probe::testbench::{self, Bench};
 /// The tests of this file one at a time: loading and verifying programs beside the bench would
 /// take the CPUs its timing needs.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-use scout_probe::{Options, Side, Upf};
+use scout_probe::{Options, Side};
 
 #[test]
 fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
@@ -30,11 +30,7 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
     // The probe, on the UPF's N3 and N6.
     let stop_probe = Arc::new(AtomicBool::new(false));
     let opts = Options {
-        upfs: vec![Upf {
-            n3: Side { netns: Some(bench.upf.clone()), iface: "n3".into() },
-            n6: Side { netns: Some(bench.upf.clone()), iface: "n6".into() },
-            slice: "embb".into(),
-        }],
+        upfs: vec![bench.upf_sides("embb")],
         duration: None,
         histogram_only: false,
         window: Duration::from_secs(2),
