@@ -111,10 +111,7 @@ def print_summary(name: str, result: dict, wall: float) -> None:
 
 
 def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool, quiet: bool = False) -> dict:
-    if out.exists() and (out / "run.json").exists():
-        if not force:
-            raise SystemExit(f"error: {out}: already holds a run; use --force to replace it or choose another -o")
-        shutil.rmtree(out)
+    _clear_run_dir(out, force)
     prog = Progress(f"simulating {scenario.stem}")
     try:
         text = _native.simulate(
@@ -257,12 +254,22 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def _prepare_output(args: argparse.Namespace) -> Path:
-    out = Path(args.output)
+def _run_output_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", required=True, help="run directory to create")
+    p.add_argument("--force", action="store_true", help="replace an existing run directory")
+
+
+def _clear_run_dir(out: Path, force: bool) -> None:
+    """A run directory is never overwritten silently: only with --force."""
     if out.exists() and (out / "run.json").exists():
-        if not args.force:
+        if not force:
             raise SystemExit(f"error: {out}: already holds a run; use --force to replace it or choose another -o")
         shutil.rmtree(out)
+
+
+def _prepare_output(args: argparse.Namespace) -> Path:
+    out = Path(args.output)
+    _clear_run_dir(out, args.force)
     return out
 
 
@@ -640,8 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="srsRAN JSON metrics saved one object per line (remote-control WebSocket or UDP), repeatable: kept "
         "as aggregates and cross-checked against the per-packet results in the report",
     )
-    sr.add_argument("-o", "--output", required=True, help="run directory to create")
-    sr.add_argument("--force", action="store_true", help="replace an existing run directory")
+    _run_output_args(sr)
     sr.set_defaults(func=cmd_ingest_srsran)
     pc = isub.add_parser(
         "pcap",
@@ -678,8 +684,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds a packet waits for its twin on the other side before it counts as unmatched (default 2)",
     )
-    pc.add_argument("-o", "--output", required=True, help="run directory to create")
-    pc.add_argument("--force", action="store_true", help="replace an existing run directory")
+    _run_output_args(pc)
     pc.set_defaults(func=cmd_ingest_pcap)
 
     pr = sub.add_parser(
@@ -713,8 +718,7 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--histogram", action="store_true", help="only per-CPU delay histograms in the kernel (very high rates)")
     pr.add_argument("--window", type=float, default=2.0, metavar="S", help="how long a sighting waits for its twin")
     pr.add_argument("--gtp-port", type=int, default=2152, metavar="PORT", help="UDP port of GTP-U (default 2152)")
-    pr.add_argument("-o", "--output", required=True, help="run directory to create")
-    pr.add_argument("--force", action="store_true", help="replace an existing run directory")
+    _run_output_args(pr)
     pr.set_defaults(func=cmd_probe)
 
     d = sub.add_parser(

@@ -35,6 +35,28 @@ fn simulate(
     result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Runs an ingest that reports `(done_bytes, total_bytes)`, passing each report to the Python
+/// callback (a callback's exception stops reporting and is raised at the end); returns the run's
+/// metadata as JSON text.
+fn with_byte_progress<E: std::fmt::Display>(
+    progress: Option<Bound<'_, PyAny>>,
+    run: impl FnOnce(&mut dyn FnMut(u64, u64)) -> Result<serde_json::Value, E>,
+) -> PyResult<String> {
+    let mut cb_err: Option<PyErr> = None;
+    let mut report = |done: u64, total: u64| {
+        if let (Some(cb), None) = (progress.as_ref(), cb_err.as_ref()) {
+            if let Err(e) = cb.call1((done, total)) {
+                cb_err = Some(e);
+            }
+        }
+    };
+    let result = run(&mut report);
+    if let Some(e) = cb_err {
+        return Err(e);
+    }
+    result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// `scout ingest srsran`: reads srsRAN gNB logs (plain or gzip, in the order given) into a run
 /// directory; returns the run's metadata as JSON. `progress(done_bytes, total_bytes)` is called as
 /// the logs are read.
@@ -47,19 +69,7 @@ fn ingest_srsran(
     traces: Vec<PathBuf>,
     metrics: Vec<PathBuf>,
 ) -> PyResult<String> {
-    let mut cb_err: Option<PyErr> = None;
-    let mut report = |done: u64, total: u64| {
-        if let (Some(cb), None) = (progress.as_ref(), cb_err.as_ref()) {
-            if let Err(e) = cb.call1((done, total)) {
-                cb_err = Some(e);
-            }
-        }
-    };
-    let result = scout_ingest::srsran::run::ingest(&logs, &traces, &metrics, &out, &mut report);
-    if let Some(e) = cb_err {
-        return Err(e);
-    }
-    result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
+    with_byte_progress(progress, |report| scout_ingest::srsran::run::ingest(&logs, &traces, &metrics, &out, report))
 }
 
 /// `scout ingest pcap`: reads pcap/pcapng captures of N3, N6 and N4 into a run directory (UPF
@@ -75,20 +85,8 @@ fn ingest_pcap(
     n6: Vec<String>,
     window_s: f64,
 ) -> PyResult<String> {
-    let mut cb_err: Option<PyErr> = None;
-    let mut report = |done: u64, total: u64| {
-        if let (Some(cb), None) = (progress.as_ref(), cb_err.as_ref()) {
-            if let Err(e) = cb.call1((done, total)) {
-                cb_err = Some(e);
-            }
-        }
-    };
     let opts = scout_ingest::pcap::run::Options { gtp_ports, n3, n6, window_ns: (window_s * 1e9) as i64 };
-    let result = scout_ingest::pcap::run::ingest(&files, &opts, &out, &mut report);
-    if let Some(e) = cb_err {
-        return Err(e);
-    }
-    result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
+    with_byte_progress(progress, |report| scout_ingest::pcap::run::ingest(&files, &opts, &out, report))
 }
 
 /// `scout probe`: attaches Scout's TC-BPF programs to each UPF's N3 and N6 interfaces (inside
