@@ -100,6 +100,10 @@ struct Decoder {
 }
 
 impl Decoder {
+    fn new(gtp_ports: &[u16]) -> Self {
+        Decoder { gtp_ports: gtp_ports.to_vec(), frag: Reassembler::default(), scratch: Vec::new() }
+    }
+
     fn decode<'a>(&'a mut self, t_ns: i64, linktype: u16, data: &'a [u8]) -> Result<(Kind<'a>, u32, bool), Cause> {
         let (et, l3, sub, out) = packet::link(linktype, data)?;
         let mut ip = packet::ip(et, l3)?;
@@ -197,7 +201,7 @@ pub fn ingest(
     }
     // Pass 1: PFCP, the inner address pairs of tunnels, the epoch.
     let mut m = Merged::open(paths)?;
-    let mut dec = Decoder { gtp_ports: opts.gtp_ports.clone(), frag: Reassembler::default(), scratch: Vec::new() };
+    let mut dec = Decoder::new(&opts.gtp_ports);
     let mut pfcp = Tracker::default();
     let mut pfcp_bad = Causes::default();
     let mut tunnels: HashSet<(IpAddr, IpAddr), Fast> = HashSet::default();
@@ -267,7 +271,7 @@ pub fn ingest(
         }
     }
     let mut m = Merged::open(paths)?;
-    let mut dec = Decoder { gtp_ports: opts.gtp_ports.clone(), frag: Reassembler::default(), scratch: Vec::new() };
+    let mut dec = Decoder::new(&opts.gtp_ports);
     let mut causes = Causes::default();
     let mut gtp_other: HashMap<&'static str, u64> = HashMap::new();
     let mut not_user_plane = 0u64;
@@ -288,7 +292,7 @@ pub fn ingest(
             last_report = done_bytes;
             progress(done_bytes.min(2 * total), 2 * total);
         }
-        let iface_name = r.ifaces.get(f.iface as usize).and_then(|x| x.name.clone());
+        let iface_name = r.ifaces.get(f.iface as usize).and_then(|x| x.name.as_deref());
         let (t, off, iface) = (f.t_ns, f.offset, f.iface);
         if t > last_t + 100_000_000 || last_t == i64::MIN {
             // Expire at most every 100 ms of capture time.
@@ -327,7 +331,7 @@ pub fn ingest(
                 continue;
             }
             Kind::GPdu(outer_len, outer, g, inner) => {
-                if !opts.n3.is_empty() && !matches_side(&opts.n3, iface_name.as_deref(), Some(outer)) {
+                if !opts.n3.is_empty() && !matches_side(&opts.n3, iface_name, Some(outer)) {
                     filtered[0] += 1;
                     continue;
                 }
@@ -350,7 +354,7 @@ pub fn ingest(
                     not_user_plane += 1;
                     continue;
                 }
-                if !opts.n6.is_empty() && !matches_side(&opts.n6, iface_name.as_deref(), Some((ip.src, ip.dst))) {
+                if !opts.n6.is_empty() && !matches_side(&opts.n6, iface_name, Some((ip.src, ip.dst))) {
                     filtered[1] += 1;
                     continue;
                 }
