@@ -10,13 +10,18 @@
 //! - **enum columns** (`Dictionary<UInt8, Utf8>` in Arrow): one dictionary page with the names,
 //!   PLAIN (`u32` little-endian length, then the bytes), and data pages of keys in the
 //!   RLE/bit-packing hybrid (`RLE_DICTIONARY`, preceded by one byte of bit width);
-//! - **numeric columns**: PLAIN, little-endian, 4 bytes for `INT32` (which also carries `u8`/`u16`)
-//!   and 8 for `INT64`; **booleans** PLAIN, one bit each;
+//! - **numeric columns**: a page whose values span few consecutive integers (UE, flow, bearer,
+//!   retransmission index, ECN: nearly constant) is `RLE_DICTIONARY`, its span appended to the
+//!   chunk's dictionary (PLAIN integers) and each key the value's place in it; other pages, and
+//!   pages after the dictionary reached 256 entries, are PLAIN, little-endian, 4 bytes for `INT32`
+//!   (which also carries `u8`/`u16`) and 8 for `INT64` (a chunk mixing both kinds of page is what
+//!   Parquet writers produce when a dictionary outgrows its limit); **booleans** PLAIN, one bit each;
 //! - **time and id columns** (`t_ns`, `pkt`): `DELTA_BINARY_PACKED` (blocks of 128 deltas in 4
 //!   miniblocks) with chunk min/max statistics, so readers prune row groups by time or id;
 //! - a nullable column's page starts with its definition levels (4-byte length, then the hybrid at
 //!   bit width 1); only present values follow;
-//! - pages are format v1 and compressed with zstd.
+//! - pages are format v1, compressed with zstd, and written as soon as they are full, so a row
+//!   group's encoding is spread over its batches; closing a chunk adds the dictionary page in front.
 //!
 //! The tests read the result back with arrow-rs; the Python suite reads it with DuckDB and pyarrow.
 
@@ -31,8 +36,12 @@ use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
-/// Rows per data page.
+/// Rows per data page (small in tests, so that a test's few thousand rows cross many pages and
+/// numeric dictionaries fill up and fall back to PLAIN).
+#[cfg(not(test))]
 const PAGE_ROWS: usize = 1 << 17;
+#[cfg(test)]
+const PAGE_ROWS: usize = 1 << 12;
 
 /// How a column's values are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,17 +108,32 @@ value!(u32, U32);
 value!(u64, U64);
 value!(i64, I64);
 
-/// One row group's worth of a column. Buffers are kept across row groups ([`Column::close`]
-/// empties them), so a long run allocates them once.
+/// One row group's worth of a column. Rows are buffered until a page is full, then encoded and
+/// compressed at once, so a row group's work is spread over its batches instead of falling due
+/// when it closes. Buffers are kept across pages and row groups.
 pub(crate) struct Column {
     descr: ColumnDescPtr,
     kind: Kind,
     nullable: bool,
+    /// The present values of the rows not yet in a page.
     values: Values,
+    /// One definition level per row not yet in a page (1 = present), for a nullable column only.
+    defs: Vec<u8>,
     /// The dictionary of a `Dict` column.
     names: Vec<String>,
-    /// One definition level per row (1 = present), for a nullable column only.
-    defs: Vec<u8>,
+    /// The dictionary of a numeric column so far: the spans of its dictionary-encoded pages.
+    ints: Vec<u64>,
+    /// The chunk's data pages, with their headers.
+    pages: Vec<u8>,
+    rows: usize,
+    nulls: usize,
+    uncompressed: i64,
+    encodings: Vec<Encoding>,
+    /// Min and max of a delta column's values in the chunk.
+    min_max: Option<(i64, i64)>,
+    /// Scratch space for a page's bytes and a numeric page's keys.
+    buf: Vec<u8>,
+    keys: Vec<u8>,
 }
 
 impl Column {
@@ -122,11 +146,27 @@ impl Column {
             Kind::Plain(_) => Values::U64(Vec::new()),
             Kind::Delta => Values::I64(Vec::new()),
         };
-        Column { descr, kind, nullable, values, names: names.iter().map(|n| n.to_string()).collect(), defs: Vec::new() }
+        Column {
+            descr,
+            kind,
+            nullable,
+            values,
+            defs: Vec::new(),
+            names: names.iter().map(|n| n.to_string()).collect(),
+            ints: Vec::new(),
+            pages: Vec::new(),
+            rows: 0,
+            nulls: 0,
+            uncompressed: 0,
+            encodings: vec![Encoding::RLE],
+            min_max: None,
+            buf: Vec::new(),
+            keys: Vec::new(),
+        }
     }
 
-    /// Rows in the chunk so far.
-    pub(crate) fn rows(&self) -> usize {
+    /// Rows not yet in a page.
+    fn pending(&self) -> usize {
         if self.nullable {
             self.defs.len()
         } else {
@@ -134,26 +174,49 @@ impl Column {
         }
     }
 
-    /// Appends the values of a required column (INT32 columns take `u32`, also for `u8`/`u16`;
-    /// INT64 columns `u64`, delta columns `i64`, enum and boolean columns `u8`).
-    #[inline]
-    pub(crate) fn extend<T: Value>(&mut self, it: impl Iterator<Item = T>) {
+    /// Appends the values of a required column (INT32 columns take `u32`, INT64 columns `u64`,
+    /// delta columns `i64`, enum and boolean columns `u8`).
+    pub(crate) fn append<T: Value>(&mut self, mut values: &[T], z: &mut Zstd) -> Result<()> {
         debug_assert!(!self.nullable);
-        T::vec(&mut self.values).extend(it);
+        while !values.is_empty() {
+            let take = (PAGE_ROWS - self.pending()).min(values.len());
+            T::vec(&mut self.values).extend_from_slice(&values[..take]);
+            values = &values[take..];
+            self.page_if_full(z)?;
+        }
+        Ok(())
     }
 
-    /// Appends the values of a nullable column.
-    #[inline]
-    pub(crate) fn extend_opt<T: Value>(&mut self, it: impl Iterator<Item = Option<T>> + Clone) {
+    /// Appends rows of a nullable column: one definition level per row (1 = present) and the
+    /// present rows' values.
+    pub(crate) fn append_nullable<T: Value>(
+        &mut self,
+        (mut defs, mut values): (&[u8], &[T]),
+        z: &mut Zstd,
+    ) -> Result<()> {
         debug_assert!(self.nullable);
-        self.defs.extend(it.clone().map(|v| v.is_some() as u8));
-        T::vec(&mut self.values).extend(it.flatten());
+        while !defs.is_empty() {
+            let take = (PAGE_ROWS - self.pending()).min(defs.len());
+            let present =
+                if take == defs.len() { values.len() } else { defs[..take].iter().filter(|&&d| d == 1).count() };
+            self.defs.extend_from_slice(&defs[..take]);
+            T::vec(&mut self.values).extend_from_slice(&values[..present]);
+            (defs, values) = (&defs[take..], &values[present..]);
+            self.page_if_full(z)?;
+        }
+        Ok(())
     }
 
     /// Appends a batch of dictionary keys from an Arrow dictionary array: `keys` index `dict`;
     /// `valid[i]` is false for a null row (then `keys[i]` is ignored). Fails on a key outside
     /// `dict`, a null in a required column, or more than 256 names.
-    pub(crate) fn push_dict_batch(&mut self, dict: &[&str], keys: &[u8], valid: Option<&[bool]>) -> Result<()> {
+    pub(crate) fn push_dict_batch(
+        &mut self,
+        dict: &[&str],
+        keys: &[u8],
+        valid: Option<&[bool]>,
+        z: &mut Zstd,
+    ) -> Result<()> {
         let name = self.descr.name().to_string();
         let fail = |what: String| Err(ParquetError::General(format!("column {name}: {what}")));
         // Map this batch's dictionary onto the chunk's (identity in the common case: every batch of
@@ -191,117 +254,172 @@ impl Column {
                 Some(valid) => self.defs.extend(valid.iter().map(|&v| v as u8)),
             }
         }
+        self.page_if_full(z)
+    }
+
+    fn page_if_full(&mut self, z: &mut Zstd) -> Result<()> {
+        if self.pending() >= PAGE_ROWS {
+            self.write_page(z)?;
+        }
         Ok(())
     }
 
-    /// Encodes the chunk: its bytes (dictionary page first, if any) and the metadata a row group
-    /// writer needs to splice it in with `append_column`. Leaves the column empty for the next
-    /// row group.
-    pub(crate) fn close(&mut self, z: &mut Zstd) -> Result<(Bytes, ColumnCloseResult)> {
-        let rows = self.rows();
-        let mut sink = TrackedWrite::new(Vec::new());
-        let mut pages = SerializedPageWriter::new(&mut sink);
-        let mut uncompressed = 0i64;
-        let mut compressed = 0i64;
-        let mut dictionary_page_offset = None;
-        let mut encodings = vec![Encoding::RLE];
-
-        if self.kind == Kind::Dict {
-            let mut dict = Vec::with_capacity(self.names.iter().map(|n| n.len() + 4).sum());
-            for n in &self.names {
-                dict.extend_from_slice(&(n.len() as u32).to_le_bytes());
-                dict.extend_from_slice(n.as_bytes());
+    /// Encodes and compresses the pending rows as one data page.
+    fn write_page(&mut self, z: &mut Zstd) -> Result<()> {
+        let rows = self.pending();
+        if rows == 0 {
+            return Ok(());
+        }
+        let buf = &mut self.buf;
+        buf.clear();
+        if self.nullable {
+            buf.extend_from_slice(&[0; 4]);
+            encode_hybrid(&self.defs, 1, buf);
+            let len = (buf.len() - 4) as u32;
+            buf[..4].copy_from_slice(&len.to_le_bytes());
+        }
+        let present = self.values.len();
+        // A numeric page whose values span few consecutive integers (UE, flow, bearer,
+        // retransmission index, ECN, ...) is dictionary-encoded: its span joins the chunk's
+        // dictionary, so a value's key is its distance from the page's minimum plus the keys
+        // before it. Mostly-constant columns then cost a run header per page instead of 4 or 8
+        // bytes per row. When the dictionary is full, pages fall back to PLAIN (as Parquet's
+        // writers do when a dictionary outgrows its limit).
+        let span = match &self.values {
+            Values::U32(v) => int_span(v.iter().map(|&x| x as u64)),
+            Values::U64(v) => int_span(v.iter().copied()),
+            _ => None,
+        }
+        .filter(|&(_, count)| self.ints.len() + count <= 256);
+        let encoding = match (&self.values, self.kind, span) {
+            (Values::U32(_) | Values::U64(_), _, Some((min, count))) => {
+                let base = self.ints.len() as u64;
+                let width = bit_width((self.ints.len() + count - 1) as u8);
+                self.keys.clear();
+                match &self.values {
+                    Values::U32(v) => self.keys.extend(v.iter().map(|&x| (x as u64 - min + base) as u8)),
+                    Values::U64(v) => self.keys.extend(v.iter().map(|&x| (x - min + base) as u8)),
+                    _ => unreachable!(),
+                }
+                self.ints.extend(min..min + count as u64);
+                buf.push(width);
+                encode_hybrid(&self.keys, width, buf);
+                Encoding::RLE_DICTIONARY
             }
+            (Values::U32(v), _, None) => {
+                buf.extend_from_slice(v.to_byte_slice());
+                Encoding::PLAIN
+            }
+            (Values::U64(v), _, None) => {
+                buf.extend_from_slice(v.to_byte_slice());
+                Encoding::PLAIN
+            }
+            (Values::U8(v), Kind::Bool, _) => {
+                bit_pack_body(v, 1, buf);
+                Encoding::PLAIN
+            }
+            (Values::U8(v), _, _) => {
+                let width = bit_width(self.names.len().saturating_sub(1) as u8);
+                buf.push(width);
+                encode_hybrid(v, width, buf);
+                Encoding::RLE_DICTIONARY
+            }
+            (Values::I64(v), _, _) => {
+                if let (Some(&lo), Some(&hi)) = (v.iter().min(), v.iter().max()) {
+                    self.min_max = Some(self.min_max.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+                }
+                encode_delta(v, buf);
+                Encoding::DELTA_BINARY_PACKED
+            }
+        };
+        if !self.encodings.contains(&encoding) {
+            self.encodings.push(encoding);
+        }
+        let page = Page::DataPage {
+            buf: z.compress(buf, self.descr.name())?,
+            num_values: rows as u32,
+            encoding,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        };
+        let mut sink = TrackedWrite::new(&mut self.pages);
+        let spec = SerializedPageWriter::new(&mut sink).write_page(CompressedPage::new(page, buf.len()))?;
+        self.uncompressed += spec.uncompressed_size as i64;
+        self.rows += rows;
+        self.nulls += rows - present;
+        self.values.clear();
+        self.defs.clear();
+        Ok(())
+    }
+
+    /// Ends the chunk: its bytes (dictionary page first, if any, then the data pages) and the
+    /// metadata a row group writer needs to splice it in with `append_column`. Leaves the column
+    /// empty for the next row group.
+    pub(crate) fn close(&mut self, z: &mut Zstd) -> Result<(Bytes, ColumnCloseResult)> {
+        self.write_page(z)?;
+        let mut out = Vec::new();
+        let mut uncompressed = self.uncompressed;
+        let mut dictionary_page_offset = None;
+        let dictionary = match self.kind {
+            Kind::Dict => {
+                let mut dict = Vec::with_capacity(self.names.iter().map(|n| n.len() + 4).sum());
+                for n in &self.names {
+                    dict.extend_from_slice(&(n.len() as u32).to_le_bytes());
+                    dict.extend_from_slice(n.as_bytes());
+                }
+                Some((dict, self.names.len()))
+            }
+            Kind::Plain(width) if !self.ints.is_empty() => {
+                let dict: Vec<u8> = self.ints.iter().flat_map(|v| v.to_le_bytes()[..width].to_vec()).collect();
+                Some((dict, self.ints.len()))
+            }
+            _ => None,
+        };
+        if let Some((dict, count)) = dictionary {
             let page = Page::DictionaryPage {
                 buf: z.compress(&dict, self.descr.name())?,
-                num_values: self.names.len() as u32,
+                num_values: count as u32,
                 encoding: Encoding::PLAIN,
                 is_sorted: false,
             };
-            let spec = pages.write_page(CompressedPage::new(page, dict.len()))?;
+            let mut sink = TrackedWrite::new(&mut out);
+            let spec = SerializedPageWriter::new(&mut sink).write_page(CompressedPage::new(page, dict.len()))?;
             uncompressed += spec.uncompressed_size as i64;
-            compressed += spec.compressed_size as i64;
             dictionary_page_offset = Some(0);
-            encodings.push(Encoding::PLAIN);
-        }
-        let encoding = match self.kind {
-            Kind::Plain(_) | Kind::Bool => Encoding::PLAIN,
-            Kind::Dict => Encoding::RLE_DICTIONARY,
-            Kind::Delta => Encoding::DELTA_BINARY_PACKED,
-        };
-        if !encodings.contains(&encoding) {
-            encodings.push(encoding);
-        }
-        let data_page_offset = compressed;
-        let key_width = bit_width(self.names.len().saturating_sub(1) as u8);
-
-        let mut at = 0; // present values written so far
-        let mut buf = Vec::new();
-        let mut start = 0;
-        while start < rows {
-            let end = (start + PAGE_ROWS).min(rows);
-            buf.clear();
-            let present = if self.nullable {
-                let defs = &self.defs[start..end];
-                buf.extend_from_slice(&[0; 4]);
-                encode_hybrid(defs, 1, &mut buf);
-                let len = (buf.len() - 4) as u32;
-                buf[..4].copy_from_slice(&len.to_le_bytes());
-                defs.iter().filter(|&&d| d == 1).count()
-            } else {
-                end - start
-            };
-            let range = at..at + present;
-            match (&self.values, self.kind) {
-                (Values::U32(v), _) => buf.extend_from_slice(v[range].to_byte_slice()),
-                (Values::U64(v), _) => buf.extend_from_slice(v[range].to_byte_slice()),
-                (Values::U8(v), Kind::Bool) => bit_pack_body(&v[range], 1, &mut buf),
-                (Values::U8(v), _) => {
-                    buf.push(key_width);
-                    encode_hybrid(&v[range], key_width, &mut buf);
-                }
-                (Values::I64(v), _) => encode_delta(&v[range], &mut buf),
+            if !self.encodings.contains(&Encoding::PLAIN) {
+                self.encodings.push(Encoding::PLAIN);
             }
-            at += present;
-            let page = Page::DataPage {
-                buf: z.compress(&buf, self.descr.name())?,
-                num_values: (end - start) as u32,
-                encoding,
-                def_level_encoding: Encoding::RLE,
-                rep_level_encoding: Encoding::RLE,
-                statistics: None,
-            };
-            let spec = pages.write_page(CompressedPage::new(page, buf.len()))?;
-            uncompressed += spec.uncompressed_size as i64;
-            compressed += spec.compressed_size as i64;
-            start = end;
         }
-        pages.close()?;
-        let bytes = Bytes::from(sink.into_inner()?);
+        let data_page_offset = out.len() as i64;
+        out.extend_from_slice(&self.pages);
         let mut metadata = ColumnChunkMetaData::builder(self.descr.clone())
             .set_compression(Compression::ZSTD(z.level))
-            .set_encodings(encodings)
-            .set_total_compressed_size(compressed)
+            .set_encodings(std::mem::replace(&mut self.encodings, vec![Encoding::RLE]))
+            .set_total_compressed_size(out.len() as i64)
             .set_total_uncompressed_size(uncompressed)
-            .set_num_values(rows as i64)
+            .set_num_values(self.rows as i64)
             .set_dictionary_page_offset(dictionary_page_offset)
             .set_data_page_offset(data_page_offset);
-        if let Values::I64(v) = &self.values {
-            let nulls = (rows - v.len()) as u64;
-            let (min, max) = (v.iter().min().copied(), v.iter().max().copied());
-            metadata = metadata.set_statistics(Statistics::int64(min, max, None, Some(nulls), false));
+        if self.kind == Kind::Delta {
+            let (min, max) = (self.min_max.map(|m| m.0), self.min_max.map(|m| m.1));
+            metadata = metadata.set_statistics(Statistics::int64(min, max, None, Some(self.nulls as u64), false));
         }
-        self.values.clear();
-        self.defs.clear();
         let close = ColumnCloseResult {
-            bytes_written: bytes.len() as u64,
-            rows_written: rows as u64,
+            bytes_written: out.len() as u64,
+            rows_written: self.rows as u64,
             metadata: metadata.build()?,
             bloom_filter: None,
             column_index: None,
             offset_index: None,
         };
-        Ok((bytes, close))
+        self.pages.clear();
+        self.ints.clear();
+        self.rows = 0;
+        self.nulls = 0;
+        self.uncompressed = 0;
+        self.min_max = None;
+        Ok((Bytes::from(out), close))
     }
 }
 
@@ -387,6 +505,14 @@ fn pack_u64(values: &[u64], width: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(&acc.to_le_bytes()[..bits.div_ceil(8)]);
 }
 
+/// For values that span fewer than 256 consecutive integers (and at least one value): the
+/// smallest and the span's length.
+fn int_span(values: impl Iterator<Item = u64> + Clone) -> Option<(u64, usize)> {
+    let min = values.clone().min()?;
+    let max = values.max()?;
+    (max - min < 256).then(|| (min, (max - min) as usize + 1))
+}
+
 /// Bits needed for values up to `max` (at least 1, so that every run has a value byte).
 fn bit_width(max: u8) -> u8 {
     (8 - max.leading_zeros() as u8).max(1)
@@ -412,6 +538,15 @@ pub(crate) fn encode_hybrid(values: &[u8], width: u8, out: &mut Vec<u8>) {
     while i < n {
         let v = values[i];
         let mut j = i + 1;
+        // Long runs (definition levels of a column that is always present, a constant column's
+        // keys) are the common case: compare 8 values at a time.
+        let word = u64::from_ne_bytes([v; 8]);
+        while let Some(next) = values.get(j..j + 8) {
+            if u64::from_ne_bytes(next.try_into().expect("8 bytes")) != word {
+                break;
+            }
+            j += 8;
+        }
         while j < n && values[j] == v {
             j += 1;
         }

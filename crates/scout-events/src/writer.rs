@@ -3,8 +3,8 @@
 //! Layout and guarantees (the contract of `docs/schema.md`):
 //! - [`RunWriter::create`] writes `run.json` with `"complete": false` before any event.
 //! - Packet events are buffered as rows on the producer's thread (one copy per event) and slot
-//!   and control events in columnar form; [`BATCH_ROWS`] rows at a time go over a bounded channel
-//!   to a writer thread that encodes them (zstd, dictionary-encoded enums, row groups of
+//!   and control events in columnar form; [`PACKET_BATCH_ROWS`] or [`BATCH_ROWS`] rows at a time go
+//!   over a bounded channel to a writer thread that encodes them (zstd, dictionary-encoded enums, row groups of
 //!   [`ROW_GROUP_ROWS`]; the packet table and enum columns by [`crate::chunk`]). Memory is bounded
 //!   by the channel depth times the batch size plus one row group per table, whatever the run's
 //!   length.
@@ -223,6 +223,149 @@ fn take_full<T>(v: &mut Vec<T>) -> Vec<T> {
     std::mem::replace(v, Vec::with_capacity(BATCH_ROWS))
 }
 
+/// Packet events per batch handed to the writer thread.
+pub const PACKET_BATCH_ROWS: usize = 1 << 16;
+const PB: usize = PACKET_BATCH_ROWS;
+
+/// A fixed-size column of a packet batch: indexing it with `i & (PB - 1)` needs no bounds check.
+type Fixed<T> = Box<[T; PB]>;
+
+fn fixed<T: Copy + Default>() -> Fixed<T> {
+    vec![T::default(); PB].into_boxed_slice().try_into().unwrap_or_else(|_| unreachable!("PB elements"))
+}
+
+/// A nullable column of a packet batch: one definition level per row, the present values packed.
+struct Nullable<T> {
+    defs: Fixed<u8>,
+    values: Fixed<T>,
+    present: usize,
+}
+
+impl<T: Copy + Default> Nullable<T> {
+    fn new() -> Self {
+        Nullable { defs: fixed(), values: fixed(), present: 0 }
+    }
+
+    /// Row `i`'s value, without a branch: an absent value is written and then overwritten.
+    #[inline(always)]
+    fn put(&mut self, i: usize, v: Option<T>) {
+        self.defs[i & (PB - 1)] = v.is_some() as u8;
+        self.values[self.present & (PB - 1)] = v.unwrap_or_default();
+        self.present += v.is_some() as usize;
+    }
+
+    fn parts(&self, rows: usize) -> (&[u8], &[T]) {
+        (&self.defs[..rows], &self.values[..self.present])
+    }
+}
+
+/// Packet events in the columns of `packet_schema`, filled by the producer row by row into
+/// preallocated arrays (a handful of stores per event, no capacity checks), then handed to the
+/// writer thread whole and returned for reuse. Integer columns have the width of their Parquet
+/// type (`INT32` or `INT64`), enum columns hold their keys.
+struct PacketBatch {
+    rows: usize,
+    t_ns: Fixed<i64>,
+    node: Fixed<u8>,
+    layer: Fixed<u8>,
+    point: Fixed<u8>,
+    dir: Fixed<u8>,
+    ue: Fixed<u32>,
+    rnti: Nullable<u32>,
+    drb: Nullable<u32>,
+    qfi: Nullable<u32>,
+    slice: Fixed<u8>,
+    flow: Fixed<u32>,
+    pkt: Fixed<i64>,
+    sn: Nullable<u32>,
+    seg_offset: Nullable<u32>,
+    seg_last: Nullable<u8>,
+    bytes: Fixed<u32>,
+    queue: Nullable<u8>,
+    queue_bytes: Nullable<u64>,
+    queue_pkts: Nullable<u32>,
+    retx: Fixed<u32>,
+    reason: Nullable<u8>,
+    ecn: Fixed<u32>,
+}
+
+impl PacketBatch {
+    fn new() -> Box<Self> {
+        Box::new(PacketBatch {
+            rows: 0,
+            t_ns: fixed(),
+            node: fixed(),
+            layer: fixed(),
+            point: fixed(),
+            dir: fixed(),
+            ue: fixed(),
+            rnti: Nullable::new(),
+            drb: Nullable::new(),
+            qfi: Nullable::new(),
+            slice: fixed(),
+            flow: fixed(),
+            pkt: fixed(),
+            sn: Nullable::new(),
+            seg_offset: Nullable::new(),
+            seg_last: Nullable::new(),
+            bytes: fixed(),
+            queue: Nullable::new(),
+            queue_bytes: Nullable::new(),
+            queue_pkts: Nullable::new(),
+            retx: fixed(),
+            reason: Nullable::new(),
+            ecn: fixed(),
+        })
+    }
+
+    /// Appends a row (at most [`PACKET_BATCH_ROWS`] between clears).
+    #[inline(always)]
+    fn push(&mut self, e: &PacketEvent) {
+        let i = self.rows & (PB - 1);
+        self.t_ns[i] = e.t_ns;
+        self.node[i] = e.node as u8;
+        self.layer[i] = e.layer as u8;
+        self.point[i] = e.point as u8;
+        self.dir[i] = e.dir as u8;
+        self.ue[i] = e.ue;
+        self.rnti.put(i, e.rnti.map(u32::from));
+        self.drb.put(i, e.drb.map(u32::from));
+        self.qfi.put(i, e.qfi.map(u32::from));
+        self.slice[i] = e.slice;
+        self.flow[i] = e.flow;
+        self.pkt[i] = e.pkt as i64;
+        self.sn.put(i, e.sn);
+        self.seg_offset.put(i, e.seg_offset);
+        self.seg_last.put(i, e.seg_last.map(u8::from));
+        self.bytes[i] = e.bytes;
+        self.queue.put(i, e.queue.map(|q| q as u8));
+        self.queue_bytes.put(i, e.queue_bytes);
+        self.queue_pkts.put(i, e.queue_pkts);
+        self.retx[i] = u32::from(e.retx);
+        self.reason.put(i, e.reason.map(|r| r as u8));
+        self.ecn[i] = u32::from(e.ecn);
+        self.rows += 1;
+    }
+
+    fn clear(&mut self) {
+        self.rows = 0;
+        for p in [
+            &mut self.rnti.present,
+            &mut self.drb.present,
+            &mut self.qfi.present,
+            &mut self.sn.present,
+            &mut self.seg_offset.present,
+            &mut self.seg_last.present,
+            &mut self.queue.present,
+            &mut self.queue_bytes.present,
+            &mut self.queue_pkts.present,
+            &mut self.reason.present,
+        ] {
+            *p = 0;
+        }
+    }
+}
+
 macro_rules! opt_array {
     ($opt:expr, $arr:ty) => {{
         let (v, n) = $opt.take();
@@ -390,9 +533,8 @@ impl ControlCols {
 
 enum Msg {
     Batch(Table, RecordBatch),
-    /// Packet events in row form: the writer thread turns them into columns, so the producer's
-    /// cost per event is one copy (the model and the encoder then share the work of a run about
-    /// evenly between two cores). The emptied vector goes back for reuse.
+    /// Packet events in row form (the producer's cost per event is one copy); the writer thread
+    /// turns them into columns. The emptied vector goes back for reuse.
     Packets(Vec<PacketEvent>),
     Close,
 }
@@ -447,7 +589,7 @@ enum ColumnEncoder {
     Arrow(Box<ArrowColumnWriter>),
     /// Scout's own chunk encoder ([`crate::chunk`]): every column of the packet table and every
     /// enum column.
-    Own(Column),
+    Own(Box<Column>),
 }
 
 /// One table's Parquet file: a row group is filled batch by batch and written when it reaches
@@ -535,7 +677,7 @@ impl TableFile {
             .map(|(i, (w, f))| {
                 let kind = own_kind(self.table, f);
                 if self.table == Table::Packet || kind == Kind::Dict {
-                    ColumnEncoder::Own(Column::new(descr.column(i), kind, &self.names[i]))
+                    ColumnEncoder::Own(Box::new(Column::new(descr.column(i), kind, &self.names[i])))
                 } else {
                     ColumnEncoder::Arrow(Box::new(w))
                 }
@@ -550,7 +692,7 @@ impl TableFile {
                 ColumnEncoder::Arrow(w) => {
                     compute_leaves(field, array).and_then(|leaves| leaves.iter().try_for_each(|leaf| w.write(leaf)))
                 }
-                ColumnEncoder::Own(c) => push_dict(c, field, array),
+                ColumnEncoder::Own(c) => push_dict(c, field, array, &mut self.zstd),
             };
             r.map_err(|e| WriteError::Parquet { path: self.partial.clone(), message: e.to_string() })?;
         }
@@ -561,51 +703,54 @@ impl TableFile {
         Ok(())
     }
 
-    /// Appends packet events, row by row into the column chunks. Row groups hold whole batches
-    /// ([`ROW_GROUP_ROWS`] is a multiple of [`BATCH_ROWS`]).
-    fn write_packets(&mut self, rows: &[PacketEvent]) -> Result<(), WriteError> {
+    /// Appends a batch of packet events to the column chunks (a copy of each column's slice).
+    /// Row groups hold whole batches ([`ROW_GROUP_ROWS`] is a multiple of [`PACKET_BATCH_ROWS`]).
+    fn write_packets(&mut self, b: &PacketBatch) -> Result<(), WriteError> {
+        self.append_packets(b).map_err(|e| self.err(e))?;
+        self.rows_in_group += b.rows;
+        if self.rows_in_group >= ROW_GROUP_ROWS {
+            self.flush_row_group()?;
+        }
+        Ok(())
+    }
+
+    fn append_packets(&mut self, b: &PacketBatch) -> Result<(), ParquetError> {
         let cols: Vec<&mut Column> = self
             .columns
             .iter_mut()
             .filter_map(|c| match c {
-                ColumnEncoder::Own(c) => Some(c),
+                ColumnEncoder::Own(c) => Some(&mut **c),
                 ColumnEncoder::Arrow(_) => None,
             })
             .collect();
         let Ok::<[&mut Column; 22], _>(c) = cols.try_into() else {
             unreachable!("the packet table has 22 columns, all encoded by Scout")
         };
-        // Column by column over slices of rows that stay in the L2 cache: each column is then one
-        // tight loop, instead of every row touching 22 buffers. In the order of `packet_schema`.
-        for r in rows.chunks(2048) {
-            c[0].extend(r.iter().map(|e| e.t_ns));
-            c[1].extend(r.iter().map(|e| e.node as u8));
-            c[2].extend(r.iter().map(|e| e.layer as u8));
-            c[3].extend(r.iter().map(|e| e.point as u8));
-            c[4].extend(r.iter().map(|e| e.dir as u8));
-            c[5].extend(r.iter().map(|e| e.ue));
-            c[6].extend_opt(r.iter().map(|e| e.rnti.map(u32::from)));
-            c[7].extend_opt(r.iter().map(|e| e.drb.map(u32::from)));
-            c[8].extend_opt(r.iter().map(|e| e.qfi.map(u32::from)));
-            c[9].extend(r.iter().map(|e| e.slice));
-            c[10].extend(r.iter().map(|e| e.flow));
-            c[11].extend(r.iter().map(|e| e.pkt as i64));
-            c[12].extend_opt(r.iter().map(|e| e.sn));
-            c[13].extend_opt(r.iter().map(|e| e.seg_offset));
-            c[14].extend_opt(r.iter().map(|e| e.seg_last.map(u8::from)));
-            c[15].extend(r.iter().map(|e| e.bytes));
-            c[16].extend_opt(r.iter().map(|e| e.queue.map(|q| q as u8)));
-            c[17].extend_opt(r.iter().map(|e| e.queue_bytes));
-            c[18].extend_opt(r.iter().map(|e| e.queue_pkts));
-            c[19].extend(r.iter().map(|e| u32::from(e.retx)));
-            c[20].extend_opt(r.iter().map(|e| e.reason.map(|r| r as u8)));
-            c[21].extend(r.iter().map(|e| u32::from(e.ecn)));
-        }
-        self.rows_in_group += rows.len();
-        if self.rows_in_group >= ROW_GROUP_ROWS {
-            self.flush_row_group()?;
-        }
-        Ok(())
+        let n = b.rows;
+        let z = &mut self.zstd;
+        // In the order of `packet_schema`.
+        c[0].append(&b.t_ns[..n], z)?;
+        c[1].append(&b.node[..n], z)?;
+        c[2].append(&b.layer[..n], z)?;
+        c[3].append(&b.point[..n], z)?;
+        c[4].append(&b.dir[..n], z)?;
+        c[5].append(&b.ue[..n], z)?;
+        c[6].append_nullable(b.rnti.parts(n), z)?;
+        c[7].append_nullable(b.drb.parts(n), z)?;
+        c[8].append_nullable(b.qfi.parts(n), z)?;
+        c[9].append(&b.slice[..n], z)?;
+        c[10].append(&b.flow[..n], z)?;
+        c[11].append(&b.pkt[..n], z)?;
+        c[12].append_nullable(b.sn.parts(n), z)?;
+        c[13].append_nullable(b.seg_offset.parts(n), z)?;
+        c[14].append_nullable(b.seg_last.parts(n), z)?;
+        c[15].append(&b.bytes[..n], z)?;
+        c[16].append_nullable(b.queue.parts(n), z)?;
+        c[17].append_nullable(b.queue_bytes.parts(n), z)?;
+        c[18].append_nullable(b.queue_pkts.parts(n), z)?;
+        c[19].append(&b.retx[..n], z)?;
+        c[20].append_nullable(b.reason.parts(n), z)?;
+        c[21].append(&b.ecn[..n], z)
     }
 
     fn flush_row_group(&mut self) -> Result<(), WriteError> {
@@ -656,7 +801,7 @@ impl TableFile {
 }
 
 /// Hands an Arrow enum column's keys, dictionary and validity to its encoder.
-fn push_dict(c: &mut Column, field: &Field, array: &ArrayRef) -> Result<(), ParquetError> {
+fn push_dict(c: &mut Column, field: &Field, array: &ArrayRef, z: &mut Zstd) -> Result<(), ParquetError> {
     let wrong = |what: &str| ParquetError::General(format!("column {}: {what}", field.name()));
     let d = array
         .as_any()
@@ -666,7 +811,7 @@ fn push_dict(c: &mut Column, field: &Field, array: &ArrayRef) -> Result<(), Parq
         d.values().as_any().downcast_ref::<StringArray>().ok_or_else(|| wrong("dictionary values are not strings"))?;
     let names: Vec<&str> = names.iter().map(|n| n.unwrap_or("")).collect();
     let valid: Option<Vec<bool>> = d.keys().nulls().map(|n| n.iter().collect());
-    c.push_dict_batch(&names, d.keys().values(), valid.as_deref())
+    c.push_dict_batch(&names, d.keys().values(), valid.as_deref(), z)
 }
 
 fn writer_thread(
@@ -677,11 +822,16 @@ fn writer_thread(
 ) -> Result<(), WriteError> {
     let mut files =
         Table::ALL.into_iter().map(|t| TableFile::create(&events_dir, t, &slices)).collect::<Result<Vec<_>, _>>()?;
+    let mut staging = PacketBatch::new();
     while let Ok(msg) = rx.recv() {
         match msg {
             Msg::Batch(table, batch) => files[table as usize].write(&batch)?,
             Msg::Packets(mut rows) => {
-                files[Table::Packet as usize].write_packets(&rows)?;
+                for chunk in rows.chunks(PB) {
+                    staging.clear();
+                    chunk.iter().for_each(|e| staging.push(e));
+                    files[Table::Packet as usize].write_packets(&staging)?;
+                }
                 rows.clear();
                 // The producer may have gone (a failed run): then the vector is simply dropped.
                 let _ = recycle.try_send(rows);
@@ -739,7 +889,7 @@ impl RunWriter {
         Ok(RunWriter {
             dir: dir.to_path_buf(),
             meta,
-            packet: Vec::with_capacity(BATCH_ROWS),
+            packet: Vec::with_capacity(PACKET_BATCH_ROWS),
             recycled,
             slot: SlotCols::default(),
             control: ControlCols::default(),
@@ -765,7 +915,7 @@ impl RunWriter {
     fn flush(&mut self, table: Table) {
         if table == Table::Packet {
             if !self.packet.is_empty() {
-                let fresh = self.recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH_ROWS));
+                let fresh = self.recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(PACKET_BATCH_ROWS));
                 let rows = std::mem::replace(&mut self.packet, fresh);
                 self.send(rows.len(), Msg::Packets(rows));
             }
@@ -820,7 +970,7 @@ impl Sink for RunWriter {
     fn packet(&mut self, ev: PacketEvent) {
         self.packet.push(ev);
         self.rows[0] += 1;
-        if self.packet.len() >= BATCH_ROWS {
+        if self.packet.len() >= PACKET_BATCH_ROWS {
             self.flush(Table::Packet);
         }
     }
@@ -953,7 +1103,9 @@ mod tests {
                 layer: Layer::ALL[(r >> 7) as usize % Layer::ALL.len()],
                 point: Point::ALL[(r >> 11) as usize % Point::ALL.len()],
                 dir: Dir::ALL[(r >> 15) as usize % Dir::ALL.len()],
-                ue: (r >> 17) as u32 % 3,
+                // A few values per page, a different few on each page: the column's dictionary
+                // grows page by page until it is full, then pages fall back to PLAIN.
+                ue: (i / 4096) as u32 * 100 + (r >> 17) as u32 % 40,
                 rnti: some(20).then_some((r >> 21) as u16),
                 drb: some(22).then_some((r >> 23) as u8),
                 qfi: some(24).then_some(9),
@@ -963,7 +1115,8 @@ mod tests {
                 sn: some(27).then_some((r >> 28) as u32),
                 seg_offset: some(29).then_some((r >> 30) as u32 % 9000),
                 seg_last: some(31).then_some((r >> 32) & 1 == 1),
-                bytes: (r >> 33) as u32 % 9000,
+                // Constant on some stretches (dictionary pages), anything on others (PLAIN).
+                bytes: if (i / 5000) % 2 == 0 { 1400 } else { (r >> 33) as u32 % 9000 },
                 queue: some(34).then_some(Queue::ALL[(r >> 35) as usize % Queue::ALL.len()]),
                 queue_bytes: some(36).then_some(r >> 3),
                 queue_pkts: some(37).then_some((r >> 38) as u32),
@@ -1013,6 +1166,20 @@ mod tests {
             }
         }
         assert_eq!(row, n);
+        // The numeric columns above mix dictionary-encoded and PLAIN pages in one chunk.
+        let f = fs::File::open(dir.join("events/packet.parquet")).unwrap();
+        let reader = parquet::file::serialized_reader::SerializedFileReader::new(f).unwrap();
+        use parquet::file::reader::FileReader;
+        for (col, name) in [(5, "ue"), (15, "bytes")] {
+            let mut seen = Vec::new();
+            for page in reader.get_row_group(0).unwrap().get_column_page_reader(col).unwrap() {
+                let page = page.unwrap();
+                if !matches!(page, parquet::column::page::Page::DictionaryPage { .. }) {
+                    seen.push(page.encoding());
+                }
+            }
+            assert!(seen.contains(&Encoding::RLE_DICTIONARY) && seen.contains(&Encoding::PLAIN), "{name}: {seen:?}");
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -261,6 +261,8 @@ pub struct Stack {
     mh_dl: Link,
     mh_ul: Link,
     heap: BinaryHeap<Reverse<Scheduled>>,
+    /// [`Stack::tbs_row`]'s rows by MCS table, MCS and allocation length.
+    tbs_rows: Vec<Option<Box<[u32]>>>,
     seq: u64,
     next_pkt: u64,
     live: IdMap<Packet>,
@@ -463,6 +465,7 @@ impl Stack {
             mh_dl: Link::new(&cfg.core.midhaul),
             mh_ul: Link::new(&cfg.core.midhaul),
             heap: BinaryHeap::new(),
+            tbs_rows: vec![None; 2 * 32 * 15],
             seq: 0,
             next_pkt: 0,
             live: IdMap::default(),
@@ -1047,43 +1050,41 @@ impl Stack {
         (self.slot_time(s), ((s / per_frame) % 1024) as u16, (s % per_frame) as u8)
     }
 
-    fn prbs_for(&self, table: McsTable, mcs: u8, symbols: u32, bytes: u64) -> (u16, u32) {
-        let layers = u32::from(self.cfg.cell.layers);
-        let dmrs = 12 * u32::from(self.cfg.cell.dmrs_symbols);
-        let tbs = |n: u32| {
-            tbs_bytes(
-                TbsParams { nof_prbs: n, nof_symbols: symbols, dmrs_re_per_prb: dmrs, overhead_re_per_prb: 0, layers },
-                table.entry(mcs),
-            )
-        };
-        let max = u32::from(self.prbs);
-        if u64::from(tbs(max)) <= bytes {
-            return (self.prbs, tbs(max));
-        }
-        let (mut lo, mut hi) = (1, max);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if u64::from(tbs(mid)) >= bytes {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        (lo as u16, tbs(lo))
+    /// The fewest PRBs whose TBS (bytes) carries `bytes`, or all of them; and that TBS.
+    fn prbs_for(&mut self, table: McsTable, mcs: u8, symbols: u32, bytes: u64) -> (u16, u32) {
+        let row = self.tbs_row(table, mcs, symbols);
+        // TBS grows with the PRB count (TS 38.214 §5.1.3.2: N_info is linear in n_PRB and every
+        // quantisation step is monotone), so the row is sorted.
+        let last = row.len() - 1;
+        let n = if u64::from(row[last]) <= bytes { last } else { row.partition_point(|&t| u64::from(t) < bytes) };
+        (n as u16 + 1, row[n])
     }
 
-    fn tbs_for(&self, table: McsTable, mcs: u8, symbols: u32, prbs: u16) -> u32 {
-        let dmrs = 12 * u32::from(self.cfg.cell.dmrs_symbols);
-        tbs_bytes(
-            TbsParams {
-                nof_prbs: u32::from(prbs),
-                nof_symbols: symbols,
-                dmrs_re_per_prb: dmrs,
-                overhead_re_per_prb: 0,
-                layers: u32::from(self.cfg.cell.layers),
-            },
-            table.entry(mcs),
-        )
+    fn tbs_for(&mut self, table: McsTable, mcs: u8, symbols: u32, prbs: u16) -> u32 {
+        let row = self.tbs_row(table, mcs, symbols);
+        row[usize::from(prbs.max(1)).min(row.len()) - 1]
+    }
+
+    /// TBS in bytes for 1..=all PRBs of the cell at one MCS and allocation length, computed on
+    /// first use (the scheduler asks for a handful of these combinations, every slot).
+    fn tbs_row(&mut self, table: McsTable, mcs: u8, symbols: u32) -> &[u32] {
+        let index = ((table as usize * 32) + usize::from(mcs.min(31))) * 15 + symbols.min(14) as usize;
+        let (layers, dmrs, prbs) =
+            (u32::from(self.cfg.cell.layers), 12 * u32::from(self.cfg.cell.dmrs_symbols), self.prbs);
+        self.tbs_rows[index].get_or_insert_with(|| {
+            (1..=u32::from(prbs))
+                .map(|n| {
+                    let p = TbsParams {
+                        nof_prbs: n,
+                        nof_symbols: symbols,
+                        dmrs_re_per_prb: dmrs,
+                        overhead_re_per_prb: 0,
+                        layers,
+                    };
+                    tbs_bytes(p, table.entry(mcs))
+                })
+                .collect()
+        })
     }
 
     fn dl_mcs(&self, ui: usize) -> u8 {
@@ -1469,7 +1470,7 @@ impl Stack {
             }
             let mcs = self.ul_mcs(ui);
             let rate = f64::from(self.tbs_for(self.ul_table, mcs, symbols, 1));
-            cands.push((ui, rate / u.pf_avg_ul.max(1e-9)));
+            cands.push((ui, rate / self.ues[ui].pf_avg_ul.max(1e-9)));
         }
         let mut served = vec![0u64; self.ues.len()];
         for ui in self.order(cands, false) {

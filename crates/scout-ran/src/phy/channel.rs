@@ -16,8 +16,17 @@ pub const BLER_SLOPE_PER_DB: f64 = 1.5;
 
 /// The SINR (dB) at which a given MCS has 50 % BLER.
 pub fn sinr50_db(table: McsTable, mcs: u8) -> f64 {
-    let se = table.entry(mcs).spectral_efficiency();
-    10.0 * (2f64.powf(se / SHANNON_ETA) - 1.0).log10()
+    // Computed once per table and MCS: link adaptation asks for every candidate MCS each slot.
+    static SINR50: std::sync::OnceLock<[Vec<f64>; 2]> = std::sync::OnceLock::new();
+    let rows = SINR50.get_or_init(|| {
+        [McsTable::Qam64, McsTable::Qam256].map(|t| {
+            (0..=t.max_mcs())
+                .map(|m| 10.0 * (2f64.powf(t.entry(m).spectral_efficiency() / SHANNON_ETA) - 1.0).log10())
+                .collect()
+        })
+    });
+    let row = &rows[table as usize];
+    row[usize::from(mcs).min(row.len() - 1)]
 }
 
 /// Block error probability of one transmission with the effective SINR after combining
