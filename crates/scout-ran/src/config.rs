@@ -486,10 +486,37 @@ impl ServiceTime {
     }
 
     pub fn sample_ns(&self, rng: &mut crate::rng::Rng) -> i64 {
+        self.sampler().sample_ns(rng)
+    }
+
+    /// The distribution with its parameters worked out once, for repeated sampling.
+    pub fn sampler(&self) -> ServiceSampler {
+        match *self {
+            ServiceTime::Constant { mean_us } => ServiceSampler::Constant(mean_us),
+            ServiceTime::Exponential { mean_us } => ServiceSampler::Exponential(mean_us),
+            ServiceTime::Lognormal { mean_us, sigma } => {
+                ServiceSampler::Lognormal { mu: crate::rng::lognormal_mu(mean_us, sigma), sigma }
+            }
+        }
+    }
+}
+
+/// A [`ServiceTime`] ready to sample (log-normal: μ of the underlying normal precomputed).
+#[derive(Clone, Copy, Debug)]
+pub enum ServiceSampler {
+    Constant(f64),
+    Exponential(f64),
+    Lognormal { mu: f64, sigma: f64 },
+}
+
+impl ServiceSampler {
+    /// One service time in ns (the distribution is in µs).
+    #[inline]
+    pub fn sample_ns(self, rng: &mut crate::rng::Rng) -> i64 {
         let us = match self {
-            ServiceTime::Constant { mean_us } => *mean_us,
-            ServiceTime::Exponential { mean_us } => rng.exponential(*mean_us),
-            ServiceTime::Lognormal { mean_us, sigma } => rng.lognormal_mean(*mean_us, *sigma),
+            ServiceSampler::Constant(mean_us) => mean_us,
+            ServiceSampler::Exponential(mean_us) => rng.exponential(mean_us),
+            ServiceSampler::Lognormal { mu, sigma } => rng.lognormal(mu, sigma),
         };
         (us * 1000.0).round().max(0.0) as i64
     }

@@ -8,13 +8,14 @@
 
 use std::collections::VecDeque;
 
-use crate::config::ExecutorCfg;
+use crate::config::{ExecutorCfg, ServiceSampler};
 use crate::rng::Rng;
 use crate::Instant;
 
 /// One executor. Jobs are opaque to it (`J`).
 pub struct Executor<J> {
     cfg: ExecutorCfg,
+    service: ServiceSampler,
     busy: u32,
     /// Strand keys with a job in service.
     busy_keys: Vec<u32>,
@@ -35,11 +36,19 @@ pub enum Submit<J> {
 
 impl<J> Executor<J> {
     pub fn new(cfg: &ExecutorCfg, rng: Rng) -> Self {
-        Executor { cfg: cfg.clone(), busy: 0, busy_keys: Vec::new(), queue: VecDeque::new(), queue_bytes: 0, rng }
+        Executor {
+            cfg: cfg.clone(),
+            service: cfg.service.sampler(),
+            busy: 0,
+            busy_keys: Vec::new(),
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            rng,
+        }
     }
 
     fn service(&mut self, bytes: u32) -> i64 {
-        self.cfg.service.sample_ns(&mut self.rng) + (self.cfg.per_byte_ns * f64::from(bytes)) as i64
+        self.service.sample_ns(&mut self.rng) + (self.cfg.per_byte_ns * f64::from(bytes)) as i64
     }
 
     /// Submits a job of `bytes` on strand `key` at `_now`.

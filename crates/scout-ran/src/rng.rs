@@ -68,7 +68,11 @@ impl Rng {
 
     /// Log-normal with the given mean and σ of the underlying normal.
     pub fn lognormal_mean(&mut self, mean: f64, sigma: f64) -> f64 {
-        let mu = mean.ln() - sigma * sigma / 2.0;
+        self.lognormal(lognormal_mu(mean, sigma), sigma)
+    }
+
+    /// Log-normal with μ and σ of the underlying normal.
+    pub fn lognormal(&mut self, mu: f64, sigma: f64) -> f64 {
         (mu + sigma * self.normal()).exp()
     }
 
@@ -77,6 +81,11 @@ impl Rng {
         let scale = mean * (shape - 1.0) / shape;
         scale / (1.0 - self.uniform()).powf(1.0 / shape)
     }
+}
+
+/// μ of the normal underlying a log-normal of the given mean and σ: mean = exp(μ + σ²/2).
+pub fn lognormal_mu(mean: f64, sigma: f64) -> f64 {
+    mean.ln() - sigma * sigma / 2.0
 }
 
 #[cfg(test)]
