@@ -599,7 +599,7 @@ pub fn run(
             break;
         }
         if got == 0 {
-            // Nothing in the ring buffers: wait for them (woken at 64 KiB) or 10 ms.
+            // Nothing in the ring buffers: look again in 10 ms (the programs never wake the reader).
             let mut fds: Vec<libc::pollfd> = loaded
                 .iter()
                 .filter_map(|l| {
@@ -609,7 +609,7 @@ pub fn run(
             if fds.is_empty() {
                 std::thread::sleep(Duration::from_millis(50));
             } else {
-                // SAFETY: poll on valid descriptors for at most 50 ms.
+                // SAFETY: poll on valid descriptors for at most 10 ms.
                 unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 10) };
             }
         }

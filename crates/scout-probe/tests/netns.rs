@@ -89,9 +89,9 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
             e.2 = e.2.max(t.value(i));
         }
     }
-    let probe_delay: std::collections::HashMap<u32, i64> =
-        by_pkt.values().filter_map(|&(sn, a, b)| Some((sn?, b - a))).collect();
-    assert_eq!(probe_delay.len(), usize::from(warm + n), "{}", meta["probe_result"]);
+    let probe_at: std::collections::HashMap<u32, (i64, i64)> =
+        by_pkt.values().filter_map(|&(sn, a, b)| Some((sn?, (a, b)))).collect();
+    let probe_delay: std::collections::HashMap<u32, i64> = probe_at.iter().map(|(&sn, &(a, b))| (sn, b - a)).collect();
     let recs: Vec<_> = recs.into_iter().filter(|r| r.seq >= warm).collect();
     let mut worst = 0i64;
     for r in &recs {
@@ -110,21 +110,38 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
         diffs[diffs.len() - 1],
         diffs.iter().filter(|d| d.abs() > 5_000).count()
     );
+    // Which end differs, for the packets beyond 5 µs: the probe's arrival and departure times
+    // against the forwarder's receive and transmit timestamps (different clocks: each relative to
+    // its median offset).
+    let median = |mut v: Vec<i64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let arrival_offset = median(recs.iter().map(|r| probe_at[&u32::from(r.seq)].0 - r.rx_ns).collect());
+    let departure_offset = median(recs.iter().map(|r| probe_at[&u32::from(r.seq)].1 - r.tx_ns).collect());
     for r in &recs {
         let d = probe_delay[&u32::from(r.seq)] - (r.tx_ns - r.rx_ns);
         if d.abs() > 5_000 {
-            eprintln!("beyond 5 us: seq {} difference {d} ns, forwarder's delay {} ns", r.seq, r.tx_ns - r.rx_ns);
+            let (a, b) = probe_at[&u32::from(r.seq)];
+            eprintln!(
+                "beyond 5 us: seq {} difference {d} ns (arrival {:+} ns, departure {:+} ns), forwarder's delay {} ns",
+                r.seq,
+                a - r.rx_ns - arrival_offset,
+                b - r.tx_ns - departure_offset,
+                r.tx_ns - r.rx_ns
+            );
         }
     }
     eprintln!("probe cost: {}", meta["probe_result"]["upfs"][0]["programs"]);
     let max_own = recs.iter().map(|r| r.tx_ns - r.rx_ns).max().unwrap();
     assert!(max_own > 5_000_000, "the queue grew: largest delay {max_own} ns");
-    // Every packet within 5 µs is what the bench aims at; on this 2-vCPU machine the first packet
-    // after an idle period differs by 6-8 µs, a few packets per thousand by up to tens of µs
-    // (more when other work competes for the CPUs; always the probe's delay the shorter; not
-    // explained yet, docs/probe.md). The median is 1-2 µs (the probe's hooks and the kernel's
-    // timestamp points are not the same instructions). So: the median within 3 µs, at least 98 %
-    // of packets within 5 µs, none beyond 100 µs.
+    // Every packet within 5 µs is what the bench aims at, and on a quiet machine most runs get
+    // it. The probe's hooks and the kernel's timestamp points are not the same instructions
+    // (median difference 0.5 µs): whatever runs between them counts for one and not the other.
+    // The first packet after the sender's pause crosses that code with cold caches (2-5 µs), and
+    // a hardware interrupt (the 4 ms timer tick) landing there adds 10-20 µs to one side
+    // (docs/probe.md). So: the median within 3 µs, at least 98 % of packets within 5 µs, none
+    // beyond 100 µs.
     let mut abs: Vec<i64> = diffs.iter().map(|d| d.abs()).collect();
     abs.sort_unstable();
     assert!(abs[abs.len() / 2] <= 3_000, "median |probe - forwarder|: {} ns", abs[abs.len() / 2]);
