@@ -12,29 +12,19 @@ fn main() {
     let mut w = RunWriter::create(&dir, serde_json::json!({"source": "bench"}), &["default".into()]).expect("create");
     for i in 0..n {
         let layer = Layer::ALL[(i % 12) as usize];
+        let queued = i % 5 == 0;
         w.packet(PacketEvent {
-            t_ns: (i * 40) as i64,
-            node: Node::GnbDu,
-            layer,
-            point: Point::ALL[(i % 11) as usize],
-            dir: Dir::Dl,
             ue: (i % 4) as u32,
             rnti: Some(0x4601),
             drb: Some(1),
             qfi: Some(9),
-            slice: 0,
             flow: (i % 4) as u32,
-            pkt: i / 20,
             sn: Some((i / 20) as u32),
-            seg_offset: None,
-            seg_last: None,
             bytes: 1400,
-            queue: if i % 5 == 0 { Some(Queue::RlcSdu) } else { None },
-            queue_bytes: if i % 5 == 0 { Some(i % 100_000) } else { None },
-            queue_pkts: if i % 5 == 0 { Some((i % 70) as u32) } else { None },
-            retx: 0,
-            reason: None,
-            ecn: 0,
+            queue: queued.then_some(Queue::RlcSdu),
+            queue_bytes: queued.then_some(i % 100_000),
+            queue_pkts: queued.then_some((i % 70) as u32),
+            ..PacketEvent::new((i * 40) as i64, (Node::GnbDu, layer, Point::ALL[(i % 11) as usize]), Dir::Dl, i / 20)
         });
     }
     w.finish(serde_json::json!({})).expect("finish");

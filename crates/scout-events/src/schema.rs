@@ -185,6 +185,41 @@ pub struct PacketEvent {
     pub ecn: u8,
 }
 
+impl PacketEvent {
+    /// A packet's event at `at` = (node, layer, point) with only its identity set: UE, flow,
+    /// slice and bytes 0, no RNTI, bearer, QFI, sequence number, segment, queue or reason,
+    /// first transmission, not ECN-capable. Producers fill in what their layer knows with struct
+    /// update syntax: `PacketEvent { ue, bytes, ..PacketEvent::new(t, at, dir, pkt) }`.
+    #[inline]
+    pub fn new(t_ns: i64, at: (Node, Layer, Point), dir: Dir, pkt: u64) -> Self {
+        let (node, layer, point) = at;
+        PacketEvent {
+            t_ns,
+            node,
+            layer,
+            point,
+            dir,
+            ue: 0,
+            rnti: None,
+            drb: None,
+            qfi: None,
+            slice: 0,
+            flow: 0,
+            pkt,
+            sn: None,
+            seg_offset: None,
+            seg_last: None,
+            bytes: 0,
+            queue: None,
+            queue_bytes: None,
+            queue_pkts: None,
+            retx: 0,
+            reason: None,
+            ecn: 0,
+        }
+    }
+}
+
 dict_enum! {
     /// The named queues of the model, for queue timelines. Compute executors end in `_exec`.
     Queue {

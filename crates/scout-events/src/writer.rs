@@ -1021,28 +1021,16 @@ mod tests {
 
     fn pe(i: i64) -> PacketEvent {
         PacketEvent {
-            t_ns: i,
-            node: Node::GnbDu,
-            layer: Layer::Rlc,
-            point: Point::Enqueue,
-            dir: Dir::Dl,
             ue: 1,
             rnti: Some(0x4601),
             drb: Some(1),
             qfi: Some(9),
-            slice: 0,
-            flow: 0,
-            pkt: i as u64,
-            sn: if i % 2 == 0 { Some(i as u32) } else { None },
-            seg_offset: None,
-            seg_last: None,
+            sn: (i % 2 == 0).then_some(i as u32),
             bytes: 1500,
             queue: Some(Queue::RlcSdu),
             queue_bytes: Some(3000),
             queue_pkts: Some(2),
-            retx: 0,
-            reason: None,
-            ecn: 0,
+            ..PacketEvent::new(i, (Node::GnbDu, Layer::Rlc, Point::Enqueue), Dir::Dl, i as u64)
         }
     }
 

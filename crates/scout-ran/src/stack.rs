@@ -528,28 +528,15 @@ impl Stack {
     fn ev(&self, t: Instant, node: Node, layer: Layer, point: Point, p: &Packet) -> PacketEvent {
         let rnti = matches!(node, Node::GnbDu | Node::Ue).then(|| self.ues[p.ue as usize].rnti);
         PacketEvent {
-            t_ns: t,
-            node,
-            layer,
-            point,
-            dir: p.dir,
             ue: p.ue,
             rnti,
             drb: Some(p.drb),
             qfi: Some(p.qfi),
             slice: p.slice,
             flow: p.flow,
-            pkt: p.pkt,
-            sn: None,
-            seg_offset: None,
-            seg_last: None,
             bytes: p.bytes,
-            queue: None,
-            queue_bytes: None,
-            queue_pkts: None,
-            retx: 0,
-            reason: None,
             ecn: p.ecn,
+            ..PacketEvent::new(t, (node, layer, point), p.dir, p.pkt)
         }
     }
 

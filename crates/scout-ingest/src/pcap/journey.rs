@@ -141,28 +141,13 @@ impl Journeys {
         let pkt = self.next_pkt;
         self.next_pkt += 1;
         let ev = |t: i64, layer: Layer, point: Point, bytes: u32| PacketEvent {
-            t_ns: t,
-            node: Node::Upf,
-            layer,
-            point,
-            dir,
             ue,
-            rnti: None,
-            drb: None,
             qfi: i.qfi,
             slice,
             flow,
-            pkt,
             sn: i.gtp_seq.map(u32::from),
-            seg_offset: None,
-            seg_last: None,
             bytes,
-            queue: None,
-            queue_bytes: None,
-            queue_pkts: None,
-            retx: 0,
-            reason: None,
-            ecn: 0,
+            ..PacketEvent::new(t, (Node::Upf, layer, point), dir, pkt)
         };
         sink.packet(ev(first.t_ns, if ul { Layer::N3 } else { Layer::N6 }, Point::Arrive, first.bytes));
         sink.packet(ev(second.t_ns, Layer::Upf, Point::ProcEnd, second.bytes));

@@ -283,32 +283,8 @@ impl Stitcher {
         drb: Option<u8>,
         pkt: u64,
     ) -> PacketEvent {
-        let (node, layer, point) = at;
         self.stats.events += 1;
-        PacketEvent {
-            t_ns,
-            node,
-            layer,
-            point,
-            dir,
-            ue,
-            rnti: None,
-            drb,
-            qfi: None,
-            slice: 0,
-            flow: ue,
-            pkt,
-            sn: None,
-            seg_offset: None,
-            seg_last: None,
-            bytes: 0,
-            queue: None,
-            queue_bytes: None,
-            queue_pkts: None,
-            retx: 0,
-            reason: None,
-            ecn: 0,
-        }
+        PacketEvent { ue, drb, flow: ue, ..PacketEvent::new(t_ns, at, dir, pkt) }
     }
 
     fn new_pkt(&mut self) -> u64 {
