@@ -8,6 +8,8 @@
 #[derive(Clone, Debug)]
 pub struct Rng {
     s: [u64; 4],
+    /// The second normal of the last polar-method draw, returned by the next [`Rng::normal`].
+    spare: Option<f64>,
 }
 
 fn splitmix64(x: &mut u64) -> u64 {
@@ -29,7 +31,7 @@ impl Rng {
         }
         let mut x = seed ^ h.rotate_left(17);
         let s = [splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x), splitmix64(&mut x)];
-        Rng { s }
+        Rng { s, spare: None }
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -59,11 +61,22 @@ impl Rng {
         -mean * (1.0 - self.uniform()).ln()
     }
 
-    /// Standard normal (Box–Muller).
+    /// Standard normal (Marsaglia's polar method: two independent normals from one logarithm
+    /// and one square root, no trigonometry; the second is kept for the next call).
     pub fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.uniform();
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+        if let Some(z) = self.spare.take() {
+            return z;
+        }
+        loop {
+            let u = 2.0 * self.uniform() - 1.0;
+            let v = 2.0 * self.uniform() - 1.0;
+            let s = u * u + v * v;
+            if s > 0.0 && s < 1.0 {
+                let f = (-2.0 * s.ln() / s).sqrt();
+                self.spare = Some(v * f);
+                return u * f;
+            }
+        }
     }
 
     /// Log-normal with the given mean and σ of the underlying normal.
@@ -120,5 +133,12 @@ mod tests {
         assert!((m(&mut || r.exponential(3.0)) - 3.0).abs() < 0.05);
         assert!((m(&mut || r.lognormal_mean(2.0, 0.5)) - 2.0).abs() < 0.03);
         assert!((m(&mut || r.pareto_mean(1.0, 2.5)) - 1.0).abs() < 0.05);
+        // Standard normal: mean 0, variance 1, and the pairs it returns are uncorrelated.
+        let z: Vec<f64> = (0..n).map(|_| r.normal()).collect();
+        let mean = z.iter().sum::<f64>() / n as f64;
+        let var = z.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        let cov = z.chunks(2).map(|p| p[0] * p[1]).sum::<f64>() / (n / 2) as f64;
+        assert!(mean.abs() < 0.01 && (var - 1.0).abs() < 0.01 && cov.abs() < 0.01, "{mean} {var} {cov}");
+        assert!((z.iter().filter(|x| x.abs() < 1.0).count() as f64 / n as f64 - 0.6827).abs() < 0.005);
     }
 }
