@@ -3,9 +3,10 @@
 //! Layout and guarantees (the contract of `docs/schema.md`):
 //! - [`RunWriter::create`] writes `run.json` with `"complete": false` before any event.
 //! - Packet events are buffered as rows on the producer's thread (one copy per event) and slot
-//!   and control events in columnar form; [`PACKET_BATCH_ROWS`] or [`BATCH_ROWS`] rows at a time go
-//!   over a bounded channel to a writer thread that encodes them (zstd, dictionary-encoded enums, row groups of
-//!   [`ROW_GROUP_ROWS`]; the packet table and enum columns by [`crate::chunk`]). Memory is bounded
+//!   and control events in columnar form; [`PACKET_BATCH_ROWS`] or [`BATCH_ROWS`] rows at a time
+//!   go over a bounded channel to a writer thread that encodes them (zstd, dictionary-encoded
+//!   enums, row groups of [`ROW_GROUP_ROWS`]; the packet table and enum columns by
+//!   [`crate::chunk`], page by page as pages fill). Memory is bounded
 //!   by the channel depth times the batch size plus one row group per table, whatever the run's
 //!   length.
 //! - Tables are written as `*.parquet.partial` and renamed only by [`RunWriter::finish`], which then
@@ -259,10 +260,11 @@ impl<T: Copy + Default> Nullable<T> {
     }
 }
 
-/// Packet events in the columns of `packet_schema`, filled by the producer row by row into
-/// preallocated arrays (a handful of stores per event, no capacity checks), then handed to the
-/// writer thread whole and returned for reuse. Integer columns have the width of their Parquet
-/// type (`INT32` or `INT64`), enum columns hold their keys.
+/// One batch of packet events in the columns of `packet_schema`: the writer thread turns each
+/// batch of rows it receives into columns here in one pass per row (a handful of stores per
+/// event into preallocated arrays, no capacity checks), then appends each column to its chunk.
+/// Integer columns have the width of their Parquet type (`INT32` or `INT64`), enum columns hold
+/// their keys.
 struct PacketBatch {
     rows: usize,
     t_ns: Fixed<i64>,
