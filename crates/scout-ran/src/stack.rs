@@ -654,7 +654,7 @@ impl Stack {
                 sink.packet(e);
                 let was_empty = self.ue_ul_buffer(ue as usize) == 0;
                 self.ues[ue as usize].drbs[drb_idx].ue_rlc.handle_sdu(now, Sdu { pkt: p, pdcp_sn: count, len });
-                self.drain_ue_rlc(now, ue as usize, drb_idx, sink);
+                self.drain_rlc(now, ue as usize, drb_idx, true, sink);
                 // Regular BSR on new UL data when the buffer was empty (TS 38.321 §5.4.5), which
                 // triggers an SR when no UL-SCH resource is available (§5.4.4).
                 let u = &mut self.ues[ue as usize];
@@ -795,13 +795,17 @@ impl Stack {
 
     // ----------------------------------------------------------------- RLC / PDCP outputs
 
-    fn drain_gnb_rlc<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, sink: &mut S) {
-        let out = std::mem::take(&mut self.ues[ui].drbs[di].gnb_rlc.out);
+    /// Turns what the DU's (`at_ue` false) or the UE's RLC entity of a bearer produced into
+    /// events and hand-overs, then re-arms its timers.
+    fn drain_rlc<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, at_ue: bool, sink: &mut S) {
+        let d = &mut self.ues[ui].drbs[di];
+        let out = std::mem::take(if at_ue { &mut d.ue_rlc.out } else { &mut d.gnb_rlc.out });
+        let node = if at_ue { Node::Ue } else { Node::GnbDu };
         for o in out {
             match o {
                 RlcOut::Enqueued { sdu, queue_bytes, queue_pkts } | RlcOut::Hol { sdu, queue_bytes, queue_pkts } => {
                     let point = if matches!(o, RlcOut::Hol { .. }) { Point::Hol } else { Point::Enqueue };
-                    let mut e = self.ev(now, Node::GnbDu, Layer::Rlc, point, &sdu.pkt);
+                    let mut e = self.ev(now, node, Layer::Rlc, point, &sdu.pkt);
                     e.queue = Some(Queue::RlcSdu);
                     e.queue_bytes = Some(queue_bytes);
                     e.queue_pkts = Some(queue_pkts);
@@ -809,17 +813,25 @@ impl Stack {
                     e.bytes = sdu.len;
                     sink.packet(e);
                 }
-                RlcOut::Dropped { sdu, reason } => {
-                    self.drop_packet(sink, now, Node::GnbDu, Layer::Rlc, &sdu.pkt, reason)
-                }
+                RlcOut::Dropped { sdu, reason } => self.drop_packet(sink, now, node, Layer::Rlc, &sdu.pkt, reason),
                 RlcOut::Delivered { sdu } => {
-                    // UL: reassembled at the DU, forwarded over F1-U.
-                    let mut e = self.ev(now, Node::GnbDu, Layer::Rlc, Point::Deliver, &sdu.pkt);
+                    let mut e = self.ev(now, node, Layer::Rlc, Point::Deliver, &sdu.pkt);
                     e.sn = Some(sdu.pdcp_sn);
                     e.bytes = sdu.len;
                     sink.packet(e);
-                    let at = self.mh_ul.send(now, sdu.len);
-                    self.schedule(at, Action::MidhaulArrive(Job { p: sdu.pkt, count: sdu.pdcp_sn, len: sdu.len }));
+                    if at_ue {
+                        // DL: reassembled at the UE, into PDCP reordering.
+                        self.ues[ui].drbs[di].ue_pdcp_rx.handle_pdu(now, sdu.pdcp_sn, sdu.pkt);
+                        self.drain_pdcp_rx(now, ui, di, true, sink);
+                        self.arm(now, ui, di, TimerOwner::UePdcpRx);
+                    } else {
+                        // UL: reassembled at the DU, forwarded over F1-U.
+                        let at = self.mh_ul.send(now, sdu.len);
+                        self.schedule(at, Action::MidhaulArrive(Job { p: sdu.pkt, count: sdu.pdcp_sn, len: sdu.len }));
+                    }
+                }
+                RlcOut::Transmitted { pdcp_sn } if at_ue => {
+                    self.ues[ui].drbs[di].ue_pdcp_tx.handle_transmitted(pdcp_sn);
                 }
                 RlcOut::Transmitted { pdcp_sn } => {
                     let d = &mut self.ues[ui].drbs[di];
@@ -834,7 +846,7 @@ impl Stack {
                 RlcOut::Control { kind, sn, value, detail } => self.control(
                     sink,
                     now,
-                    Node::GnbDu,
+                    node,
                     Layer::Rlc,
                     kind,
                     Some(ui as u32),
@@ -845,53 +857,7 @@ impl Stack {
                 ),
             }
         }
-        self.arm(now, ui, di, TimerOwner::GnbRlc);
-    }
-
-    fn drain_ue_rlc<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, sink: &mut S) {
-        let out = std::mem::take(&mut self.ues[ui].drbs[di].ue_rlc.out);
-        for o in out {
-            match o {
-                RlcOut::Enqueued { sdu, queue_bytes, queue_pkts } | RlcOut::Hol { sdu, queue_bytes, queue_pkts } => {
-                    let point = if matches!(o, RlcOut::Hol { .. }) { Point::Hol } else { Point::Enqueue };
-                    let mut e = self.ev(now, Node::Ue, Layer::Rlc, point, &sdu.pkt);
-                    e.queue = Some(Queue::RlcSdu);
-                    e.queue_bytes = Some(queue_bytes);
-                    e.queue_pkts = Some(queue_pkts);
-                    e.sn = Some(sdu.pdcp_sn);
-                    e.bytes = sdu.len;
-                    sink.packet(e);
-                }
-                RlcOut::Dropped { sdu, reason } => self.drop_packet(sink, now, Node::Ue, Layer::Rlc, &sdu.pkt, reason),
-                RlcOut::Delivered { sdu } => {
-                    // DL: reassembled at the UE, into PDCP reordering.
-                    let mut e = self.ev(now, Node::Ue, Layer::Rlc, Point::Deliver, &sdu.pkt);
-                    e.sn = Some(sdu.pdcp_sn);
-                    e.bytes = sdu.len;
-                    sink.packet(e);
-                    self.ues[ui].drbs[di].ue_pdcp_rx.handle_pdu(now, sdu.pdcp_sn, sdu.pkt);
-                    self.drain_pdcp_rx(now, ui, di, true, sink);
-                    self.arm(now, ui, di, TimerOwner::UePdcpRx);
-                }
-                RlcOut::Transmitted { pdcp_sn } => {
-                    self.ues[ui].drbs[di].ue_pdcp_tx.handle_transmitted(pdcp_sn);
-                }
-                RlcOut::Acked { .. } => {}
-                RlcOut::Control { kind, sn, value, detail } => self.control(
-                    sink,
-                    now,
-                    Node::Ue,
-                    Layer::Rlc,
-                    kind,
-                    Some(ui as u32),
-                    Some(di as u8 + 1),
-                    sn,
-                    value,
-                    detail,
-                ),
-            }
-        }
-        self.arm(now, ui, di, TimerOwner::UeRlc);
+        self.arm(now, ui, di, if at_ue { TimerOwner::UeRlc } else { TimerOwner::GnbRlc });
     }
 
     fn drain_pdcp_rx<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, at_ue: bool, sink: &mut S) {
@@ -974,11 +940,11 @@ impl Stack {
         match owner {
             TimerOwner::GnbRlc => {
                 self.ues[ui].drbs[di].gnb_rlc.handle_timeout(now);
-                self.drain_gnb_rlc(now, ui, di, sink);
+                self.drain_rlc(now, ui, di, false, sink);
             }
             TimerOwner::UeRlc => {
                 self.ues[ui].drbs[di].ue_rlc.handle_timeout(now);
-                self.drain_ue_rlc(now, ui, di, sink);
+                self.drain_rlc(now, ui, di, true, sink);
                 self.ue_data_arrived(ui);
             }
             TimerOwner::CuPdcpRx | TimerOwner::UePdcpRx => {
@@ -1004,11 +970,7 @@ impl Stack {
                     if let Some(sdu) = rlc.discard(count) {
                         let node = if at_ue { Node::Ue } else { Node::GnbCu };
                         self.drop_packet(sink, now, node, Layer::Pdcp, &sdu.pkt, Reason::PdcpDiscardTimer);
-                        if at_ue {
-                            self.drain_ue_rlc(now, ui, di, sink)
-                        } else {
-                            self.drain_gnb_rlc(now, ui, di, sink)
-                        }
+                        self.drain_rlc(now, ui, di, at_ue, sink)
                     }
                 }
             }
@@ -1280,11 +1242,7 @@ impl Stack {
                 }
                 pdus.push((di as u8, pdu));
             }
-            if dl {
-                self.drain_gnb_rlc(t, ui, di, sink);
-            } else {
-                self.drain_ue_rlc(t, ui, di, sink);
-            }
+            self.drain_rlc(t, ui, di, !dl, sink);
         }
         pdus
     }
@@ -1351,7 +1309,7 @@ impl Stack {
                     self.ues[ui].drbs[di].ue_rlc.handle_status(now, *ack_sn, nacks);
                 }
             }
-            self.drain_ue_rlc(now, ui, di, sink);
+            self.drain_rlc(now, ui, di, true, sink);
         }
         // STATUS PDUs or retransmissions may now be waiting at the UE.
         self.ue_data_arrived(ui);
@@ -1655,7 +1613,7 @@ impl Stack {
                         self.ues[ui].drbs[di].gnb_rlc.handle_status(now, *ack_sn, nacks)
                     }
                 }
-                self.drain_gnb_rlc(now, ui, di, sink);
+                self.drain_rlc(now, ui, di, false, sink);
             }
         }
         let next = slot + 1;
@@ -1710,7 +1668,7 @@ impl Stack {
                     e.bytes = job.len;
                     sink.packet(e);
                     self.ues[ui].drbs[di].gnb_rlc.handle_sdu(t, Sdu { pkt: p, pdcp_sn: job.count, len: job.len });
-                    self.drain_gnb_rlc(t, ui, di, sink);
+                    self.drain_rlc(t, ui, di, false, sink);
                 } else {
                     let mut e = self.ev(t, Node::GnbCu, Layer::F1u, Point::Arrive, &p);
                     e.sn = Some(job.count);
