@@ -485,10 +485,6 @@ impl ServiceTime {
         }
     }
 
-    pub fn sample_ns(&self, rng: &mut crate::rng::Rng) -> i64 {
-        self.sampler().sample_ns(rng)
-    }
-
     /// The distribution with its parameters worked out once, for repeated sampling.
     pub fn sampler(&self) -> ServiceSampler {
         match *self {
