@@ -371,7 +371,10 @@ impl Column {
                 Some((dict, self.names.len()))
             }
             Kind::Plain(width) if !self.ints.is_empty() => {
-                let dict: Vec<u8> = self.ints.iter().flat_map(|v| v.to_le_bytes()[..width].to_vec()).collect();
+                let mut dict = Vec::with_capacity(self.ints.len() * width);
+                for v in &self.ints {
+                    dict.extend_from_slice(&v.to_le_bytes()[..width]);
+                }
                 Some((dict, self.ints.len()))
             }
             _ => None,
