@@ -119,6 +119,10 @@ DL_EXPECTED = {
 
 @pytest.fixture
 def synthetic(tmp_path: Path, schemas) -> Path:
+    return synthetic_run(tmp_path, schemas)
+
+
+def synthetic_run(tmp_path: Path, schemas) -> Path:
     packets = dl_packet(1)
     # Ten simple packets with known delays: app tx -> n6 arrive -> app deliver (the last hop is unmeasured).
     delays = [3000, 1000, 7000, 2000, 9000, 4000, 10000, 5000, 6000, 8000]
@@ -296,3 +300,89 @@ def test_query_and_exports(tmp_path: Path, synthetic: Path) -> None:
             assert sorted(p.name for p in o.iterdir())
     j = pq.read_table(tmp_path / "parquet-packet" / "journeys.parquet")
     assert j.num_rows == 13
+
+
+SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+# The tables the attribution kernel writes, with the columns that identify a row.
+KERNEL_TABLES = {
+    "journeys": ["pkt"],
+    "components": ["pkt", "layer", "component"],
+    "layer_delays": ["pkt", "layer"],
+    "profiles": ["scope", "key", "dir", "window_start_ns", "layer", "component"],
+}
+
+
+def _kernel_run(tmp_path: Path, source: str, schemas) -> Path:
+    """A run of each kind of source: synthetic events, two simulated scenarios, an srsRAN log, a pcap."""
+    out = tmp_path / source
+    if source == "synthetic":
+        return synthetic_run(tmp_path, schemas)
+    if source in ("mixed", "udp-flood"):
+        sets = ["--set", "traffic[0].stop_s=1.5"] if source == "udp-flood" else []
+        r = scout_cmd("simulate", source, "-o", str(out), "--duration", "2", *sets)
+    elif source == "srsran":
+        log = SHARED_FIXTURES / "srsran" / "srsran-23.10-info-drb.gnb.log"
+        if not log.exists():
+            pytest.skip(f"{log} not found (the shared fixtures sit beside the project in CI)")
+        r = scout_cmd("ingest", "srsran", str(log), "-o", str(out))
+    else:
+        cap = SHARED_FIXTURES / "pcap" / "n3-n6-ping-any.pcap"
+        if not cap.exists():
+            pytest.skip(f"{cap} not found (the shared fixtures sit beside the project in CI)")
+        r = scout_cmd("ingest", "pcap", str(cap), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.parametrize("source", ["synthetic", "mixed", "udp-flood", "srsran", "pcap"])
+def test_kernel_and_relational_engine_agree(tmp_path: Path, schemas, source: str) -> None:
+    """The attribution kernel (default) and the Ibis expressions give the same four tables, row for
+    row (floats — means, interpolated percentiles, rates — to 1e-9 relative), and the same summary."""
+    run = _kernel_run(tmp_path, source, schemas)
+    ibis_run = tmp_path / f"{source}-ibis"
+    shutil.copytree(run, ibis_run, ignore=shutil.ignore_patterns("analysis"))
+    s_native = analysis.analyze(run, engine="native")
+    s_ibis = analysis.analyze(ibis_run, engine="ibis")
+    for k in ("packets", "closure", "profile_population", "delay_ns", "drops_total"):
+        assert s_native[k] == s_ibis[k], k
+    assert {(d["layer"], d["component"]) for d in s_native["dominant"]} == {
+        (d["layer"], d["component"]) for d in s_ibis["dominant"]
+    }
+    assert s_native["packets"], "the run has packets"
+    for name, keys in KERNEL_TABLES.items():
+        a = pq.read_table(run / "analysis" / f"{name}.parquet").to_pandas()
+        b = pq.read_table(ibis_run / "analysis" / f"{name}.parquet").to_pandas()
+        assert sorted(a.columns) == sorted(b.columns), name
+        assert len(a) == len(b) > 0, name
+        for df in (a, b):
+            for c in df.columns:
+                if df[c].dtype.name == "category":
+                    df[c] = df[c].astype(object)
+        a = a.sort_values(keys, na_position="first").reset_index(drop=True)
+        b = b[list(a.columns)].sort_values(keys, na_position="first").reset_index(drop=True)
+        for c in a.columns:
+            x, y = a[c], b[c]
+            if x.dtype.kind == "f" or y.dtype.kind == "f":
+                assert np.allclose(x.astype(float), y.astype(float), rtol=1e-9, atol=1e-6, equal_nan=True), (name, c)
+            else:
+                same = (x == y) | (x.isna() & y.isna())
+                assert same.all(), (name, c, a[~same].head(3).to_dict("records"), y[~same].head(3).tolist())
+
+
+def test_kernel_codes_are_the_relational_engines() -> None:
+    from scout import _native
+    from scout.analysis import engine
+
+    points, layers, components = _native.attribution_codes()
+    assert {p: i for i, p in enumerate(points)} == engine.POINT_RANK
+    assert {name: i for i, name in enumerate(layers)} == engine.LAYER_RANK
+    assert components == engine.COMPONENTS
+
+
+def test_kernel_reports_bad_events_by_file_and_column(tmp_path: Path, schemas) -> None:
+    run = write_run(tmp_path / "bad", schemas, dl_packet(1))
+    t = pq.read_table(run / "events" / "packet.parquet").drop_columns(["point"])
+    pq.write_table(t, run / "events" / "packet.parquet")
+    with pytest.raises(RunError, match=r"packet\.parquet: column point: missing"):
+        analysis.analyze(run)

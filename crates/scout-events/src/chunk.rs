@@ -165,6 +165,18 @@ impl Column {
         }
     }
 
+    pub(crate) fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    pub(crate) fn nullable(&self) -> bool {
+        self.nullable
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        self.descr.name()
+    }
+
     /// Rows not yet in a page.
     fn pending(&self) -> usize {
         if self.nullable {

@@ -11,6 +11,8 @@
 mod chunk;
 pub mod schema;
 #[cfg(feature = "parquet")]
+pub mod table;
+#[cfg(feature = "parquet")]
 pub mod writer;
 
 pub use schema::*;

@@ -200,12 +200,60 @@ fn schema_columns() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// The attribution kernel (`scout-analysis`): writes `journeys`, `components`, `layer_delays` and
+/// `profiles` of the run whose event tables are in `events_dir` into `out_dir`; returns what the
+/// summary reports from them as JSON. Runs without the GIL.
+#[pyfunction]
+#[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, threads=2))]
+fn attribute(
+    py: Python<'_>,
+    events_dir: PathBuf,
+    out_dir: PathBuf,
+    window_s: Option<f64>,
+    duration_ns: i64,
+    threads: usize,
+) -> PyResult<String> {
+    let opt = scout_analysis::Options {
+        window_ns: window_s.filter(|w| *w > 0.0).map(|w| (w * 1e9) as i64),
+        duration_ns,
+        threads,
+    };
+    let s = py
+        .detach(|| scout_analysis::analyze(&events_dir, &out_dir, &opt, &mut |_| {}))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let c = &s.closure;
+    let v = serde_json::json!({
+        "events": s.events,
+        "packets": s.status.iter().map(|(k, n)| (k.to_string(), serde_json::json!(n))).collect::<serde_json::Map<_, _>>(),
+        "population": s.population,
+        "closure": {
+            "n": c.n, "closed": c.closed, "with_unattributed": c.with_unattributed, "unattributed_ns": c.unattributed_ns,
+            "span_n": c.span_n, "span_closed": c.span_closed, "span_with_unattributed": c.span_with_unattributed,
+            "span_unattributed_ns": c.span_unattributed_ns,
+        },
+        "dominant": s.dominant.iter().map(|(l, k, ns)| serde_json::json!({"layer": l, "component": k, "ns": ns})).collect::<Vec<_>>(),
+        "rows": {"journeys": s.packets, "components": s.components, "layer_delays": s.layer_delays, "profiles": s.profiles},
+    });
+    Ok(v.to_string())
+}
+
+/// The point, layer and component codes of the attribution kernel (checked against the relational
+/// engine's by the tests).
+#[pyfunction]
+fn attribution_codes() -> (Vec<String>, Vec<String>, Vec<String>) {
+    use scout_analysis::codes::*;
+    let v = |n: &[&str]| n.iter().map(|s| s.to_string()).collect();
+    (v(&POINTS), v(&LAYERS), v(&COMPONENTS))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_srsran, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
+    m.add_function(wrap_pyfunction!(attribute, m)?)?;
+    m.add_function(wrap_pyfunction!(attribution_codes, m)?)?;
     m.add_function(wrap_pyfunction!(schema_version, m)?)?;
     m.add_function(wrap_pyfunction!(schema_enums, m)?)?;
     m.add_function(wrap_pyfunction!(schema_columns, m)?)?;

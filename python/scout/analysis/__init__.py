@@ -19,11 +19,12 @@ from pathlib import Path
 import ibis
 import ibis.expr.types as ir
 
-from scout.analysis import engine
+from scout.analysis import engine as engine_ibis
 from scout.analysis.derived import correlation, metrics_check, phases
 from scout.events import TABLES, RunError, open_run
 
-ANALYSIS_VERSION = 3
+ANALYSIS_VERSION = 4
+ENGINES = ("native", "ibis")
 TABLE_NAMES = [
     "journeys",
     "components",
@@ -74,11 +75,19 @@ def analyze(
     window_s: float = DEFAULT_WINDOW_S,
     bin_s: float = DEFAULT_BIN_S,
     progress: Callable[[str], None] | None = None,
+    engine: str = "native",
 ) -> dict:
-    """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary."""
+    """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary.
+
+    ``engine`` computes the per-packet tables (journeys, components, layer_delays, profiles):
+    ``native`` with Scout's attribution kernel (Rust, the default: it groups events by packet
+    without a database sort), ``ibis`` with the relational expressions of
+    :mod:`scout.analysis.engine` (any Ibis backend; the reference the tests compare the kernel
+    with). Every other table is relational either way.
+    """
     run_path = Path(run_path)
     con, meta = connect(run_path)
-    return _analyze(con, meta, run_path, window_s, bin_s, progress)
+    return _analyze(con, meta, run_path, window_s, bin_s, progress, engine)
 
 
 def _analyze(
@@ -88,7 +97,10 @@ def _analyze(
     window_s: float = DEFAULT_WINDOW_S,
     bin_s: float = DEFAULT_BIN_S,
     progress: Callable[[str], None] | None = None,
+    engine: str = "native",
 ) -> dict:
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}; accepted: {', '.join(ENGINES)}")
     t0 = time.perf_counter()
     con.raw_sql("SET preserve_insertion_order = false")
     out = run_path / "analysis"
@@ -110,22 +122,35 @@ def _analyze(
     def table(name: str) -> ir.Table:
         return con.read_parquet(out / f"{name}.parquet", table_name=f"a_{name}")
 
-    write("journeys", engine.journeys(pe, ce))
-    j = table("journeys")
-    write("components", engine.components(engine.steps(pe), j))
-    comp = table("components")
-    # Profiles describe delivered packets; a source that never sees deliveries (a log, a capture) is
-    # profiled over all its packets' measured spans.
-    population = "delivered" if int(j.filter(j.status == "delivered").count().execute()) else "all"
-    write("profiles", engine.profiles(j, comp, window_ns, duration_ns, population))
-    write("layer_delays", engine.layer_delays(comp))
-    write("sojourns", engine.sojourns(pe))
+    kernel = None
+    if engine == "native":
+        from scout import _native
+
+        say("journeys, components, layer_delays, profiles (attribution kernel)")
+        try:
+            kernel = json.loads(_native.attribute(str(run_path / "events"), str(out), window_s or None, duration_ns))
+        except ValueError as e:
+            raise RunError(str(e)) from None
+        j = table("journeys")
+        comp = table("components")
+        population = kernel["population"]
+    else:
+        write("journeys", engine_ibis.journeys(pe, ce))
+        j = table("journeys")
+        write("components", engine_ibis.components(engine_ibis.steps(pe), j))
+        comp = table("components")
+        # Profiles describe delivered packets; a source that never sees deliveries (a log, a capture) is
+        # profiled over all its packets' measured spans.
+        population = "delivered" if int(j.filter(j.status == "delivered").count().execute()) else "all"
+        write("profiles", engine_ibis.profiles(j, comp, window_ns, duration_ns, population))
+        write("layer_delays", engine_ibis.layer_delays(comp))
+    write("sojourns", engine_ibis.sojourns(pe))
     so = table("sojourns")
-    write("queues", engine.queues(pe, so, bin_ns))
-    write("tti", engine.tti(se))
-    write("drops", engine.drops(pe))
-    write("drop_series", engine.drop_series(pe, bin_ns))
-    write("executors", engine.executors(ce, bin_ns))
+    write("queues", engine_ibis.queues(pe, so, bin_ns))
+    write("tti", engine_ibis.tti(se))
+    write("drops", engine_ibis.drops(pe))
+    write("drop_series", engine_ibis.drop_series(pe, bin_ns))
+    write("executors", engine_ibis.executors(ce, bin_ns))
     say("phases")
     ph = phases(table("queues").to_pandas(), table("drop_series").to_pandas(), j, bin_ns)
     ph.to_parquet(out / "phases.parquet")
@@ -136,9 +161,10 @@ def _analyze(
     say("metrics_check")
     metrics_check(ce, pe, table("components")).to_parquet(out / "metrics_check.parquet")
 
-    summary = _summary(meta, j, comp, table("drops"), pe, ph)
+    summary = _summary(meta, j, comp, table("drops"), pe, ph, kernel)
     summary.update(
         profile_population=population,
+        engine=engine,
         analysis_version=ANALYSIS_VERSION,
         window_s=window_s,
         bin_s=bin_s,
@@ -171,12 +197,26 @@ def _closes(t: ir.Table, per: ir.Table, measure: str, prefix: str = "") -> dict:
     return {prefix + k: v for k, v in row.items()}
 
 
-def _summary(meta, j: ir.Table, comp: ir.Table, drops: ir.Table, pe: ir.Table, ph) -> dict:
+def _summary(meta, j: ir.Table, comp: ir.Table, drops: ir.Table, pe: ir.Table, ph, kernel: dict | None = None) -> dict:
+    """The run's summary; ``kernel`` is what the attribution kernel already counted (closure,
+    largest contributors), else they are computed from the tables."""
     status = {r["status"]: int(r["n"]) for r in j.group_by("status").agg(n=j.count()).to_pyarrow().to_pylist()}
     d = j.filter(j.status == "delivered")
-    per = comp.group_by("pkt").agg(total=comp.ns.sum(), unattr=comp.ns.sum(where=comp.component == "unattributed"))
-    # Per delivered packet, components sum to the one-way delay; per packet, to its measured span.
-    closure = _closes(d, per, "delay_ns") | _closes(j, per, "span_ns", prefix="span_")
+    if kernel is not None:
+        closure, dominant = kernel["closure"], kernel["dominant"]
+    else:
+        per = comp.group_by("pkt").agg(total=comp.ns.sum(), unattr=comp.ns.sum(where=comp.component == "unattributed"))
+        # Per delivered packet, components sum to the one-way delay; per packet, to its measured span.
+        closure = _closes(d, per, "delay_ns") | _closes(j, per, "span_ns", prefix="span_")
+        dominant = (
+            comp.inner_join(d.select("pkt"), "pkt")
+            .group_by(["layer", "component"])
+            .agg(ns=comp.ns.sum())
+            .order_by([ibis.desc("ns"), "layer", "component"])
+            .limit(3)
+            .to_pyarrow()
+            .to_pylist()
+        )
     by_dir = {}
     for r in (
         d.group_by("dir")
@@ -187,15 +227,6 @@ def _summary(meta, j: ir.Table, comp: ir.Table, drops: ir.Table, pe: ir.Table, p
         by_dir[r["dir"]] = {k: r[k] for k in ("n", "p50", "p99", "max")}
     dr = drops.group_by(["layer", "reason"]).agg(n=drops["count"].sum()).to_pyarrow().to_pylist()
     ev_drops = int(pe.filter(pe.point == "drop").count().execute())
-    dominant = (
-        comp.inner_join(d.select("pkt"), "pkt")
-        .group_by(["layer", "component"])
-        .agg(ns=comp.ns.sum())
-        .order_by(ibis.desc("ns"))
-        .limit(3)
-        .to_pyarrow()
-        .to_pylist()
-    )
     return {
         "run": meta.get("scenario", {}).get("name") or meta.get("source"),
         "source": meta.get("source"),

@@ -152,7 +152,7 @@ def components(st: ir.Table, j: ir.Table | None = None) -> ir.Table:
     With the journeys ``j``, the rows are pre-joined with the packet's direction, UE, flow, slice,
     ingress time and status, so profiles group without joining again.
     """
-    g = st.group_by(["pkt", "lc", "cc"]).agg(ns=st.dur_ns.sum())
+    g = st.group_by(["pkt", "lc", "cc"]).agg(ns=st.dur_ns.sum().cast("int64"))
     c = decode(g).select("pkt", "layer", "component", "ns")
     if j is None:
         return c
@@ -179,9 +179,9 @@ def journeys(pe: ir.Table, ce: ir.Table) -> ir.Table:
         drop_layer=pe.layer.max(where=is_drop),
         drop_reason=pe.reason.max(where=is_drop),
         bytes=pe.bytes.argmin(pe.t_ns),
-        segments=((pe.point == "segment") & (pe.retx == 0)).sum(),
-        harq_retx=((pe.point == "tx") & (pe.layer == "mac") & (pe.retx > 0)).sum(),
-        rlc_retx=((pe.point == "segment") & (pe.retx > 0)).sum(),
+        segments=((pe.point == "segment") & (pe.retx == 0)).sum().cast("int64"),
+        harq_retx=((pe.point == "tx") & (pe.layer == "mac") & (pe.retx > 0)).sum().cast("int64"),
+        rlc_retx=((pe.point == "segment") & (pe.retx > 0)).sum().cast("int64"),
         ce=((pe.point == "ce_mark") | (pe.ecn == 3)).any(),
         n_events=pe.count(),
     )
@@ -286,12 +286,14 @@ def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: in
     u = ibis.union(*[p.select(*[p[c].cast(_PROFILE_TYPES[c]).name(c) for c in cols]) for p in parts])
     span = ibis.literal(window_ns if window_ns else duration_ns, "int64")
     span = ibis.ifelse(u.window < 0, ibis.literal(max(duration_ns, 1), "int64"), span)
-    return u.mutate(
+    r = u.mutate(
         window_start_ns=ibis.ifelse(u.window < 0, None, u.window * (window_ns or 1)),
         mean_per_pkt_ns=u.sum_ns / u.delivered.nullif(0),
         throughput_bps=u.delivered_bytes.fill_null(0) * 8 * 1e9 / span,
         loss=u.dropped / u.offered.nullif(0),
     ).drop("window")
+    ints = [c for c, t in _PROFILE_TYPES.items() if t == "int64" and c in r.columns]
+    return r.mutate(**{c: r[c].cast("int64") for c in ints})
 
 
 _PROFILE_TYPES = {
@@ -319,7 +321,7 @@ _PROFILE_TYPES = {
 def layer_delays(comp: ir.Table) -> ir.Table:
     """Per packet and layer: the time spent in that layer (all components), for CDFs; `status` tells
     delivered packets from those whose journey the source saw only in part."""
-    return comp.group_by(["pkt", "dir", "ue", "status", "layer"]).agg(ns=comp.ns.sum())
+    return comp.group_by(["pkt", "dir", "ue", "status", "layer"]).agg(ns=comp.ns.sum().cast("int64"))
 
 
 def sojourns(pe: ir.Table) -> ir.Table:

@@ -1,0 +1,568 @@
+//! Grouping events by packet and walking each packet's events in order: the journeys (one row per
+//! packet) and the components (one row per packet × layer × component).
+//!
+//! The rules are those of docs/attribution.md and of the relational engine's `steps()`
+//! (`python/scout/analysis/engine.py`); a Python test checks on every built-in scenario that both
+//! produce the same tables.
+//!
+//! Events are grouped by packet with a counting sort (packet ids of a run are nearly dense; a hash
+//! map gives ids that are not), each packet's events sorted by the same packed key as the SQL
+//! window (`t_ns · 2¹⁰ + point · 2⁶ + layer · 2² + min(retx, 3)`, here shifted once more to carry
+//! the executor-queue flag), then walked once.
+
+use std::collections::HashSet;
+
+use crate::codes::{c, l, p, LAYER_OTHER};
+use crate::read::{Acc, Ids, Names, Part, Ranked, EMPTY, NULL};
+use crate::Error;
+
+/// Packet status codes (the `status` column's dictionary).
+pub const STATUS: [&str; 4] = ["delivered", "dropped", "in_flight", "incomplete"];
+pub const DELIVERED: u8 = 0;
+pub const DROPPED: u8 = 1;
+pub const IN_FLIGHT: u8 = 2;
+pub const INCOMPLETE: u8 = 3;
+
+/// |t_ns| must stay below this for the packed key (2⁵² ns ≈ 52 days).
+pub const T_LIMIT: i64 = 1 << 52;
+
+const NONE: i64 = i64::MAX;
+
+/// One enum column's names over all parts, and each part's codes mapped onto them.
+pub struct Dict {
+    pub names: Vec<String>,
+    /// Per part, part code → global code.
+    remap: Vec<Vec<u8>>,
+    /// Global code → rank of the name in sorted order.
+    rank: Vec<i16>,
+}
+
+impl Dict {
+    fn merge(parts: &[&Ranked]) -> Result<Dict, String> {
+        let mut all = Names::default();
+        let mut remap = Vec::new();
+        for part in parts {
+            let mut m = Vec::with_capacity(part.names.names.len());
+            for n in &part.names.names {
+                m.push(all.code(n).ok_or("more than 255 distinct values")?);
+            }
+            remap.push(m);
+        }
+        let names = all.names;
+        let mut order: Vec<u8> = (0..names.len() as u8).collect();
+        order.sort_by(|&a, &b| names[a as usize].cmp(&names[b as usize]));
+        let mut rank = vec![0i16; names.len()];
+        for (r, &c) in order.iter().enumerate() {
+            rank[c as usize] = r as i16;
+        }
+        Ok(Dict { names, remap, rank })
+    }
+
+    /// The global code of part `part`'s code ([`NULL`] stays).
+    #[inline]
+    fn global(&self, part: usize, code: u8) -> u8 {
+        if code == NULL {
+            NULL
+        } else {
+            self.remap[part][code as usize]
+        }
+    }
+
+    /// The larger of two global codes by name ([`NULL`] is smaller than any).
+    #[inline]
+    fn max(&self, a: u8, b: u8) -> u8 {
+        if b == NULL || (a != NULL && self.rank[a as usize] >= self.rank[b as usize]) {
+            a
+        } else {
+            b
+        }
+    }
+
+    pub fn strs(&self) -> Vec<&str> {
+        self.names.iter().map(String::as_str).collect()
+    }
+}
+
+/// The enum columns' global dictionaries.
+pub struct Dicts {
+    pub dir: Dict,
+    pub slice: Dict,
+    pub layer: Dict,
+    pub reason: Dict,
+}
+
+/// Journeys, one vector per column; nullable columns as (defs, present values).
+#[derive(Default)]
+pub struct Journeys {
+    pub pkt: Vec<i64>,
+    pub dir: Vec<u8>,
+    pub ue: Vec<u32>,
+    pub rnti: (Vec<u8>, Vec<u32>),
+    pub flow: Vec<u32>,
+    pub slice: Vec<u8>,
+    pub qfi: (Vec<u8>, Vec<u32>),
+    pub drb: (Vec<u8>, Vec<u32>),
+    pub t_in: Vec<i64>,
+    pub t_out: (Vec<u8>, Vec<i64>),
+    pub t_drop: (Vec<u8>, Vec<i64>),
+    pub drop_layer: (Vec<u8>, Vec<u8>),
+    pub drop_reason: (Vec<u8>, Vec<u8>),
+    pub bytes: Vec<u32>,
+    pub segments: Vec<i64>,
+    pub harq_retx: Vec<i64>,
+    pub rlc_retx: Vec<i64>,
+    pub ce: Vec<u8>,
+    pub n_events: Vec<i64>,
+    pub status: Vec<u8>,
+    pub delay: (Vec<u8>, Vec<i64>),
+    pub span: Vec<i64>,
+}
+
+impl Journeys {
+    pub fn len(&self) -> usize {
+        self.pkt.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pkt.is_empty()
+    }
+}
+
+/// Components of a batch of packets: the rows of `components` (and, summed per layer, of
+/// `layer_delays`), with the packet's index in its [`Journeys`] batch.
+#[derive(Default)]
+pub struct Components {
+    pub j: Vec<u32>,
+    /// Layer code (output dictionary: [`crate::codes::LAYERS`] then `other`) and component code.
+    pub layer: Vec<u8>,
+    pub comp: Vec<u8>,
+    pub ns: Vec<i64>,
+}
+
+/// `layer_delays` rows of a batch.
+#[derive(Default)]
+pub struct LayerDelays {
+    pub j: Vec<u32>,
+    pub layer: Vec<u8>,
+    pub ns: Vec<i64>,
+}
+
+/// One batch of packets' results.
+#[derive(Default)]
+pub struct Batch {
+    pub journeys: Journeys,
+    pub components: Components,
+    pub layer_delays: LayerDelays,
+}
+
+/// What profiles need of each packet (all batches, in output order) and of each component row.
+#[derive(Default)]
+pub struct ProfileInput {
+    pub dir: Vec<u8>,
+    pub ue: Vec<u32>,
+    pub flow: Vec<u32>,
+    pub slice: Vec<u8>,
+    pub t_in: Vec<i64>,
+    pub status: Vec<u8>,
+    /// One-way delay (delivered packets; [`i64::MIN`] otherwise) and span.
+    pub delay: Vec<i64>,
+    pub span: Vec<i64>,
+    pub bytes: Vec<u32>,
+    /// Component rows: packet index, `layer * 8 + component`, duration.
+    pub cj: Vec<u32>,
+    pub code: Vec<u8>,
+    pub ns: Vec<i64>,
+}
+
+impl ProfileInput {
+    /// Room for `packets` packets and `rows` component rows, as huge pages.
+    pub fn with_capacity(packets: usize, rows: usize) -> Self {
+        use crate::mem::huge_vec;
+        ProfileInput {
+            dir: huge_vec(packets),
+            ue: huge_vec(packets),
+            flow: huge_vec(packets),
+            slice: huge_vec(packets),
+            t_in: huge_vec(packets),
+            status: huge_vec(packets),
+            delay: huge_vec(packets),
+            span: huge_vec(packets),
+            bytes: huge_vec(packets),
+            cj: huge_vec(rows),
+            code: huge_vec(rows),
+            ns: huge_vec(rows),
+        }
+    }
+}
+
+impl Batch {
+    /// Empties every column, keeping the buffers.
+    pub fn clear(&mut self) {
+        let j = &mut self.journeys;
+        macro_rules! clear {
+            ($($c:expr),*) => { $( $c.clear(); )* };
+        }
+        clear!(j.pkt, j.dir, j.ue, j.flow, j.slice, j.t_in, j.bytes, j.segments, j.harq_retx, j.rlc_retx, j.ce);
+        clear!(j.n_events, j.status, j.span);
+        clear!(j.rnti.0, j.rnti.1, j.qfi.0, j.qfi.1, j.drb.0, j.drb.1, j.t_out.0, j.t_out.1, j.t_drop.0, j.t_drop.1);
+        clear!(j.drop_layer.0, j.drop_layer.1, j.drop_reason.0, j.drop_reason.1, j.delay.0, j.delay.1);
+        let c = &mut self.components;
+        clear!(c.j, c.layer, c.comp, c.ns);
+        let l = &mut self.layer_delays;
+        clear!(l.j, l.layer, l.ns);
+    }
+}
+
+/// Totals the summary reports: closure of the attribution and the largest contributors.
+#[derive(Default, Debug, Clone)]
+pub struct Closure {
+    pub n: u64,
+    pub closed: u64,
+    pub with_unattributed: u64,
+    pub unattributed_ns: i64,
+    pub span_n: u64,
+    pub span_closed: u64,
+    pub span_with_unattributed: u64,
+    pub span_unattributed_ns: i64,
+    /// Per `layer * 8 + component`, the summed time of delivered packets.
+    pub by_code: Vec<i64>,
+}
+
+/// Output layer code of a tie-rank layer code (`other` after the named layers).
+#[inline]
+pub fn out_layer(lc: u8) -> u8 {
+    if lc == LAYER_OTHER {
+        crate::codes::LAYERS.len() as u8
+    } else {
+        lc
+    }
+}
+
+/// Events grouped by packet, ready to walk.
+pub struct Grouped {
+    pub dicts: Dicts,
+    ids: Ids,
+    parts: Vec<Part>,
+    /// Where each packet's keys start in `entries` (one more than packets).
+    start: Vec<usize>,
+    entries: Vec<i64>,
+    in_flight: HashSet<u64>,
+}
+
+/// Groups the parts' events by packet: each packet's sort keys made contiguous (a counting sort;
+/// every part places its own events, part 0's first, so equal keys keep file order).
+pub fn group(ids: Ids, mut parts: Vec<Part>, in_flight: &[u64], path: &std::path::Path) -> Result<Grouped, Error> {
+    let dict = |f: fn(&Part) -> &Ranked, col: &str| {
+        Dict::merge(&parts.iter().map(f).collect::<Vec<_>>()).map_err(|problem| Error::Column {
+            path: path.to_path_buf(),
+            column: col.into(),
+            problem,
+        })
+    };
+    let dicts = Dicts {
+        dir: dict(|e| &e.dirs, "dir")?,
+        slice: dict(|e| &e.slices, "slice")?,
+        layer: dict(|e| &e.layers, "layer")?,
+        reason: dict(|e| &e.reasons, "reason")?,
+    };
+    let np = ids.len();
+    let mut start = crate::mem::huge_vec::<usize>(np + 1);
+    start.push(0);
+    let mut at = 0usize;
+    for id in 0..np {
+        for part in &parts {
+            if let Some(a) = id.checked_sub(part.first).and_then(|i| part.acc.get(i)) {
+                at += a.n as usize;
+            }
+        }
+        start.push(at);
+    }
+    let n = at;
+    let mut entries = crate::mem::huge_filled(n, 0i64);
+    // Each part's first slot of each packet: after the earlier parts' events of that packet.
+    let mut before = vec![0u32; np];
+    let mut cursors: Vec<Vec<usize>> = Vec::with_capacity(parts.len());
+    for part in &parts {
+        let mut cur = vec![0usize; part.acc.len()];
+        for (i, a) in part.acc.iter().enumerate() {
+            let id = part.first + i;
+            cur[i] = start[id] + before[id] as usize;
+            before[id] += a.n;
+        }
+        cursors.push(cur);
+    }
+    drop(before);
+    let out = SharedSlice(entries.as_mut_ptr(), entries.len());
+    std::thread::scope(|s| {
+        for (part, mut cur) in parts.iter_mut().zip(cursors) {
+            let out = &out;
+            s.spawn(move || {
+                let first = part.first;
+                for (&id, &key) in part.pid.iter().zip(&part.key) {
+                    let c = &mut cur[id as usize - first];
+                    // SAFETY: `cur` gives this part's own slots of each packet, disjoint from every
+                    // other part's, and each slot is written once, inside `entries` (`start` sums
+                    // every part's counts).
+                    unsafe { out.write(*c, key) };
+                    *c += 1;
+                }
+                part.pid = Vec::new();
+                part.key = Vec::new();
+            });
+        }
+    });
+    Ok(Grouped { dicts, ids, parts, start, entries, in_flight: in_flight.iter().copied().collect() })
+}
+
+/// `entries`, written by several threads at disjoint indices.
+struct SharedSlice(*mut i64, usize);
+
+// SAFETY: only used for writes at disjoint indices (see `group`), while `entries` outlives the scope.
+unsafe impl Sync for SharedSlice {}
+
+impl SharedSlice {
+    /// # Safety
+    /// `i < len`, and no other thread writes or reads index `i` meanwhile.
+    unsafe fn write(&self, i: usize, v: i64) {
+        debug_assert!(i < self.1);
+        self.0.add(i).write(v);
+    }
+}
+
+/// A packet's aggregates over all parts, enum codes made global.
+fn merged(parts: &[Part], d: &Dicts, id: usize) -> Acc {
+    let mut m = EMPTY;
+    for (pi, part) in parts.iter().enumerate() {
+        let Some(a) = id.checked_sub(part.first).and_then(|i| part.acc.get(i)) else { continue };
+        if a.n == 0 {
+            continue;
+        }
+        m.n += a.n;
+        if a.t_in < m.t_in {
+            m.t_in = a.t_in;
+            m.bytes = a.bytes;
+        }
+        m.t_last = m.t_last.max(a.t_last);
+        m.t_out = m.t_out.min(a.t_out);
+        m.t_drop = m.t_drop.min(a.t_drop);
+        m.ue = m.ue.max(a.ue);
+        m.flow = m.flow.max(a.flow);
+        m.rnti = m.rnti.max(a.rnti);
+        m.qfi = m.qfi.max(a.qfi);
+        m.drb = m.drb.max(a.drb);
+        m.dir = d.dir.max(m.dir, d.dir.global(pi, a.dir));
+        m.slice = d.slice.max(m.slice, d.slice.global(pi, a.slice));
+        m.drop_layer = d.layer.max(m.drop_layer, d.layer.global(pi, a.drop_layer));
+        m.drop_reason = d.reason.max(m.drop_reason, d.reason.global(pi, a.drop_reason));
+        m.segments += a.segments;
+        m.harq_retx += a.harq_retx;
+        m.rlc_retx += a.rlc_retx;
+        m.ce |= a.ce;
+    }
+    m
+}
+
+impl Grouped {
+    /// Walks packets `range` (indices into the grouping, empty slots skipped), appending their
+    /// rows to `out`, the profile inputs to `prof` and the closure totals to `closure`.
+    pub fn walk(
+        &mut self,
+        range: std::ops::Range<usize>,
+        out: &mut Batch,
+        prof: &mut ProfileInput,
+        closure: &mut Closure,
+    ) {
+        if closure.by_code.is_empty() {
+            closure.by_code = vec![0; 128];
+        }
+        let mut sums = [0i64; 128];
+        for id in range {
+            if self.start[id + 1] == self.start[id] {
+                continue;
+            }
+            let a = &merged(&self.parts, &self.dicts, id);
+            let status = if a.t_out != NONE {
+                DELIVERED
+            } else if a.t_drop != NONE {
+                DROPPED
+            } else if self.in_flight.contains(&self.ids.id(id)) {
+                IN_FLIGHT
+            } else {
+                INCOMPLETE
+            };
+            let end = a.t_out.min(a.t_drop);
+            let span_end = if end != NONE { end } else { a.t_last };
+            let ev = &mut self.entries[self.start[id]..self.start[id + 1]];
+            ev.sort_unstable();
+            let mut mask: u128 = 0;
+            for w in ev.windows(2) {
+                let (e, nx) = (w[0], w[1]);
+                let exec = e & 1 == 1;
+                let (k, nk) = (e >> 1, nx >> 1);
+                let (t, nt) = (k >> 10, nk >> 10);
+                if nt <= t || (end != NONE && nt > end) {
+                    continue;
+                }
+                let (pc, lc) = (((k >> 6) & 15) as u8, ((k >> 2) & 15) as u8);
+                let (np, nl, nr) = (((nk >> 6) & 15) as u8, ((nk >> 2) & 15) as u8, (nk & 3) as u8);
+                let (cc, layer) = rule(pc, lc, exec, np, nl, nr);
+                let slot = (layer as usize) * 8 + cc as usize;
+                sums[slot] += nt - t;
+                mask |= 1u128 << slot;
+            }
+            let j = out.journeys.len() as u32;
+            let pj = prof.dir.len() as u32;
+            let dir = if a.dir == NULL { 0 } else { a.dir };
+            let slice = if a.slice == NULL { 0 } else { a.slice };
+            let delay = if status == DELIVERED { a.t_out - a.t_in } else { i64::MIN };
+            let span = span_end - a.t_in;
+            let (mut total, mut unattr) = (0i64, 0i64);
+            let mut last_layer = u8::MAX;
+            while mask != 0 {
+                let slot = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                let ns = std::mem::take(&mut sums[slot]);
+                let (lc, cc) = ((slot / 8) as u8, (slot % 8) as u8);
+                let layer = out_layer(lc);
+                total += ns;
+                if cc == c::UNATTRIBUTED {
+                    unattr += ns;
+                }
+                if status == DELIVERED {
+                    closure.by_code[slot] += ns;
+                }
+                let comps = &mut out.components;
+                comps.j.push(j);
+                comps.layer.push(layer);
+                comps.comp.push(cc);
+                comps.ns.push(ns);
+                prof.cj.push(pj);
+                prof.code.push(slot as u8);
+                prof.ns.push(ns);
+                let ld = &mut out.layer_delays;
+                if layer == last_layer {
+                    *ld.ns.last_mut().expect("a row of this layer") += ns;
+                } else {
+                    ld.j.push(j);
+                    ld.layer.push(layer);
+                    ld.ns.push(ns);
+                    last_layer = layer;
+                }
+            }
+            if status == DELIVERED {
+                closure.n += 1;
+                closure.closed += (total == delay) as u64;
+                closure.with_unattributed += (unattr > 0) as u64;
+                closure.unattributed_ns += unattr;
+            }
+            closure.span_n += 1;
+            closure.span_closed += (total == span) as u64;
+            closure.span_with_unattributed += (unattr > 0) as u64;
+            closure.span_unattributed_ns += unattr;
+
+            let jr = &mut out.journeys;
+            jr.pkt.push(self.ids.id(id) as i64);
+            jr.dir.push(dir);
+            jr.ue.push(a.ue);
+            opt(&mut jr.rnti, (a.rnti >= 0).then_some(a.rnti as u32));
+            jr.flow.push(a.flow);
+            jr.slice.push(slice);
+            opt(&mut jr.qfi, (a.qfi >= 0).then_some(a.qfi as u32));
+            opt(&mut jr.drb, (a.drb >= 0).then_some(a.drb as u32));
+            jr.t_in.push(a.t_in);
+            opt(&mut jr.t_out, (a.t_out != NONE).then_some(a.t_out));
+            opt(&mut jr.t_drop, (a.t_drop != NONE).then_some(a.t_drop));
+            opt(&mut jr.drop_layer, (a.drop_layer != NULL).then_some(a.drop_layer));
+            opt(&mut jr.drop_reason, (a.drop_reason != NULL).then_some(a.drop_reason));
+            jr.bytes.push(a.bytes);
+            jr.segments.push(a.segments as i64);
+            jr.harq_retx.push(a.harq_retx as i64);
+            jr.rlc_retx.push(a.rlc_retx as i64);
+            jr.ce.push(a.ce as u8);
+            jr.n_events.push(a.n as i64);
+            jr.status.push(status);
+            opt(&mut jr.delay, (status == DELIVERED).then_some(delay));
+            jr.span.push(span);
+
+            prof.dir.push(dir);
+            prof.ue.push(a.ue);
+            prof.flow.push(a.flow);
+            prof.slice.push(slice);
+            prof.t_in.push(a.t_in);
+            prof.status.push(status);
+            prof.delay.push(delay);
+            prof.span.push(span);
+            prof.bytes.push(a.bytes);
+        }
+    }
+
+    /// Number of grouping slots (walk ranges index these).
+    pub fn slots(&self) -> usize {
+        self.start.len() - 1
+    }
+}
+
+fn opt<T>(col: &mut (Vec<u8>, Vec<T>), v: Option<T>) {
+    col.0.push(v.is_some() as u8);
+    if let Some(v) = v {
+        col.1.push(v);
+    }
+}
+
+/// The component and layer of the interval from an event (point `pc`, layer `lc`, on an executor
+/// queue `exec`) to the next (point `np`, layer `nl`, retransmission index `nr`):
+/// docs/attribution.md's table, rule by rule.
+#[inline]
+pub fn rule(pc: u8, lc: u8, exec: bool, np: u8, nl: u8, nr: u8) -> (u8, u8) {
+    let queued = matches!(pc, p::ENQUEUE | p::HOL | p::DEQUEUE);
+    let fallback = || {
+        if pc == p::ENQUEUE && exec {
+            c::QUEUEING_COMPUTE
+        } else if queued {
+            c::QUEUEING_PROTOCOL
+        } else {
+            c::UNATTRIBUTED
+        }
+    };
+    let from_queue_else_next = if queued { lc } else { nl };
+    match np {
+        p::ARRIVE | p::RX => (c::TRANSPORT, nl),
+        p::PROC_BEGIN => (c::QUEUEING_COMPUTE, nl),
+        p::PROC_END => (c::PROCESSING, nl),
+        p::HOL | p::DEQUEUE => (c::QUEUEING_PROTOCOL, nl),
+        p::SEGMENT if nr > 0 => (c::RETRANSMISSION, l::RLC),
+        p::SEGMENT => (c::SCHEDULING, l::MAC),
+        p::TX if nl == l::MAC => (if nr > 0 { c::RETRANSMISSION } else { c::SCHEDULING }, nl),
+        p::TX => (fallback(), from_queue_else_next),
+        p::DELIVER if nl == l::RLC || nl == l::PDCP => (c::REORDERING, nl),
+        p::DELIVER => (fallback(), from_queue_else_next),
+        _ => (fallback(), if queued { lc } else { nl }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_follow_the_attribution_table() {
+        // (pc, lc, exec, np, nl, nr) -> (component, layer)
+        let mac = l::MAC;
+        assert_eq!(rule(p::TX, 10, false, p::ARRIVE, 10, 0), (c::TRANSPORT, 10));
+        assert_eq!(rule(p::ENQUEUE, 9, true, p::PROC_BEGIN, 9, 0), (c::QUEUEING_COMPUTE, 9));
+        assert_eq!(rule(p::PROC_BEGIN, 9, false, p::PROC_END, 9, 0), (c::PROCESSING, 9));
+        assert_eq!(rule(p::ENQUEUE, 2, false, p::HOL, 2, 0), (c::QUEUEING_PROTOCOL, 2));
+        assert_eq!(rule(p::HOL, 2, false, p::SEGMENT, 2, 0), (c::SCHEDULING, mac));
+        assert_eq!(rule(p::HOL, 2, false, p::SEGMENT, 2, 1), (c::RETRANSMISSION, l::RLC));
+        assert_eq!(rule(p::SEGMENT, 2, false, p::TX, mac, 0), (c::SCHEDULING, mac));
+        assert_eq!(rule(p::SEGMENT, 2, false, p::TX, mac, 2), (c::RETRANSMISSION, mac));
+        assert_eq!(rule(p::TX, mac, false, p::RX, 0, 0), (c::TRANSPORT, 0));
+        assert_eq!(rule(p::RX, 0, false, p::DELIVER, l::PDCP, 0), (c::REORDERING, l::PDCP));
+        // Fallbacks on the starting event: executor enqueue, protocol queue, nothing.
+        assert_eq!(rule(p::ENQUEUE, 5, true, p::DELIVER, 11, 0), (c::QUEUEING_COMPUTE, 5));
+        assert_eq!(rule(p::ENQUEUE, 3, false, p::TX, 3, 0), (c::QUEUEING_PROTOCOL, 3));
+        assert_eq!(rule(p::RX, 0, false, p::DELIVER, l::APP, 0), (c::UNATTRIBUTED, l::APP));
+        assert_eq!(rule(p::RX, 0, false, p::ENQUEUE, 4, 0), (c::UNATTRIBUTED, 4));
+        assert_eq!(rule(p::HOL, 2, false, p::DROP, 2, 0), (c::QUEUEING_PROTOCOL, 2));
+    }
+}

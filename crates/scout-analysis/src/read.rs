@@ -1,0 +1,585 @@
+//! Reading the columns the attribution needs from a run's `packet.parquet` (and the `in_flight`
+//! rows of `control.parquet`), row groups split between threads.
+//!
+//! Enum columns are read as dictionaries: a batch's dictionary (a handful of names) is mapped once
+//! onto this part's codes, then each row is a table lookup. Columns written by other tools (plain
+//! strings, other integer widths) are accepted too, more slowly.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::Path;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::DataType;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+
+use crate::codes::{layer_code, point_code, LAYER_OTHER};
+use crate::Error;
+
+/// The code of a null enum value.
+pub const NULL: u8 = u8::MAX;
+
+/// A column's names, in the order this part met them (code = index).
+#[derive(Default, Clone, Debug)]
+pub struct Names {
+    pub names: Vec<String>,
+    index: HashMap<String, u8>,
+}
+
+impl Names {
+    pub fn code(&mut self, name: &str) -> Option<u8> {
+        if let Some(&c) = self.index.get(name) {
+            return Some(c);
+        }
+        // Code 255 is NULL.
+        if self.names.len() >= NULL as usize {
+            return None;
+        }
+        let c = self.names.len() as u8;
+        self.names.push(name.to_string());
+        self.index.insert(name.to_string(), c);
+        Some(c)
+    }
+}
+
+/// Names with their sort order, kept current as names are added (SQL `max` of a string column
+/// compares names; codes only say which name).
+#[derive(Default, Clone, Debug)]
+pub struct Ranked {
+    pub names: Names,
+    /// Rank of each code among the names so far (insertions keep existing codes in order).
+    pub rank: Vec<i16>,
+}
+
+impl Ranked {
+    fn code(&mut self, name: &str) -> Option<u8> {
+        let before = self.names.names.len();
+        let c = self.names.code(name)?;
+        if self.names.names.len() != before {
+            let names = &self.names.names;
+            let mut order: Vec<usize> = (0..names.len()).collect();
+            order.sort_by(|&a, &b| names[a].cmp(&names[b]));
+            self.rank = vec![0; names.len()];
+            for (r, &i) in order.iter().enumerate() {
+                self.rank[i] = r as i16;
+            }
+        }
+        Some(c)
+    }
+
+    /// The larger of two codes by name ([`NULL`] is smaller than any name).
+    #[inline]
+    pub fn max(&self, a: u8, b: u8) -> u8 {
+        if b == NULL || (a != NULL && self.rank[a as usize] >= self.rank[b as usize]) {
+            a
+        } else {
+            b
+        }
+    }
+}
+
+const NONE: i64 = i64::MAX;
+
+/// Per packet, what its journey row aggregates; codes are the part's ([`Part`]).
+#[derive(Clone, Debug)]
+pub struct Acc {
+    pub n: u32,
+    pub t_in: i64,
+    pub t_last: i64,
+    /// First app delivery, first drop ([`i64::MAX`]: none).
+    pub t_out: i64,
+    pub t_drop: i64,
+    /// At the first event with the smallest time.
+    pub bytes: u32,
+    pub ue: u32,
+    pub flow: u32,
+    /// -1 = null (max ignores nulls).
+    pub rnti: i32,
+    pub qfi: i16,
+    pub drb: i16,
+    pub dir: u8,
+    pub slice: u8,
+    pub drop_layer: u8,
+    pub drop_reason: u8,
+    pub segments: u32,
+    pub harq_retx: u32,
+    pub rlc_retx: u32,
+    pub ce: bool,
+}
+
+pub const EMPTY: Acc = Acc {
+    n: 0,
+    t_in: NONE,
+    t_last: i64::MIN,
+    t_out: NONE,
+    t_drop: NONE,
+    bytes: 0,
+    ue: 0,
+    flow: 0,
+    rnti: -1,
+    qfi: -1,
+    drb: -1,
+    dir: NULL,
+    slice: NULL,
+    drop_layer: NULL,
+    drop_reason: NULL,
+    segments: 0,
+    harq_retx: 0,
+    rlc_retx: 0,
+    ce: false,
+};
+
+/// What one thread's row groups (a contiguous run, in file order) leave for grouping.
+#[derive(Default)]
+pub struct Part {
+    /// Per packet: the aggregates; `acc[i]` is packet index `first + i`.
+    pub first: usize,
+    pub acc: Vec<Acc>,
+    /// Per event: packet index and packed sort key ([`crate::journey`]).
+    pub pid: Vec<u32>,
+    pub key: Vec<i64>,
+    pub dirs: Ranked,
+    pub slices: Ranked,
+    pub layers: Ranked,
+    pub reasons: Ranked,
+}
+
+/// How packet ids map to packet indices.
+pub enum Ids {
+    /// `pkt - lo` (ids of a run are nearly dense).
+    Dense { lo: u64, hi: u64 },
+    /// Through a map (first-seen order); `ids[i]` is index `i`'s packet id.
+    Map { map: HashMap<u64, u32>, ids: Vec<u64> },
+}
+
+impl Ids {
+    pub fn len(&self) -> usize {
+        match self {
+            Ids::Dense { lo, hi } => (hi - lo + 1) as usize,
+            Ids::Map { ids, .. } => ids.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The packet id of index `i`.
+    pub fn id(&self, i: usize) -> u64 {
+        match self {
+            Ids::Dense { lo, .. } => lo + i as u64,
+            Ids::Map { ids, .. } => ids[i],
+        }
+    }
+}
+
+const COLUMNS: [&str; 16] = [
+    "t_ns", "pkt", "point", "layer", "retx", "queue", "dir", "slice", "reason", "ue", "flow", "bytes", "rnti", "qfi",
+    "drb", "ecn",
+];
+
+fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, Error> {
+    let f = File::open(path).map_err(|e| Error::Io { path: path.to_path_buf(), source: e })?;
+    ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| Error::parquet(path, e))
+}
+
+/// The range of `pkt` in each row group, from the column statistics (none if a group has none).
+fn pkt_ranges(b: &ParquetRecordBatchReaderBuilder<File>) -> Option<Vec<(u64, u64)>> {
+    let md = b.metadata();
+    let col = b.parquet_schema().columns().iter().position(|c| c.path().string() == "pkt")?;
+    let mut out = Vec::new();
+    for g in md.row_groups() {
+        if g.num_rows() == 0 {
+            out.push((u64::MAX, 0));
+            continue;
+        }
+        match g.column(col).statistics()? {
+            parquet::file::statistics::Statistics::Int64(s) => {
+                out.push((*s.min_opt()? as u64, *s.max_opt()? as u64));
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Reads the packet events of `path` with `threads` threads, each aggregating a contiguous run of
+/// row groups ([`Part`]), and returns how packet ids were numbered.
+pub fn scan(path: &Path, threads: usize) -> Result<(Ids, Vec<Part>), Error> {
+    let b = open(path)?;
+    let groups = b.metadata().num_row_groups();
+    let rows: Vec<i64> = (0..groups).map(|g| b.metadata().row_group(g).num_rows()).collect();
+    let total: i64 = rows.iter().sum();
+    let threads = threads.max(1);
+    // Split the row groups into `threads` runs of about equal rows.
+    let mut parts: Vec<Vec<usize>> = vec![Vec::new(); threads];
+    let mut acc = 0i64;
+    for (g, &n) in rows.iter().enumerate() {
+        let at = if total == 0 { 0 } else { ((acc * threads as i64) / total) as usize };
+        parts[at.min(threads - 1)].push(g);
+        acc += n;
+    }
+    let mut roots = Vec::new();
+    for c in COLUMNS {
+        roots.push(b.schema().index_of(c).map_err(|_| Error::Column {
+            path: path.to_path_buf(),
+            column: c.to_string(),
+            problem: "missing".into(),
+        })?);
+    }
+    let mask = ProjectionMask::roots(b.parquet_schema(), roots);
+    // Packet indices: dense when the ids' statistics say so, else numbered in a first pass.
+    let ranges = pkt_ranges(&b);
+    let (lo, hi) =
+        ranges.as_ref().map_or((u64::MAX, 0), |r| r.iter().fold((u64::MAX, 0), |a, g| (a.0.min(g.0), a.1.max(g.1))));
+    let ids = if total == 0 {
+        Ids::Map { map: HashMap::new(), ids: Vec::new() }
+    } else if ranges.is_some() && lo <= hi && hi - lo <= 4 * total as u64 + 1024 {
+        Ids::Dense { lo, hi }
+    } else {
+        number_ids(path)?
+    };
+    drop(b);
+    let ids_ref = &ids;
+    let parts = std::thread::scope(|s| {
+        let handles: Vec<_> = parts
+            .into_iter()
+            .map(|groups| {
+                let mask = mask.clone();
+                let rows: usize = groups.iter().map(|&g| rows[g] as usize).sum();
+                // This part's packet index range (dense ids: from the statistics).
+                let span = match (ids_ref, &ranges) {
+                    (Ids::Dense { lo, .. }, Some(r)) => groups
+                        .iter()
+                        .filter(|&&g| r[g].0 <= r[g].1)
+                        .fold(None, |a: Option<(usize, usize)>, &g| {
+                            let (x, y) = ((r[g].0 - lo) as usize, (r[g].1 - lo) as usize);
+                            Some(a.map_or((x, y), |(p, q)| (p.min(x), q.max(y))))
+                        })
+                        .map_or((0, 0), |(x, y)| (x, y + 1)),
+                    _ => (0, ids_ref.len()),
+                };
+                s.spawn(move || scan_part(path, groups, mask, rows, span, ids_ref))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("reader thread panicked")).collect::<Result<Vec<_>, _>>()
+    })?;
+    Ok((ids, parts))
+}
+
+/// Numbers packet ids in first-seen order (ids that are not nearly dense, or no statistics).
+fn number_ids(path: &Path) -> Result<Ids, Error> {
+    let b = open(path)?;
+    let i = b.schema().index_of("pkt").map_err(|_| Error::Column {
+        path: path.to_path_buf(),
+        column: "pkt".into(),
+        problem: "missing".into(),
+    })?;
+    let mask = ProjectionMask::roots(b.parquet_schema(), [i]);
+    let reader = b.with_projection(mask).with_batch_size(1 << 16).build().map_err(|e| Error::parquet(path, e))?;
+    let (mut map, mut ids) = (HashMap::new(), Vec::new());
+    let mut buf: Vec<u64> = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        buf.clear();
+        ints(batch.column(0), Ctx { path, column: "pkt" }, &mut buf, 0, |v| v as u64)?;
+        for &k in &buf {
+            map.entry(k).or_insert_with(|| {
+                ids.push(k);
+                (ids.len() - 1) as u32
+            });
+        }
+    }
+    Ok(Ids::Map { map, ids })
+}
+
+/// One batch's columns, decoded (buffers reused from batch to batch).
+#[derive(Default)]
+struct Cols {
+    t: Vec<i64>,
+    pkt: Vec<u64>,
+    pc: Vec<u8>,
+    layer: Vec<u8>,
+    retx: Vec<u8>,
+    exec_q: Vec<u8>,
+    dir: Vec<u8>,
+    slice: Vec<u8>,
+    reason: Vec<u8>,
+    ue: Vec<u32>,
+    flow: Vec<u32>,
+    bytes: Vec<u32>,
+    rnti: Vec<i32>,
+    qfi: Vec<i16>,
+    drb: Vec<i16>,
+    ecn: Vec<u8>,
+}
+
+fn scan_part(
+    path: &Path,
+    groups: Vec<usize>,
+    mask: ProjectionMask,
+    rows: usize,
+    (first, end): (usize, usize),
+    ids: &Ids,
+) -> Result<Part, Error> {
+    let mut part = Part {
+        first,
+        acc: crate::mem::huge_filled(end.saturating_sub(first), EMPTY),
+        pid: crate::mem::huge_vec(rows),
+        key: crate::mem::huge_vec(rows),
+        ..Part::default()
+    };
+    if groups.is_empty() {
+        return Ok(part);
+    }
+    let reader = open(path)?
+        .with_projection(mask)
+        .with_row_groups(groups)
+        .with_batch_size(1 << 16)
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    let mut c = Cols::default();
+    let mut layer_lc: Vec<u8> = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        c.decode(path, &batch, &mut part)?;
+        while layer_lc.len() < part.layers.names.names.len() {
+            layer_lc.push(layer_code(&part.layers.names.names[layer_lc.len()]));
+        }
+        part.add(&c, &layer_lc, ids, path)?;
+    }
+    Ok(part)
+}
+
+impl Cols {
+    fn decode(&mut self, path: &Path, b: &RecordBatch, part: &mut Part) -> Result<(), Error> {
+        fn ctx<'a>(path: &'a Path, column: &'a str) -> Ctx<'a> {
+            Ctx { path, column }
+        }
+        let col = |name: &str| -> &ArrayRef { b.column(b.schema().index_of(name).expect("projected")) };
+        let ctx = |name: &'static str| ctx(path, name);
+        macro_rules! fresh {
+            ($($v:ident),*) => { $( self.$v.clear(); )* };
+        }
+        fresh!(t, pkt, pc, layer, retx, exec_q, dir, slice, reason, ue, flow, bytes, rnti, qfi, drb, ecn);
+        ints(col("t_ns"), ctx("t_ns"), &mut self.t, 0, |v| v)?;
+        ints(col("pkt"), ctx("pkt"), &mut self.pkt, 0, |v| v as u64)?;
+        ints(col("retx"), ctx("retx"), &mut self.retx, 0, |v| v.clamp(0, 255) as u8)?;
+        ints(col("ue"), ctx("ue"), &mut self.ue, 0, |v| v as u32)?;
+        ints(col("flow"), ctx("flow"), &mut self.flow, 0, |v| v as u32)?;
+        ints(col("bytes"), ctx("bytes"), &mut self.bytes, 0, |v| v as u32)?;
+        ints(col("rnti"), ctx("rnti"), &mut self.rnti, -1, |v| v as i32)?;
+        ints(col("qfi"), ctx("qfi"), &mut self.qfi, -1, |v| v as i16)?;
+        ints(col("drb"), ctx("drb"), &mut self.drb, -1, |v| v as i16)?;
+        ints(col("ecn"), ctx("ecn"), &mut self.ecn, 0, |v| v as u8)?;
+        enums(col("point"), ctx("point"), &mut self.pc, |n| Some(point_code(n)))?;
+        // A null queue is not an executor's.
+        enums(col("queue"), ctx("queue"), &mut self.exec_q, |n| Some(n.ends_with("_exec") as u8))?;
+        for q in &mut self.exec_q {
+            *q &= 1;
+        }
+        let r = &mut part.layers;
+        enums(col("layer"), ctx("layer"), &mut self.layer, |n| r.code(n))?;
+        let r = &mut part.dirs;
+        enums(col("dir"), ctx("dir"), &mut self.dir, |n| r.code(n))?;
+        let r = &mut part.slices;
+        enums(col("slice"), ctx("slice"), &mut self.slice, |n| r.code(n))?;
+        let r = &mut part.reasons;
+        enums(col("reason"), ctx("reason"), &mut self.reason, |n| r.code(n))?;
+        Ok(())
+    }
+}
+
+impl Part {
+    /// Aggregates a decoded batch: journey aggregates per packet, and each event's packet index
+    /// and sort key.
+    fn add(&mut self, c: &Cols, layer_lc: &[u8], ids: &Ids, path: &Path) -> Result<(), Error> {
+        use crate::codes::{l, p};
+        use crate::journey::T_LIMIT;
+        let first = self.first;
+        for k in 0..c.t.len() {
+            let id = match ids {
+                Ids::Dense { lo, .. } => (c.pkt[k] - lo) as usize,
+                Ids::Map { map, .. } => map[&c.pkt[k]] as usize,
+            };
+            let t = c.t[k];
+            if !(-T_LIMIT..T_LIMIT).contains(&t) {
+                return Err(Error::Range { path: path.to_path_buf(), t });
+            }
+            let lc = layer_lc.get(c.layer[k] as usize).copied().unwrap_or(LAYER_OTHER);
+            let (pc, retx) = (c.pc[k], c.retx[k]);
+            let key = (t << 10) | ((pc as i64) << 6) | ((lc as i64) << 2) | (retx.min(3) as i64);
+            self.pid.push(id as u32);
+            self.key.push((key << 1) | c.exec_q[k] as i64);
+            let a = &mut self.acc[id - first];
+            a.n += 1;
+            if t < a.t_in {
+                a.t_in = t;
+                a.bytes = c.bytes[k];
+            }
+            a.t_last = a.t_last.max(t);
+            a.ue = a.ue.max(c.ue[k]);
+            a.flow = a.flow.max(c.flow[k]);
+            a.rnti = a.rnti.max(c.rnti[k]);
+            a.qfi = a.qfi.max(c.qfi[k]);
+            a.drb = a.drb.max(c.drb[k]);
+            a.dir = self.dirs.max(a.dir, c.dir[k]);
+            a.slice = self.slices.max(a.slice, c.slice[k]);
+            match pc {
+                p::DROP => {
+                    a.t_drop = a.t_drop.min(t);
+                    a.drop_layer = self.layers.max(a.drop_layer, c.layer[k]);
+                    a.drop_reason = self.reasons.max(a.drop_reason, c.reason[k]);
+                }
+                p::DELIVER if lc == l::APP => a.t_out = a.t_out.min(t),
+                p::SEGMENT if retx == 0 => a.segments += 1,
+                p::SEGMENT => a.rlc_retx += 1,
+                p::TX if lc == l::MAC && retx > 0 => a.harq_retx += 1,
+                _ => {}
+            }
+            a.ce |= pc == p::CE_MARK || c.ecn[k] == 3;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Ctx<'a> {
+    path: &'a Path,
+    column: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err(&self, problem: impl Into<String>) -> Error {
+        Error::Column { path: self.path.to_path_buf(), column: self.column.to_string(), problem: problem.into() }
+    }
+}
+
+/// Appends an integer column (any Arrow integer type) converted by `conv`, nulls as `null`.
+fn ints<T: Copy>(a: &ArrayRef, ctx: Ctx, out: &mut Vec<T>, null: T, conv: impl Fn(i64) -> T) -> Result<(), Error> {
+    macro_rules! prim {
+        ($t:ty) => {{
+            let p = a.as_primitive::<$t>();
+            match p.nulls().filter(|n| n.null_count() > 0) {
+                None => out.extend(p.values().iter().map(|&v| conv(v as i64))),
+                Some(nulls) => {
+                    out.extend(
+                        p.values().iter().zip(nulls.iter()).map(|(&v, ok)| if ok { conv(v as i64) } else { null }),
+                    )
+                }
+            }
+        }};
+    }
+    match a.data_type() {
+        DataType::Int64 => prim!(Int64Type),
+        DataType::UInt64 => prim!(UInt64Type),
+        DataType::Int32 => prim!(Int32Type),
+        DataType::UInt32 => prim!(UInt32Type),
+        DataType::Int16 => prim!(Int16Type),
+        DataType::UInt16 => prim!(UInt16Type),
+        DataType::Int8 => prim!(Int8Type),
+        DataType::UInt8 => prim!(UInt8Type),
+        other => return Err(ctx.err(format!("type {other}; accepted: an integer type"))),
+    }
+    Ok(())
+}
+
+/// Appends an enum column (a dictionary of strings, or plain strings) as codes given by `code`
+/// (once per distinct name of a batch), nulls as [`NULL`].
+fn enums(a: &ArrayRef, ctx: Ctx, out: &mut Vec<u8>, mut code: impl FnMut(&str) -> Option<u8>) -> Result<(), Error> {
+    let too_many = || ctx.err("more than 255 distinct values");
+    if let Some(d) = a.as_any_dictionary_opt() {
+        let values = d.values();
+        let names: Vec<Option<&str>> = match values.data_type() {
+            DataType::Utf8 => values.as_string::<i32>().iter().collect(),
+            DataType::LargeUtf8 => values.as_string::<i64>().iter().collect(),
+            DataType::Utf8View => values.as_string_view().iter().collect(),
+            other => return Err(ctx.err(format!("dictionary of {other}; accepted: strings"))),
+        };
+        let mut map = Vec::with_capacity(names.len());
+        for n in names {
+            map.push(match n {
+                Some(n) => code(n).ok_or_else(too_many)?,
+                None => NULL,
+            });
+        }
+        let nulls = a.logical_nulls().filter(|n| n.null_count() > 0);
+        if let Some(k) = a.as_dictionary_opt::<UInt8Type>() {
+            let keys = k.keys().values();
+            match nulls {
+                None => out.extend(keys.iter().map(|&k| map[k as usize])),
+                Some(nulls) => {
+                    out.extend(keys.iter().zip(nulls.iter()).map(|(&k, ok)| if ok { map[k as usize] } else { NULL }))
+                }
+            }
+        } else {
+            let keys = d.normalized_keys();
+            match nulls {
+                None => out.extend(keys.iter().map(|&k| map[k])),
+                Some(nulls) => out.extend(keys.iter().zip(nulls.iter()).map(|(&k, ok)| if ok { map[k] } else { NULL })),
+            }
+        }
+        return Ok(());
+    }
+    let mut one = |s: Option<&str>| -> Result<u8, Error> {
+        match s {
+            Some(s) => code(s).ok_or_else(too_many),
+            None => Ok(NULL),
+        }
+    };
+    match a.data_type() {
+        DataType::Utf8 => {
+            for s in a.as_string::<i32>().iter() {
+                out.push(one(s)?);
+            }
+        }
+        DataType::LargeUtf8 => {
+            for s in a.as_string::<i64>().iter() {
+                out.push(one(s)?);
+            }
+        }
+        DataType::Utf8View => {
+            for s in a.as_string_view().iter() {
+                out.push(one(s)?);
+            }
+        }
+        DataType::Null => out.extend(std::iter::repeat_n(NULL, a.len())),
+        other => return Err(ctx.err(format!("type {other}; accepted: strings or a dictionary of strings"))),
+    }
+    Ok(())
+}
+
+/// The packet ids the run marks `in_flight` (control rows of that kind; the id is in `sn`).
+pub fn in_flight(path: &Path) -> Result<Vec<u64>, Error> {
+    let b = open(path)?;
+    let mut roots = Vec::new();
+    for c in ["kind", "sn"] {
+        roots.push(b.schema().index_of(c).map_err(|_| Error::Column {
+            path: path.to_path_buf(),
+            column: c.to_string(),
+            problem: "missing".into(),
+        })?);
+    }
+    let mask = ProjectionMask::roots(b.parquet_schema(), roots);
+    let reader = b.with_projection(mask).build().map_err(|e| Error::parquet(path, e))?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let mut kinds = Vec::new();
+        let mut is_in_flight = false;
+        enums(batch.column(0), Ctx { path, column: "kind" }, &mut kinds, |n| {
+            is_in_flight |= n == "in_flight";
+            Some((n == "in_flight") as u8)
+        })?;
+        if !is_in_flight {
+            continue;
+        }
+        let mut sn = Vec::new();
+        ints(batch.column(1), Ctx { path, column: "sn" }, &mut sn, -1i64, |v| v)?;
+        out.extend(kinds.iter().zip(&sn).filter(|(&k, &s)| k == 1 && s >= 0).map(|(_, &s)| s as u64));
+    }
+    Ok(out)
+}

@@ -1,0 +1,399 @@
+//! The driver: read, group, walk, write — and the tables' schemas.
+
+use std::fs;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use scout_events::table::{Data, Slice, TableWriter};
+
+use crate::codes::{COMPONENTS, LAYERS};
+use crate::journey::{self, Batch, Closure, Dicts, ProfileInput, STATUS};
+use crate::profile::{self, Row};
+use crate::{read, Error};
+
+/// What to compute.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Profile windows (`None`: whole run only).
+    pub window_ns: Option<i64>,
+    /// The run's duration (throughput over the whole run).
+    pub duration_ns: i64,
+    /// Threads for reading and profiles.
+    pub threads: usize,
+}
+
+/// What the summary reports from these tables.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    pub events: u64,
+    pub packets: u64,
+    /// Packets per status.
+    pub status: Vec<(&'static str, u64)>,
+    /// `delivered` or `all` (see docs/attribution.md, profiles).
+    pub population: &'static str,
+    pub closure: Closure,
+    /// The three largest (layer, component) contributions over delivered packets.
+    pub dominant: Vec<(&'static str, &'static str, i64)>,
+    pub components: u64,
+    pub layer_delays: u64,
+    pub profiles: u64,
+}
+
+/// Packets walked per batch handed to the writer thread.
+const WALK_SLOTS: usize = 1 << 15;
+
+fn dict() -> DataType {
+    DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8))
+}
+
+fn journeys_schema() -> SchemaRef {
+    let f = |n: &str, t: DataType, null: bool| Field::new(n, t, null);
+    Arc::new(Schema::new(vec![
+        f("pkt", DataType::UInt64, false),
+        f("dir", dict(), false),
+        f("ue", DataType::UInt32, false),
+        f("rnti", DataType::UInt16, true),
+        f("flow", DataType::UInt32, false),
+        f("slice", dict(), false),
+        f("qfi", DataType::UInt8, true),
+        f("drb", DataType::UInt8, true),
+        f("t_in_ns", DataType::Int64, false),
+        f("t_out_ns", DataType::Int64, true),
+        f("t_drop_ns", DataType::Int64, true),
+        f("drop_layer", dict(), true),
+        f("drop_reason", dict(), true),
+        f("bytes", DataType::UInt32, false),
+        f("segments", DataType::Int64, false),
+        f("harq_retx", DataType::Int64, false),
+        f("rlc_retx", DataType::Int64, false),
+        f("ce", DataType::Boolean, false),
+        f("n_events", DataType::Int64, false),
+        f("status", dict(), false),
+        f("delay_ns", DataType::Int64, true),
+        f("span_ns", DataType::Int64, false),
+    ]))
+}
+
+fn components_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("pkt", DataType::UInt64, false),
+        Field::new("dir", dict(), false),
+        Field::new("ue", DataType::UInt32, false),
+        Field::new("flow", DataType::UInt32, false),
+        Field::new("slice", dict(), false),
+        Field::new("t_in_ns", DataType::Int64, false),
+        Field::new("status", dict(), false),
+        Field::new("layer", dict(), false),
+        Field::new("component", dict(), false),
+        Field::new("ns", DataType::Int64, false),
+    ]))
+}
+
+fn layer_delays_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("pkt", DataType::UInt64, false),
+        Field::new("dir", dict(), false),
+        Field::new("ue", DataType::UInt32, false),
+        Field::new("status", dict(), false),
+        Field::new("layer", dict(), false),
+        Field::new("ns", DataType::Int64, false),
+    ]))
+}
+
+/// Output layer names: the named layers, then `other`.
+fn out_layers() -> Vec<&'static str> {
+    LAYERS.iter().copied().chain(["other"]).collect()
+}
+
+/// The three per-packet tables, written batch by batch.
+struct Tables {
+    journeys: TableWriter,
+    components: TableWriter,
+    layer_delays: TableWriter,
+    rows: [u64; 3],
+    /// Packet attributes gathered onto component or layer rows (buffers kept between batches).
+    g: Gathered,
+}
+
+#[derive(Default)]
+struct Gathered {
+    pkt: Vec<i64>,
+    dir: Vec<u8>,
+    ue: Vec<u32>,
+    flow: Vec<u32>,
+    slice: Vec<u8>,
+    t_in: Vec<i64>,
+    status: Vec<u8>,
+}
+
+impl Gathered {
+    fn fill(&mut self, j: &journey::Journeys, idx: &[u32]) {
+        fn put<T: Copy>(out: &mut Vec<T>, col: &[T], idx: &[u32]) {
+            out.clear();
+            out.extend(idx.iter().map(|&i| col[i as usize]));
+        }
+        put(&mut self.pkt, &j.pkt, idx);
+        put(&mut self.dir, &j.dir, idx);
+        put(&mut self.ue, &j.ue, idx);
+        put(&mut self.flow, &j.flow, idx);
+        put(&mut self.slice, &j.slice, idx);
+        put(&mut self.t_in, &j.t_in, idx);
+        put(&mut self.status, &j.status, idx);
+    }
+}
+
+fn meta() -> Vec<(String, String)> {
+    vec![("scout.analysis".into(), "attribution kernel (scout-analysis)".into())]
+}
+
+impl Tables {
+    fn create(out: &Path, d: &Dicts) -> Result<Tables, Error> {
+        let (dir, slice, layer, reason) = (d.dir.strs(), d.slice.strs(), d.layer.strs(), d.reason.strs());
+        let layers = out_layers();
+        let e: &[&str] = &[];
+        let jd: Vec<&[&str]> =
+            vec![e, &dir, e, e, e, &slice, e, e, e, e, e, &layer, &reason, e, e, e, e, e, e, &STATUS, e, e];
+        let journeys =
+            TableWriter::create(&out.join("journeys.parquet"), journeys_schema(), &jd, &["pkt", "t_in_ns"], meta())?;
+        let cd: Vec<&[&str]> = vec![e, &dir, e, e, &slice, e, &STATUS, &layers, &COMPONENTS, e];
+        let components = TableWriter::create(
+            &out.join("components.parquet"),
+            components_schema(),
+            &cd,
+            &["pkt", "t_in_ns"],
+            meta(),
+        )?;
+        let ld: Vec<&[&str]> = vec![e, &dir, e, &STATUS, &layers, e];
+        let layer_delays =
+            TableWriter::create(&out.join("layer_delays.parquet"), layer_delays_schema(), &ld, &["pkt"], meta())?;
+        Ok(Tables { journeys, components, layer_delays, rows: [0; 3], g: Gathered::default() })
+    }
+
+    fn write(&mut self, b: &Batch) -> Result<(), Error> {
+        let j = &b.journeys;
+        self.journeys.append(&[
+            Slice::all(Data::I64(&j.pkt)),
+            Slice::all(Data::U8(&j.dir)),
+            Slice::all(Data::U32(&j.ue)),
+            Slice::nullable(&j.rnti.0, Data::U32(&j.rnti.1)),
+            Slice::all(Data::U32(&j.flow)),
+            Slice::all(Data::U8(&j.slice)),
+            Slice::nullable(&j.qfi.0, Data::U32(&j.qfi.1)),
+            Slice::nullable(&j.drb.0, Data::U32(&j.drb.1)),
+            Slice::all(Data::I64(&j.t_in)),
+            Slice::nullable(&j.t_out.0, Data::I64(&j.t_out.1)),
+            Slice::nullable(&j.t_drop.0, Data::I64(&j.t_drop.1)),
+            Slice::nullable(&j.drop_layer.0, Data::U8(&j.drop_layer.1)),
+            Slice::nullable(&j.drop_reason.0, Data::U8(&j.drop_reason.1)),
+            Slice::all(Data::U32(&j.bytes)),
+            Slice::all(Data::I64(&j.segments)),
+            Slice::all(Data::I64(&j.harq_retx)),
+            Slice::all(Data::I64(&j.rlc_retx)),
+            Slice::all(Data::U8(&j.ce)),
+            Slice::all(Data::I64(&j.n_events)),
+            Slice::all(Data::U8(&j.status)),
+            Slice::nullable(&j.delay.0, Data::I64(&j.delay.1)),
+            Slice::all(Data::I64(&j.span)),
+        ])?;
+        // Packet attributes gathered onto the component and layer rows.
+        let c = &b.components;
+        self.g.fill(j, &c.j);
+        let g = &self.g;
+        self.components.append(&[
+            Slice::all(Data::I64(&g.pkt)),
+            Slice::all(Data::U8(&g.dir)),
+            Slice::all(Data::U32(&g.ue)),
+            Slice::all(Data::U32(&g.flow)),
+            Slice::all(Data::U8(&g.slice)),
+            Slice::all(Data::I64(&g.t_in)),
+            Slice::all(Data::U8(&g.status)),
+            Slice::all(Data::U8(&c.layer)),
+            Slice::all(Data::U8(&c.comp)),
+            Slice::all(Data::I64(&c.ns)),
+        ])?;
+        let l = &b.layer_delays;
+        self.g.fill(j, &l.j);
+        let g = &self.g;
+        self.layer_delays.append(&[
+            Slice::all(Data::I64(&g.pkt)),
+            Slice::all(Data::U8(&g.dir)),
+            Slice::all(Data::U32(&g.ue)),
+            Slice::all(Data::U8(&g.status)),
+            Slice::all(Data::U8(&l.layer)),
+            Slice::all(Data::I64(&l.ns)),
+        ])?;
+        self.rows[0] += j.len() as u64;
+        self.rows[1] += c.j.len() as u64;
+        self.rows[2] += l.j.len() as u64;
+        Ok(())
+    }
+
+    fn close(self) -> Result<[u64; 3], Error> {
+        self.journeys.close()?;
+        self.components.close()?;
+        self.layer_delays.close()?;
+        Ok(self.rows)
+    }
+}
+
+/// Computes `journeys`, `components`, `layer_delays` and `profiles` of the run whose event tables
+/// are in `events_dir`, into `out_dir`. `progress` is told each stage as it starts.
+pub fn analyze(
+    events_dir: &Path,
+    out_dir: &Path,
+    opt: &Options,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Summary, Error> {
+    let threads = opt.threads.max(1);
+    let packet = events_dir.join("packet.parquet");
+    progress("read");
+    let (ids, parts) = read::scan(&packet, threads)?;
+    let in_flight = read::in_flight(&events_dir.join("control.parquet"))?;
+    let events: u64 = parts.iter().map(|p| p.pid.len() as u64).sum();
+    progress("group");
+    let mut grouped = journey::group(ids, parts, &in_flight, &packet)?;
+    fs::create_dir_all(out_dir).map_err(|e| Error::Io { path: out_dir.to_path_buf(), source: e })?;
+    progress("journeys");
+    let mut tables = Tables::create(out_dir, &grouped.dicts)?;
+    let mut prof = ProfileInput::with_capacity(grouped.slots(), events as usize);
+    let mut closure = Closure::default();
+    let (tx, rx) = sync_channel::<Batch>(2);
+    // Batches go back to the walk once written (fresh memory costs a page fault per page).
+    let (back, recycled) = sync_channel::<Batch>(4);
+    let rows = std::thread::scope(|s| -> Result<[u64; 3], Error> {
+        let writer = s.spawn(move || -> Result<[u64; 3], Error> {
+            while let Ok(mut b) = rx.recv() {
+                tables.write(&b)?;
+                b.clear();
+                let _ = back.try_send(b);
+            }
+            tables.close()
+        });
+        let slots = grouped.slots();
+        let mut at = 0;
+        while at < slots {
+            let mut b = recycled.try_recv().unwrap_or_default();
+            let end = (at + WALK_SLOTS).min(slots);
+            grouped.walk(at..end, &mut b, &mut prof, &mut closure);
+            at = end;
+            if tx.send(b).is_err() {
+                break; // the writer failed; its error is returned below
+            }
+        }
+        drop(tx);
+        writer.join().expect("writer thread panicked")
+    })?;
+    progress("profiles");
+    let delivered = prof.status.iter().filter(|&&s| s == journey::DELIVERED).count() as u64;
+    let population_delivered = delivered > 0;
+    let profile_rows = profiles(&prof, opt, population_delivered, &grouped.dicts.slice.names, threads);
+    write_profiles(&out_dir.join("profiles.parquet"), &profile_rows, &grouped.dicts)?;
+
+    let mut status = Vec::new();
+    for (code, name) in STATUS.iter().enumerate() {
+        let n = prof.status.iter().filter(|&&s| s as usize == code).count() as u64;
+        if n > 0 {
+            status.push((*name, n));
+        }
+    }
+    let mut dominant: Vec<(&'static str, &'static str, i64)> = closure
+        .by_code
+        .iter()
+        .enumerate()
+        .filter(|(_, &ns)| ns > 0)
+        .map(|(code, &ns)| (crate::codes::layer_name((code / 8) as u8), COMPONENTS[code % 8], ns))
+        .collect();
+    dominant.sort_by_key(|d| std::cmp::Reverse(d.2));
+    dominant.truncate(3);
+    Ok(Summary {
+        events,
+        packets: rows[0],
+        status,
+        population: if population_delivered { "delivered" } else { "all" },
+        closure,
+        dominant,
+        components: rows[1],
+        layer_delays: rows[2],
+        profiles: profile_rows.len() as u64,
+    })
+}
+
+/// Every profile task, `threads` at a time; rows in task order.
+fn profiles(inp: &ProfileInput, opt: &Options, delivered: bool, slices: &[String], threads: usize) -> Vec<Row> {
+    let tasks = profile::tasks(opt.window_ns.is_some());
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Vec<Row>)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads.min(tasks.len()))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    let mut scratch = profile::Scratch::new(inp.dir.len(), inp.cj.len());
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&(scope, windowed)) = tasks.get(i) else { break };
+                        let w = if windowed { opt.window_ns } else { None };
+                        out.push((
+                            i,
+                            profile::scope_rows(&mut scratch, inp, scope, w, delivered, opt.duration_ns, slices),
+                        ));
+                    }
+                    out
+                })
+            })
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().expect("profile thread panicked")).collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().flat_map(|(_, rows)| rows).collect()
+}
+
+fn write_profiles(path: &Path, rows: &[Row], d: &Dicts) -> Result<(), Error> {
+    let layers = out_layers();
+    let strs = |f: &dyn Fn(&Row) -> String| -> ArrayRef { Arc::new(StringArray::from_iter_values(rows.iter().map(f))) };
+    let i64s = |f: &dyn Fn(&Row) -> Option<i64>| -> ArrayRef { Arc::new(Int64Array::from_iter(rows.iter().map(f))) };
+    let f64s = |f: &dyn Fn(&Row) -> Option<f64>| -> ArrayRef { Arc::new(Float64Array::from_iter(rows.iter().map(f))) };
+    let layer = |r: &Row| r.layer_comp.map_or("total".to_string(), |(l, _)| layers[l as usize].to_string());
+    let comp = |r: &Row| r.layer_comp.map_or("total".to_string(), |(_, c)| COMPONENTS[c as usize].to_string());
+    let cols: Vec<(&str, ArrayRef)> = vec![
+        ("scope", strs(&|r| r.scope.to_string())),
+        ("key", strs(&|r| r.key.clone())),
+        ("dir", strs(&|r| d.dir.names.get(r.dir as usize).cloned().unwrap_or_default())),
+        ("layer", strs(&layer)),
+        ("component", strs(&comp)),
+        ("count", i64s(&|r| Some(r.stats.count))),
+        ("mean_ns", f64s(&|r| r.stats.mean)),
+        ("p50_ns", f64s(&|r| r.stats.q[0])),
+        ("p90_ns", f64s(&|r| r.stats.q[1])),
+        ("p99_ns", f64s(&|r| r.stats.q[2])),
+        ("p999_ns", f64s(&|r| r.stats.q[3])),
+        ("max_ns", i64s(&|r| r.stats.max)),
+        ("sum_ns", i64s(&|r| r.stats.sum)),
+        ("offered", i64s(&|r| Some(r.offered))),
+        ("delivered", i64s(&|r| Some(r.delivered))),
+        ("dropped", i64s(&|r| Some(r.dropped))),
+        ("delivered_bytes", i64s(&|r| r.delivered_bytes)),
+        ("window_start_ns", i64s(&|r| r.window_start_ns)),
+        ("mean_per_pkt_ns", f64s(&|r| r.mean_per_pkt_ns)),
+        ("throughput_bps", f64s(&|r| Some(r.throughput_bps))),
+        ("loss", f64s(&|r| r.loss)),
+    ];
+    let batch = RecordBatch::try_from_iter(cols).map_err(|e| Error::parquet(path, e))?;
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = std::path::PathBuf::from(partial);
+    let file = fs::File::create(&partial).map_err(|e| Error::Io { path: partial.clone(), source: e })?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::parquet(path, e))?))
+        .build();
+    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| Error::parquet(&partial, e))?;
+    w.write(&batch).map_err(|e| Error::parquet(&partial, e))?;
+    w.close().map_err(|e| Error::parquet(&partial, e))?;
+    fs::rename(&partial, path).map_err(|e| Error::Io { path: path.to_path_buf(), source: e })
+}
