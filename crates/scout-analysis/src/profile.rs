@@ -70,6 +70,8 @@ pub fn stats(v: &mut [i64]) -> Stats {
 #[derive(Debug, Clone)]
 pub struct Row {
     pub scope: &'static str,
+    /// The packets' group in the task's [`Partition`].
+    pub group: u32,
     pub key: String,
     pub dir: u8,
     /// Output layer code and component code; `None` for the `total` rows.
@@ -113,24 +115,19 @@ pub fn tasks(windowed: bool) -> Vec<(Scope, bool)> {
     t
 }
 
-/// The rows of one scope. `delivered_population`: profile delivered packets by their delay
-/// (else every packet by its span); `window_ns` the window of windowed tasks; `duration_ns` the
-/// run's (throughput over the whole run); `slices` the slice names.
-pub fn scope_rows(
-    scratch: &mut Scratch,
-    inp: &ProfileInput,
-    scope: Scope,
-    window_ns: Option<i64>,
-    delivered_population: bool,
-    duration_ns: i64,
-    slices: &[String],
-) -> Vec<Row> {
+/// A task's grouping of packets: each packet's group (numbered in first-seen order, so two tasks
+/// group alike exactly when their `g` are equal) and each group's (key, direction, window).
+pub struct Partition {
+    pub g: Vec<u32>,
+    pub keys: Vec<(u64, u8, i64)>,
+}
+
+/// Groups packets by `scope`'s key, direction and (with `window_ns`) window of ingress time.
+pub fn partition(inp: &ProfileInput, scope: Scope, window_ns: Option<i64>) -> Partition {
     let n = inp.dir.len();
-    // Group number of each packet.
     let mut groups: HashMap<(u64, u8, i64), u32> = HashMap::new();
     let mut keys: Vec<(u64, u8, i64)> = Vec::new();
-    let g = &mut scratch.g;
-    g.clear();
+    let mut g = crate::mem::huge_vec(n);
     let mut last: Option<((u64, u8, i64), u32)> = None;
     for j in 0..n {
         let k = match scope {
@@ -156,6 +153,42 @@ pub fn scope_rows(
         };
         g.push(id);
     }
+    Partition { g, keys }
+}
+
+/// The name a scope key is reported under.
+pub fn key_name(scope: Scope, k: u64, slices: &[String]) -> String {
+    match scope {
+        Scope::Run => "all".to_string(),
+        Scope::Ue | Scope::Flow => k.to_string(),
+        Scope::Slice => slices.get(k as usize).cloned().unwrap_or_default(),
+    }
+}
+
+/// Another task's rows for a task that groups packets exactly alike: the same statistics under
+/// this task's scope and keys.
+pub fn relabel(rows: &[Row], scope: Scope, part: &Partition, slices: &[String]) -> Vec<Row> {
+    rows.iter()
+        .map(|r| Row { scope: scope.name(), key: key_name(scope, part.keys[r.group as usize].0, slices), ..r.clone() })
+        .collect()
+}
+
+/// The rows of one scope. `delivered_population`: profile delivered packets by their delay
+/// (else every packet by its span); `window_ns` the window of windowed tasks; `duration_ns` the
+/// run's (throughput over the whole run); `slices` the slice names.
+#[allow(clippy::too_many_arguments)]
+pub fn scope_rows(
+    scratch: &mut Scratch,
+    inp: &ProfileInput,
+    part: &Partition,
+    scope: Scope,
+    window_ns: Option<i64>,
+    delivered_population: bool,
+    duration_ns: i64,
+    slices: &[String],
+) -> Vec<Row> {
+    let n = inp.dir.len();
+    let (g, keys) = (&part.g, &part.keys);
     let ng = keys.len();
     // Totals per group.
     let (mut offered, mut delivered, mut dropped) = (vec![0i64; ng], vec![0i64; ng], vec![0i64; ng]);
@@ -182,18 +215,14 @@ pub fn scope_rows(
         (0..n).filter(|&j| measure(j) != i64::MIN).map(|j| (g[j] as usize, measure(j))),
     );
     let values = &mut scratch.values;
-    let key_name = |k: u64| match scope {
-        Scope::Run => "all".to_string(),
-        Scope::Ue | Scope::Flow => k.to_string(),
-        Scope::Slice => slices.get(k as usize).cloned().unwrap_or_default(),
-    };
     let span = |w: i64| if w < 0 { duration_ns.max(1) } else { window_ns.unwrap_or(duration_ns) };
     let row = |gi: usize, layer_comp, stats: Stats| {
         let (k, dir, w) = keys[gi];
         let mean_per_pkt_ns = stats.sum.and_then(|s| (delivered[gi] != 0).then(|| s as f64 / delivered[gi] as f64));
         Row {
             scope: scope.name(),
-            key: key_name(k),
+            key: key_name(scope, k, slices),
+            group: gi as u32,
             dir,
             layer_comp,
             stats,
@@ -262,7 +291,6 @@ fn place(out: &mut Vec<i64>, cursor: &mut Vec<usize>, count: &mut [usize], items
 
 /// Buffers a profile thread reuses from task to task (fresh memory costs a page fault per page).
 pub struct Scratch {
-    g: Vec<u32>,
     values: Vec<i64>,
     cursor: Vec<usize>,
 }
@@ -270,11 +298,7 @@ pub struct Scratch {
 impl Scratch {
     /// Room for `packets` packets and `rows` component rows.
     pub fn new(packets: usize, rows: usize) -> Scratch {
-        Scratch {
-            g: crate::mem::huge_vec(packets),
-            values: crate::mem::huge_vec(rows.max(packets)),
-            cursor: Vec::new(),
-        }
+        Scratch { values: crate::mem::huge_vec(rows.max(packets)), cursor: Vec::new() }
     }
 }
 

@@ -325,24 +325,39 @@ pub fn analyze(
     })
 }
 
-/// Every profile task, `threads` at a time; rows in task order.
+/// Every profile task, `threads` at a time; rows in task order. A task whose packets group exactly
+/// like an earlier task's (one UE, one flow or one slice per direction: the `ue` scope partitions
+/// packets as `run` does) takes that task's statistics under its own keys instead of recomputing.
 fn profiles(inp: &ProfileInput, opt: &Options, delivered: bool, slices: &[String], threads: usize) -> Vec<Row> {
     let tasks = profile::tasks(opt.window_ns.is_some());
+    let window = |windowed: bool| if windowed { opt.window_ns } else { None };
+    let parts: Vec<profile::Partition> =
+        tasks.iter().map(|&(scope, windowed)| profile::partition(inp, scope, window(windowed))).collect();
+    // The task each task copies (itself if none).
+    let same: Vec<usize> = (0..tasks.len())
+        .map(|i| (0..i).find(|&k| tasks[k].1 == tasks[i].1 && parts[k].g == parts[i].g).unwrap_or(i))
+        .collect();
+    let own: Vec<usize> = (0..tasks.len()).filter(|&i| same[i] == i).collect();
     let next = AtomicUsize::new(0);
     let mut done: Vec<(usize, Vec<Row>)> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..threads.min(tasks.len()))
+        let hs: Vec<_> = (0..threads.min(own.len()))
             .map(|_| {
                 s.spawn(|| {
                     let mut out = Vec::new();
                     let mut scratch = profile::Scratch::new(inp.dir.len(), inp.cj.len());
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&(scope, windowed)) = tasks.get(i) else { break };
-                        let w = if windowed { opt.window_ns } else { None };
-                        out.push((
-                            i,
-                            profile::scope_rows(&mut scratch, inp, scope, w, delivered, opt.duration_ns, slices),
-                        ));
+                    while let Some(&i) = own.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let (scope, windowed) = tasks[i];
+                        let rows = profile::scope_rows(
+                            &mut scratch,
+                            inp,
+                            &parts[i],
+                            scope,
+                            window(windowed),
+                            delivered,
+                            opt.duration_ns,
+                            slices,
+                        );
+                        out.push((i, rows));
                     }
                     out
                 })
@@ -351,7 +366,16 @@ fn profiles(inp: &ProfileInput, opt: &Options, delivered: bool, slices: &[String
         hs.into_iter().flat_map(|h| h.join().expect("profile thread panicked")).collect()
     });
     done.sort_by_key(|(i, _)| *i);
-    done.into_iter().flat_map(|(_, rows)| rows).collect()
+    let mut rows: Vec<Vec<Row>> = vec![Vec::new(); tasks.len()];
+    for (i, r) in done {
+        rows[i] = r;
+    }
+    for i in 0..tasks.len() {
+        if same[i] != i {
+            rows[i] = profile::relabel(&rows[same[i]], tasks[i].0, &parts[i], slices);
+        }
+    }
+    rows.into_iter().flatten().collect()
 }
 
 fn write_profiles(path: &Path, rows: &[Row], d: &Dicts) -> Result<(), Error> {
