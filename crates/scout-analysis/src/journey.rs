@@ -7,13 +7,14 @@
 //!
 //! Events are grouped by packet with a counting sort (packet ids of a run are nearly dense; a hash
 //! map gives ids that are not), each packet's events sorted by the same packed key as the SQL
-//! window (`t_ns · 2¹⁰ + point · 2⁶ + layer · 2² + min(retx, 3)`, here shifted once more to carry
-//! the executor-queue flag), then walked once.
+//! window (`t · 2¹⁰ + point · 2⁶ + layer · 2² + min(retx, 3)`, here with `t` the time since the
+//! packet's first event, so that any absolute time fits, and shifted once more to carry the
+//! executor-queue flag), then walked once.
 
 use std::collections::HashSet;
 
 use crate::codes::{c, l, p, LAYER_OTHER};
-use crate::read::{Acc, Ids, Names, Part, Ranked, EMPTY, NULL};
+use crate::read::{Acc, Ids, Names, Part, Ranked, Scanned, EMPTY, NULL};
 use crate::Error;
 
 /// Packet status codes (the `status` column's dictionary).
@@ -23,7 +24,8 @@ pub const DROPPED: u8 = 1;
 pub const IN_FLIGHT: u8 = 2;
 pub const INCOMPLETE: u8 = 3;
 
-/// |t_ns| must stay below this for the packed key (2⁵² ns ≈ 52 days).
+/// Keys carry an event's time since its packet's first event, which must stay below this
+/// (2⁵² ns ≈ 52 days; the absolute time may be anything).
 pub const T_LIMIT: i64 = 1 << 52;
 
 const NONE: i64 = i64::MAX;
@@ -175,22 +177,21 @@ pub struct ProfileInput {
 }
 
 impl ProfileInput {
-    /// Room for `packets` packets and `rows` component rows, as huge pages.
+    /// Room for `packets` packets and `rows` component rows (reserved, touched only as filled).
     pub fn with_capacity(packets: usize, rows: usize) -> Self {
-        use crate::mem::huge_vec;
         ProfileInput {
-            dir: huge_vec(packets),
-            ue: huge_vec(packets),
-            flow: huge_vec(packets),
-            slice: huge_vec(packets),
-            t_in: huge_vec(packets),
-            status: huge_vec(packets),
-            delay: huge_vec(packets),
-            span: huge_vec(packets),
-            bytes: huge_vec(packets),
-            cj: huge_vec(rows),
-            code: huge_vec(rows),
-            ns: huge_vec(rows),
+            dir: Vec::with_capacity(packets),
+            ue: Vec::with_capacity(packets),
+            flow: Vec::with_capacity(packets),
+            slice: Vec::with_capacity(packets),
+            t_in: Vec::with_capacity(packets),
+            status: Vec::with_capacity(packets),
+            delay: Vec::with_capacity(packets),
+            span: Vec::with_capacity(packets),
+            bytes: Vec::with_capacity(packets),
+            cj: Vec::with_capacity(rows),
+            code: Vec::with_capacity(rows),
+            ns: Vec::with_capacity(rows),
         }
     }
 }
@@ -249,9 +250,9 @@ pub struct Grouped {
     in_flight: HashSet<u64>,
 }
 
-/// Groups the parts' events by packet: each packet's sort keys made contiguous (a counting sort;
-/// every part places its own events, part 0's first, so equal keys keep file order).
-pub fn group(ids: Ids, mut parts: Vec<Part>, in_flight: &[u64], path: &std::path::Path) -> Result<Grouped, Error> {
+/// Merges the parts' dictionaries: the grouping itself was done while reading ([`crate::read::scan`]).
+pub fn group(scan: Scanned, in_flight: &[u64], path: &std::path::Path) -> Result<Grouped, Error> {
+    let Scanned { ids, parts, start, entries } = scan;
     let dict = |f: fn(&Part) -> &Ranked, col: &str| {
         Dict::merge(&parts.iter().map(f).collect::<Vec<_>>()).map_err(|problem| Error::Column {
             path: path.to_path_buf(),
@@ -265,68 +266,7 @@ pub fn group(ids: Ids, mut parts: Vec<Part>, in_flight: &[u64], path: &std::path
         layer: dict(|e| &e.layers, "layer")?,
         reason: dict(|e| &e.reasons, "reason")?,
     };
-    let np = ids.len();
-    let mut start = crate::mem::huge_vec::<usize>(np + 1);
-    start.push(0);
-    let mut at = 0usize;
-    for id in 0..np {
-        for part in &parts {
-            if let Some(a) = id.checked_sub(part.first).and_then(|i| part.acc.get(i)) {
-                at += a.n as usize;
-            }
-        }
-        start.push(at);
-    }
-    let n = at;
-    let mut entries = crate::mem::huge_filled(n, 0i64);
-    // Each part's first slot of each packet: after the earlier parts' events of that packet.
-    let mut before = vec![0u32; np];
-    let mut cursors: Vec<Vec<usize>> = Vec::with_capacity(parts.len());
-    for part in &parts {
-        let mut cur = vec![0usize; part.acc.len()];
-        for (i, a) in part.acc.iter().enumerate() {
-            let id = part.first + i;
-            cur[i] = start[id] + before[id] as usize;
-            before[id] += a.n;
-        }
-        cursors.push(cur);
-    }
-    drop(before);
-    let out = SharedSlice(entries.as_mut_ptr(), entries.len());
-    std::thread::scope(|s| {
-        for (part, mut cur) in parts.iter_mut().zip(cursors) {
-            let out = &out;
-            s.spawn(move || {
-                let first = part.first;
-                for (&id, &key) in part.pid.iter().zip(&part.key) {
-                    let c = &mut cur[id as usize - first];
-                    // SAFETY: `cur` gives this part's own slots of each packet, disjoint from every
-                    // other part's, and each slot is written once, inside `entries` (`start` sums
-                    // every part's counts).
-                    unsafe { out.write(*c, key) };
-                    *c += 1;
-                }
-                part.pid = Vec::new();
-                part.key = Vec::new();
-            });
-        }
-    });
     Ok(Grouped { dicts, ids, parts, start, entries, in_flight: in_flight.iter().copied().collect() })
-}
-
-/// `entries`, written by several threads at disjoint indices.
-struct SharedSlice(*mut i64, usize);
-
-// SAFETY: only used for writes at disjoint indices (see `group`), while `entries` outlives the scope.
-unsafe impl Sync for SharedSlice {}
-
-impl SharedSlice {
-    /// # Safety
-    /// `i < len`, and no other thread writes or reads index `i` meanwhile.
-    unsafe fn write(&self, i: usize, v: i64) {
-        debug_assert!(i < self.1);
-        self.0.add(i).write(v);
-    }
 }
 
 /// A packet's aggregates over all parts, enum codes made global.
@@ -399,7 +339,7 @@ impl Grouped {
                 let (e, nx) = (w[0], w[1]);
                 let exec = e & 1 == 1;
                 let (k, nk) = (e >> 1, nx >> 1);
-                let (t, nt) = (k >> 10, nk >> 10);
+                let (t, nt) = ((k >> 10) + a.t_in, (nk >> 10) + a.t_in);
                 if nt <= t || (end != NONE && nt > end) {
                     continue;
                 }

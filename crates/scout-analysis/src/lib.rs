@@ -35,7 +35,7 @@ pub enum Error {
     Parquet { path: PathBuf, message: String },
     #[error("{path}: column {column}: {problem}")]
     Column { path: PathBuf, column: String, problem: String },
-    #[error("{path}: t_ns = {t} is outside the range the attribution orders (|t_ns| < 2^52 ns, about 52 days from the run's epoch)")]
+    #[error("{path}: t_ns = {t} is 2^52 ns (about 52 days) or more after its packet's first event; the attribution orders a packet's events within that span")]
     Range { path: PathBuf, t: i64 },
     #[error(transparent)]
     Write(#[from] scout_events::writer::WriteError),

@@ -1,37 +1,33 @@
-//! Large buffers backed by transparent huge pages where the kernel offers them.
+//! Memory helpers of the kernel.
 //!
-//! The kernel's default (`/sys/kernel/mm/transparent_hugepage/enabled` = `madvise`) backs memory
-//! with 4 KiB pages unless asked: filling the kernel's hundreds of megabytes of keys then takes a
-//! page fault every 4 KiB — a third of the run time in a virtual machine, where each fault also
-//! exits to the hypervisor. `MADV_HUGEPAGE` asks for 2 MiB pages; it is only advice, and a kernel
-//! without THP ignores it.
+//! Measured on the 2-core VM of bench/RESULTS.md: touching fresh memory costs 0.6 s/GiB with 4 KiB
+//! pages, seven times a rewrite, so buffers are reused between batches and tasks. Advising the large
+//! buffers as transparent huge pages (`MADV_HUGEPAGE`) made the kernel *slower* (6.3–6.9 s against
+//! 4.9–5.5 s on the 52.6 M-event run): a fault on a huge page is served by direct compaction there.
 
-/// An empty vector with room for `cap` elements, its memory advised as huge pages.
-pub fn huge_vec<T>(cap: usize) -> Vec<T> {
-    let v: Vec<T> = Vec::with_capacity(cap);
-    advise(v.as_ptr() as *const u8, cap * std::mem::size_of::<T>());
-    v
+/// A vector's spare capacity written by several threads at disjoint indices (a counting sort's
+/// placement), before the vector's length is set.
+pub struct Scatter<T> {
+    ptr: *mut T,
+    cap: usize,
 }
 
-/// `n` copies of `x` in a huge-page-advised vector.
-pub fn huge_filled<T: Clone>(n: usize, x: T) -> Vec<T> {
-    let mut v = huge_vec(n);
-    v.resize(n, x);
-    v
-}
+// SAFETY: writers only ever touch disjoint indices (the callers' contract on `write`).
+unsafe impl<T: Send> Sync for Scatter<T> {}
 
-fn advise(ptr: *const u8, len: usize) {
-    const HUGE: usize = 2 << 20;
-    if len < 2 * HUGE {
-        return;
+impl<T> Scatter<T> {
+    pub fn new(v: &mut Vec<T>) -> Self {
+        Scatter { ptr: v.as_mut_ptr(), cap: v.capacity() }
     }
-    let start = (ptr as usize).next_multiple_of(HUGE);
-    let end = (ptr as usize + len) / HUGE * HUGE;
-    if end > start {
-        // SAFETY: the range lies inside the vector's own allocation, which stays alive; the advice
-        // changes how the kernel backs the pages, never their contents or validity.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-        }
+
+    /// Writes `x` at index `i`.
+    ///
+    /// # Safety
+    /// No other thread writes index `i`, the vector outlives the writes and is neither moved nor
+    /// resized meanwhile.
+    #[inline]
+    pub unsafe fn write(&self, i: usize, x: T) {
+        assert!(i < self.cap, "slot {i} beyond the capacity {}", self.cap);
+        self.ptr.add(i).write(x);
     }
 }

@@ -127,7 +127,7 @@ pub fn partition(inp: &ProfileInput, scope: Scope, window_ns: Option<i64>) -> Pa
     let n = inp.dir.len();
     let mut groups: HashMap<(u64, u8, i64), u32> = HashMap::new();
     let mut keys: Vec<(u64, u8, i64)> = Vec::new();
-    let mut g = crate::mem::huge_vec(n);
+    let mut g = Vec::with_capacity(n);
     let mut last: Option<((u64, u8, i64), u32)> = None;
     for j in 0..n {
         let k = match scope {
@@ -298,7 +298,7 @@ pub struct Scratch {
 impl Scratch {
     /// Room for `packets` packets and `rows` component rows.
     pub fn new(packets: usize, rows: usize) -> Scratch {
-        Scratch { values: crate::mem::huge_vec(rows.max(packets)), cursor: Vec::new() }
+        Scratch { values: Vec::with_capacity(rows.max(packets)), cursor: Vec::new() }
     }
 }
 

@@ -138,9 +138,8 @@ pub struct Part {
     /// Per packet: the aggregates; `acc[i]` is packet index `first + i`.
     pub first: usize,
     pub acc: Vec<Acc>,
-    /// Per event: packet index and packed sort key ([`crate::journey`]).
-    pub pid: Vec<u32>,
-    pub key: Vec<i64>,
+    /// Events read.
+    pub events: u64,
     pub dirs: Ranked,
     pub slices: Ranked,
     pub layers: Ranked,
@@ -165,6 +164,15 @@ impl Ids {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The index of packet id `k`.
+    #[inline]
+    pub fn index(&self, k: u64) -> Option<usize> {
+        match self {
+            Ids::Dense { lo, hi } => (*lo..=*hi).contains(&k).then(|| (k - lo) as usize),
+            Ids::Map { map, .. } => map.get(&k).map(|&i| i as usize),
+        }
     }
 
     /// The packet id of index `i`.
@@ -206,9 +214,21 @@ fn pkt_ranges(b: &ParquetRecordBatchReaderBuilder<File>) -> Option<Vec<(u64, u64
     Some(out)
 }
 
-/// Reads the packet events of `path` with `threads` threads, each aggregating a contiguous run of
-/// row groups ([`Part`]), and returns how packet ids were numbered.
-pub fn scan(path: &Path, threads: usize) -> Result<(Ids, Vec<Part>), Error> {
+/// The packet events of a file, folded per packet and their order keys grouped by packet.
+pub struct Scanned {
+    pub ids: Ids,
+    pub parts: Vec<Part>,
+    /// Packet `i`'s order keys are `entries[start[i]..start[i + 1]]`, in file order.
+    pub start: Vec<usize>,
+    pub entries: Vec<i64>,
+}
+
+/// Reads the packet events of `path` with `threads` threads, each folding a contiguous run of row
+/// groups into per-packet aggregates ([`Part`]) and placing every event's packed order key
+/// ([`crate::journey`]) among its packet's. A first pass over the `pkt` column alone (cheap: delta
+/// encoded) counts each packet's events, so that keys go straight to their place: a counting sort
+/// without an intermediate copy of the events.
+pub fn scan(path: &Path, threads: usize) -> Result<Scanned, Error> {
     let b = open(path)?;
     let groups = b.metadata().num_row_groups();
     let rows: Vec<i64> = (0..groups).map(|g| b.metadata().row_group(g).num_rows()).collect();
@@ -242,32 +262,147 @@ pub fn scan(path: &Path, threads: usize) -> Result<(Ids, Vec<Part>), Error> {
     } else {
         number_ids(path)?
     };
+    let pkt_mask = ProjectionMask::roots(
+        b.parquet_schema(),
+        [b.schema().index_of("pkt").expect("checked above"), b.schema().index_of("t_ns").expect("checked above")],
+    );
     drop(b);
     let ids_ref = &ids;
+    // Each part's row groups and packet index range (dense ids: from the statistics).
+    let parts: Vec<(Vec<usize>, (usize, usize))> = parts
+        .into_iter()
+        .map(|groups| {
+            let span = match (ids_ref, &ranges) {
+                (Ids::Dense { lo, .. }, Some(r)) => groups
+                    .iter()
+                    .filter(|&&g| r[g].0 <= r[g].1)
+                    .fold(None, |a: Option<(usize, usize)>, &g| {
+                        let (x, y) = ((r[g].0 - lo) as usize, (r[g].1 - lo) as usize);
+                        Some(a.map_or((x, y), |(p, q)| (p.min(x), q.max(y))))
+                    })
+                    .map_or((0, 0), |(x, y)| (x, y + 1)),
+                _ => (0, ids_ref.len()),
+            };
+            (groups, span)
+        })
+        .collect();
+    // Pass 1: events per packet and each packet's first time, per part.
+    let counted: Vec<(Vec<u32>, Vec<i64>)> = std::thread::scope(|s| {
+        let hs: Vec<_> = parts
+            .iter()
+            .map(|(groups, span)| {
+                let mask = pkt_mask.clone();
+                s.spawn(move || count_part(path, groups.clone(), mask, *span, ids_ref))
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("reader thread panicked")).collect::<Result<Vec<_>, _>>()
+    })?;
+    let np = ids.len();
+    let mut base = vec![i64::MAX; np];
+    let mut counts = Vec::with_capacity(counted.len());
+    for ((_, (first, _)), (c, t)) in parts.iter().zip(counted) {
+        for (i, &t) in t.iter().enumerate() {
+            base[first + i] = base[first + i].min(t);
+        }
+        counts.push(c);
+    }
+    // Where each packet's keys go, and each part's first slot for each packet (after the earlier
+    // parts' events of that packet, so equal keys keep file order).
+    let mut start = Vec::<usize>::with_capacity(np + 1);
+    let mut before = vec![0usize; np];
+    let mut cursors = Vec::with_capacity(parts.len());
+    for ((_, (first, _)), c) in parts.iter().zip(&counts) {
+        cursors.push(Vec::with_capacity(c.len()));
+        for (i, &n) in c.iter().enumerate() {
+            before[first + i] += n as usize;
+        }
+    }
+    let mut at = 0usize;
+    for b in before.iter_mut() {
+        start.push(at);
+        at += std::mem::replace(b, 0);
+    }
+    start.push(at);
+    for (((_, (first, _)), c), cur) in parts.iter().zip(&counts).zip(&mut cursors) {
+        for (i, &n) in c.iter().enumerate() {
+            cur.push(start[first + i] + before[first + i]);
+            before[first + i] += n as usize;
+        }
+    }
+    drop(before);
+    let n = at;
+    let mut entries: Vec<i64> = Vec::with_capacity(n);
+    let out = crate::mem::Scatter::new(&mut entries);
+    // Pass 2: every column; aggregates per packet, keys to their slots.
     let parts = std::thread::scope(|s| {
         let handles: Vec<_> = parts
             .into_iter()
-            .map(|groups| {
+            .zip(counts)
+            .zip(cursors)
+            .map(|(((groups, span), counts), cursor)| {
                 let mask = mask.clone();
-                let rows: usize = groups.iter().map(|&g| rows[g] as usize).sum();
-                // This part's packet index range (dense ids: from the statistics).
-                let span = match (ids_ref, &ranges) {
-                    (Ids::Dense { lo, .. }, Some(r)) => groups
-                        .iter()
-                        .filter(|&&g| r[g].0 <= r[g].1)
-                        .fold(None, |a: Option<(usize, usize)>, &g| {
-                            let (x, y) = ((r[g].0 - lo) as usize, (r[g].1 - lo) as usize);
-                            Some(a.map_or((x, y), |(p, q)| (p.min(x), q.max(y))))
-                        })
-                        .map_or((0, 0), |(x, y)| (x, y + 1)),
-                    _ => (0, ids_ref.len()),
-                };
-                s.spawn(move || scan_part(path, groups, mask, rows, span, ids_ref))
+                let (out, base) = (&out, &base);
+                s.spawn(move || scan_part(path, groups, mask, span, ids_ref, Slots { cursor, left: counts, out, base }))
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("reader thread panicked")).collect::<Result<Vec<_>, _>>()
     })?;
-    Ok((ids, parts))
+    let written: u64 = parts.iter().map(|p| p.events).sum();
+    if written != n as u64 {
+        return Err(Error::parquet(path, format!("{n} events counted, {written} read: the file changed while read")));
+    }
+    // SAFETY: each of the n slots was written exactly once: every event wrote one slot of its own
+    // packet's part-range (checked against the counts in `Part::add`), and n events were written.
+    unsafe { entries.set_len(n) };
+    Ok(Scanned { ids, parts, start, entries })
+}
+
+/// A part's slots: next slot per packet, events still expected per packet, the keys' array, and
+/// each packet's first time (keys carry the time since it, so any absolute time fits).
+struct Slots<'a> {
+    cursor: Vec<usize>,
+    left: Vec<u32>,
+    out: &'a crate::mem::Scatter<i64>,
+    base: &'a [i64],
+}
+
+/// The events per packet index in `span` of a part's row groups, and each packet's smallest time
+/// (its `pkt` and `t_ns` columns only).
+fn count_part(
+    path: &Path,
+    groups: Vec<usize>,
+    mask: ProjectionMask,
+    (first, end): (usize, usize),
+    ids: &Ids,
+) -> Result<(Vec<u32>, Vec<i64>), Error> {
+    let mut counts = vec![0u32; end.saturating_sub(first)];
+    let mut tmin = vec![i64::MAX; end.saturating_sub(first)];
+    if groups.is_empty() {
+        return Ok((counts, tmin));
+    }
+    let reader = open(path)?
+        .with_projection(mask)
+        .with_row_groups(groups)
+        .with_batch_size(1 << 16)
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    let (mut pkt, mut t): (Vec<u64>, Vec<i64>) = (Vec::new(), Vec::new());
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let col = |name: &str| batch.column(batch.schema().index_of(name).expect("projected")).clone();
+        pkt.clear();
+        t.clear();
+        ints(&col("pkt"), Ctx { path, column: "pkt" }, &mut pkt, 0, |v| v as u64)?;
+        ints(&col("t_ns"), Ctx { path, column: "t_ns" }, &mut t, 0, |v| v)?;
+        for (&k, &t) in pkt.iter().zip(&t) {
+            let Some(i) = ids.index(k).and_then(|i| i.checked_sub(first)).filter(|&i| i < counts.len()) else {
+                return Err(Ctx { path, column: "pkt" }.err(format!("{k} outside its row group's statistics")));
+            };
+            counts[i] += 1;
+            tmin[i] = tmin[i].min(t);
+        }
+    }
+    Ok((counts, tmin))
 }
 
 /// Numbers packet ids in first-seen order (ids that are not nearly dense, or no statistics).
@@ -321,17 +456,11 @@ fn scan_part(
     path: &Path,
     groups: Vec<usize>,
     mask: ProjectionMask,
-    rows: usize,
     (first, end): (usize, usize),
     ids: &Ids,
+    mut slots: Slots,
 ) -> Result<Part, Error> {
-    let mut part = Part {
-        first,
-        acc: crate::mem::huge_filled(end.saturating_sub(first), EMPTY),
-        pid: crate::mem::huge_vec(rows),
-        key: crate::mem::huge_vec(rows),
-        ..Part::default()
-    };
+    let mut part = Part { first, acc: vec![EMPTY; end.saturating_sub(first)], ..Part::default() };
     if groups.is_empty() {
         return Ok(part);
     }
@@ -349,7 +478,7 @@ fn scan_part(
         while layer_lc.len() < part.layers.names.names.len() {
             layer_lc.push(layer_code(&part.layers.names.names[layer_lc.len()]));
         }
-        part.add(&c, &layer_lc, ids, path)?;
+        part.add(&c, &layer_lc, ids, path, &mut slots)?;
     }
     Ok(part)
 }
@@ -396,25 +525,37 @@ impl Cols {
 impl Part {
     /// Aggregates a decoded batch: journey aggregates per packet, and each event's packet index
     /// and sort key.
-    fn add(&mut self, c: &Cols, layer_lc: &[u8], ids: &Ids, path: &Path) -> Result<(), Error> {
+    fn add(&mut self, c: &Cols, layer_lc: &[u8], ids: &Ids, path: &Path, slots: &mut Slots) -> Result<(), Error> {
         use crate::codes::{l, p};
         use crate::journey::T_LIMIT;
         let first = self.first;
         for k in 0..c.t.len() {
-            let id = match ids {
-                Ids::Dense { lo, .. } => (c.pkt[k] - lo) as usize,
-                Ids::Map { map, .. } => map[&c.pkt[k]] as usize,
-            };
-            let t = c.t[k];
-            if !(-T_LIMIT..T_LIMIT).contains(&t) {
-                return Err(Error::Range { path: path.to_path_buf(), t });
+            let id = ids.index(c.pkt[k]).unwrap_or(usize::MAX);
+            let i = id.wrapping_sub(first);
+            // Every event has its slot, counted in the first pass; anything else means the file
+            // changed between the passes.
+            match slots.left.get_mut(i) {
+                Some(left) if *left > 0 => *left -= 1,
+                _ => {
+                    return Err(Error::parquet(
+                        path,
+                        "packet ids differ between two reads: the file changed while read",
+                    ))
+                }
             }
+
+            let t = c.t[k];
+            let rel = t.checked_sub(slots.base[id]).filter(|r| (0..T_LIMIT).contains(r));
+            let Some(rel) = rel else { return Err(Error::Range { path: path.to_path_buf(), t }) };
             let lc = layer_lc.get(c.layer[k] as usize).copied().unwrap_or(LAYER_OTHER);
             let (pc, retx) = (c.pc[k], c.retx[k]);
-            let key = (t << 10) | ((pc as i64) << 6) | ((lc as i64) << 2) | (retx.min(3) as i64);
-            self.pid.push(id as u32);
-            self.key.push((key << 1) | c.exec_q[k] as i64);
-            let a = &mut self.acc[id - first];
+            let key = (rel << 10) | ((pc as i64) << 6) | ((lc as i64) << 2) | (retx.min(3) as i64);
+            // SAFETY: the slot lies in this part's own range of packet `id`'s slots (fewer writes
+            // than counted, checked above), which no other thread writes.
+            unsafe { slots.out.write(slots.cursor[i], (key << 1) | c.exec_q[k] as i64) };
+            slots.cursor[i] += 1;
+            self.events += 1;
+            let a = &mut self.acc[i];
             a.n += 1;
             if t < a.t_in {
                 a.t_in = t;

@@ -114,9 +114,9 @@ fn out_layers() -> Vec<&'static str> {
 
 /// The three per-packet tables, written batch by batch.
 struct Tables {
-    journeys: TableWriter,
-    components: TableWriter,
-    layer_delays: TableWriter,
+    journeys: Option<TableWriter>,
+    components: Option<TableWriter>,
+    layer_delays: Option<TableWriter>,
     rows: [u64; 3],
     /// Packet attributes gathered onto component or layer rows (buffers kept between batches).
     g: Gathered,
@@ -154,91 +154,108 @@ fn meta() -> Vec<(String, String)> {
 }
 
 impl Tables {
-    fn create(out: &Path, d: &Dicts) -> Result<Tables, Error> {
+    /// The components table alone (`components`), or the two others.
+    fn create(out: &Path, d: &Dicts, only_components: bool) -> Result<Tables, Error> {
         let (dir, slice, layer, reason) = (d.dir.strs(), d.slice.strs(), d.layer.strs(), d.reason.strs());
         let layers = out_layers();
         let e: &[&str] = &[];
         let jd: Vec<&[&str]> =
             vec![e, &dir, e, e, e, &slice, e, e, e, e, e, &layer, &reason, e, e, e, e, e, e, &STATUS, e, e];
-        let journeys =
-            TableWriter::create(&out.join("journeys.parquet"), journeys_schema(), &jd, &["pkt", "t_in_ns"], meta())?;
+        let journeys = (!only_components)
+            .then(|| {
+                TableWriter::create(&out.join("journeys.parquet"), journeys_schema(), &jd, &["pkt", "t_in_ns"], meta())
+            })
+            .transpose()?;
         let cd: Vec<&[&str]> = vec![e, &dir, e, e, &slice, e, &STATUS, &layers, &COMPONENTS, e];
-        let components = TableWriter::create(
-            &out.join("components.parquet"),
-            components_schema(),
-            &cd,
-            &["pkt", "t_in_ns"],
-            meta(),
-        )?;
+        let components = only_components
+            .then(|| {
+                TableWriter::create(
+                    &out.join("components.parquet"),
+                    components_schema(),
+                    &cd,
+                    &["pkt", "t_in_ns"],
+                    meta(),
+                )
+            })
+            .transpose()?;
         let ld: Vec<&[&str]> = vec![e, &dir, e, &STATUS, &layers, e];
-        let layer_delays =
-            TableWriter::create(&out.join("layer_delays.parquet"), layer_delays_schema(), &ld, &["pkt"], meta())?;
+        let layer_delays = (!only_components)
+            .then(|| {
+                TableWriter::create(&out.join("layer_delays.parquet"), layer_delays_schema(), &ld, &["pkt"], meta())
+            })
+            .transpose()?;
         Ok(Tables { journeys, components, layer_delays, rows: [0; 3], g: Gathered::default() })
     }
 
     fn write(&mut self, b: &Batch) -> Result<(), Error> {
         let j = &b.journeys;
-        self.journeys.append(&[
-            Slice::all(Data::I64(&j.pkt)),
-            Slice::all(Data::U8(&j.dir)),
-            Slice::all(Data::U32(&j.ue)),
-            Slice::nullable(&j.rnti.0, Data::U32(&j.rnti.1)),
-            Slice::all(Data::U32(&j.flow)),
-            Slice::all(Data::U8(&j.slice)),
-            Slice::nullable(&j.qfi.0, Data::U32(&j.qfi.1)),
-            Slice::nullable(&j.drb.0, Data::U32(&j.drb.1)),
-            Slice::all(Data::I64(&j.t_in)),
-            Slice::nullable(&j.t_out.0, Data::I64(&j.t_out.1)),
-            Slice::nullable(&j.t_drop.0, Data::I64(&j.t_drop.1)),
-            Slice::nullable(&j.drop_layer.0, Data::U8(&j.drop_layer.1)),
-            Slice::nullable(&j.drop_reason.0, Data::U8(&j.drop_reason.1)),
-            Slice::all(Data::U32(&j.bytes)),
-            Slice::all(Data::I64(&j.segments)),
-            Slice::all(Data::I64(&j.harq_retx)),
-            Slice::all(Data::I64(&j.rlc_retx)),
-            Slice::all(Data::U8(&j.ce)),
-            Slice::all(Data::I64(&j.n_events)),
-            Slice::all(Data::U8(&j.status)),
-            Slice::nullable(&j.delay.0, Data::I64(&j.delay.1)),
-            Slice::all(Data::I64(&j.span)),
-        ])?;
-        // Packet attributes gathered onto the component and layer rows.
         let c = &b.components;
-        self.g.fill(j, &c.j);
-        let g = &self.g;
-        self.components.append(&[
-            Slice::all(Data::I64(&g.pkt)),
-            Slice::all(Data::U8(&g.dir)),
-            Slice::all(Data::U32(&g.ue)),
-            Slice::all(Data::U32(&g.flow)),
-            Slice::all(Data::U8(&g.slice)),
-            Slice::all(Data::I64(&g.t_in)),
-            Slice::all(Data::U8(&g.status)),
-            Slice::all(Data::U8(&c.layer)),
-            Slice::all(Data::U8(&c.comp)),
-            Slice::all(Data::I64(&c.ns)),
-        ])?;
         let l = &b.layer_delays;
-        self.g.fill(j, &l.j);
-        let g = &self.g;
-        self.layer_delays.append(&[
-            Slice::all(Data::I64(&g.pkt)),
-            Slice::all(Data::U8(&g.dir)),
-            Slice::all(Data::U32(&g.ue)),
-            Slice::all(Data::U8(&g.status)),
-            Slice::all(Data::U8(&l.layer)),
-            Slice::all(Data::I64(&l.ns)),
-        ])?;
         self.rows[0] += j.len() as u64;
         self.rows[1] += c.j.len() as u64;
         self.rows[2] += l.j.len() as u64;
+        if let Some(w) = self.journeys.as_mut() {
+            w.append(&[
+                Slice::all(Data::I64(&j.pkt)),
+                Slice::all(Data::U8(&j.dir)),
+                Slice::all(Data::U32(&j.ue)),
+                Slice::nullable(&j.rnti.0, Data::U32(&j.rnti.1)),
+                Slice::all(Data::U32(&j.flow)),
+                Slice::all(Data::U8(&j.slice)),
+                Slice::nullable(&j.qfi.0, Data::U32(&j.qfi.1)),
+                Slice::nullable(&j.drb.0, Data::U32(&j.drb.1)),
+                Slice::all(Data::I64(&j.t_in)),
+                Slice::nullable(&j.t_out.0, Data::I64(&j.t_out.1)),
+                Slice::nullable(&j.t_drop.0, Data::I64(&j.t_drop.1)),
+                Slice::nullable(&j.drop_layer.0, Data::U8(&j.drop_layer.1)),
+                Slice::nullable(&j.drop_reason.0, Data::U8(&j.drop_reason.1)),
+                Slice::all(Data::U32(&j.bytes)),
+                Slice::all(Data::I64(&j.segments)),
+                Slice::all(Data::I64(&j.harq_retx)),
+                Slice::all(Data::I64(&j.rlc_retx)),
+                Slice::all(Data::U8(&j.ce)),
+                Slice::all(Data::I64(&j.n_events)),
+                Slice::all(Data::U8(&j.status)),
+                Slice::nullable(&j.delay.0, Data::I64(&j.delay.1)),
+                Slice::all(Data::I64(&j.span)),
+            ])?;
+        }
+        // Packet attributes gathered onto the component and layer rows.
+        if let Some(w) = self.components.as_mut() {
+            self.g.fill(j, &c.j);
+            let g = &self.g;
+            w.append(&[
+                Slice::all(Data::I64(&g.pkt)),
+                Slice::all(Data::U8(&g.dir)),
+                Slice::all(Data::U32(&g.ue)),
+                Slice::all(Data::U32(&g.flow)),
+                Slice::all(Data::U8(&g.slice)),
+                Slice::all(Data::I64(&g.t_in)),
+                Slice::all(Data::U8(&g.status)),
+                Slice::all(Data::U8(&c.layer)),
+                Slice::all(Data::U8(&c.comp)),
+                Slice::all(Data::I64(&c.ns)),
+            ])?;
+        }
+        if let Some(w) = self.layer_delays.as_mut() {
+            self.g.fill(j, &l.j);
+            let g = &self.g;
+            w.append(&[
+                Slice::all(Data::I64(&g.pkt)),
+                Slice::all(Data::U8(&g.dir)),
+                Slice::all(Data::U32(&g.ue)),
+                Slice::all(Data::U8(&g.status)),
+                Slice::all(Data::U8(&l.layer)),
+                Slice::all(Data::I64(&l.ns)),
+            ])?;
+        }
         Ok(())
     }
 
     fn close(self) -> Result<[u64; 3], Error> {
-        self.journeys.close()?;
-        self.components.close()?;
-        self.layer_delays.close()?;
+        for w in [self.journeys, self.components, self.layer_delays].into_iter().flatten() {
+            w.close()?;
+        }
         Ok(self.rows)
     }
 }
@@ -254,28 +271,39 @@ pub fn analyze(
     let threads = opt.threads.max(1);
     let packet = events_dir.join("packet.parquet");
     progress("read");
-    let (ids, parts) = read::scan(&packet, threads)?;
+    let scanned = read::scan(&packet, threads)?;
     let in_flight = read::in_flight(&events_dir.join("control.parquet"))?;
-    let events: u64 = parts.iter().map(|p| p.pid.len() as u64).sum();
+    let events: u64 = scanned.parts.iter().map(|p| p.events).sum();
     progress("group");
-    let mut grouped = journey::group(ids, parts, &in_flight, &packet)?;
+    let mut grouped = journey::group(scanned, &in_flight, &packet)?;
     fs::create_dir_all(out_dir).map_err(|e| Error::Io { path: out_dir.to_path_buf(), source: e })?;
     progress("journeys");
-    let mut tables = Tables::create(out_dir, &grouped.dicts)?;
+    let tables = Tables::create(out_dir, &grouped.dicts, true)?;
+    let rest = Tables::create(out_dir, &grouped.dicts, false)?;
     let mut prof = ProfileInput::with_capacity(grouped.slots(), events as usize);
     let mut closure = Closure::default();
-    let (tx, rx) = sync_channel::<Batch>(2);
-    // Batches go back to the walk once written (fresh memory costs a page fault per page).
+    // Two writer threads (components; journeys and layer delays) share each batch; the last to
+    // finish with it sends it back to the walk (fresh memory costs a page fault per page).
     let (back, recycled) = sync_channel::<Batch>(4);
     let rows = std::thread::scope(|s| -> Result<[u64; 3], Error> {
-        let writer = s.spawn(move || -> Result<[u64; 3], Error> {
-            while let Ok(mut b) = rx.recv() {
-                tables.write(&b)?;
-                b.clear();
-                let _ = back.try_send(b);
-            }
-            tables.close()
-        });
+        let mut senders = Vec::new();
+        let mut writers = Vec::new();
+        for mut t in [tables, rest] {
+            let (tx, rx) = sync_channel::<Arc<Batch>>(2);
+            let back = back.clone();
+            senders.push(tx);
+            writers.push(s.spawn(move || -> Result<[u64; 3], Error> {
+                while let Ok(b) = rx.recv() {
+                    t.write(&b)?;
+                    if let Ok(mut b) = Arc::try_unwrap(b) {
+                        b.clear();
+                        let _ = back.try_send(b);
+                    }
+                }
+                t.close()
+            }));
+        }
+        drop(back);
         let slots = grouped.slots();
         let mut at = 0;
         while at < slots {
@@ -283,12 +311,18 @@ pub fn analyze(
             let end = (at + WALK_SLOTS).min(slots);
             grouped.walk(at..end, &mut b, &mut prof, &mut closure);
             at = end;
-            if tx.send(b).is_err() {
-                break; // the writer failed; its error is returned below
+            let b = Arc::new(b);
+            if senders.iter().any(|tx| tx.send(b.clone()).is_err()) {
+                break; // a writer failed; its error is returned below
             }
         }
-        drop(tx);
-        writer.join().expect("writer thread panicked")
+        drop(senders);
+        let mut rows = [0u64; 3];
+        for w in writers {
+            let r = w.join().expect("writer thread panicked")?;
+            rows = [rows[0].max(r[0]), rows[1].max(r[1]), rows[2].max(r[2])];
+        }
+        Ok(rows)
     })?;
     progress("profiles");
     let delivered = prof.status.iter().filter(|&&s| s == journey::DELIVERED).count() as u64;

@@ -45,14 +45,22 @@ DEFAULT_WINDOW_S = 1.0
 DEFAULT_BIN_S = 0.1
 
 
-def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
-    """A DuckDB connection with the run's event tables registered (checked: complete, version, Parquet)."""
+def check_run(run_path: Path):
+    """The run (checked: complete, schema version, every event table present)."""
     run = open_run(run_path)
-    con = ibis.duckdb.connect()
     for name, fname in TABLES.items():
         f = run.path / "events" / fname
         if not f.exists():
             raise RunError(f"{f}: missing (the run has no {name} table)")
+    return run
+
+
+def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
+    """A DuckDB connection with the run's event tables registered (checked: complete, version, Parquet)."""
+    run = check_run(run_path)
+    con = ibis.duckdb.connect()
+    for name, fname in TABLES.items():
+        f = run.path / "events" / fname
         try:
             con.read_parquet(f, table_name=name)
         except Exception as e:  # DuckDB raises its own IOException/InvalidInputException types
@@ -86,8 +94,32 @@ def analyze(
     with). Every other table is relational either way.
     """
     run_path = Path(run_path)
+    t0 = time.perf_counter()
+    # The kernel needs no database: it runs before the connection is made.
+    kernel = _kernel(run_path, check_run(run_path).meta, window_s, progress) if engine == "native" else None
     con, meta = connect(run_path)
-    return _analyze(con, meta, run_path, window_s, bin_s, progress, engine)
+    return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, kernel, t0)
+
+
+def _duration_ns(meta: dict) -> int:
+    return int(float(meta.get("duration_s") or 0) * 1e9)
+
+
+def _kernel(run_path: Path, meta: dict, window_s: float, progress, duration_ns: int | None = None) -> dict | None:
+    """Runs the attribution kernel (journeys, components, layer_delays, profiles); None when the
+    run's duration must first be measured from its events (``run.json`` has none)."""
+    from scout import _native
+
+    duration_ns = duration_ns or _duration_ns(meta)
+    if duration_ns <= 0:
+        return None
+    (run_path / "analysis").mkdir(exist_ok=True)
+    if progress:
+        progress("journeys, components, layer_delays, profiles (attribution kernel)")
+    try:
+        return json.loads(_native.attribute(str(run_path / "events"), str(run_path / "analysis"), window_s or None, duration_ns))
+    except ValueError as e:
+        raise RunError(str(e)) from None
 
 
 def _analyze(
@@ -98,15 +130,19 @@ def _analyze(
     bin_s: float = DEFAULT_BIN_S,
     progress: Callable[[str], None] | None = None,
     engine: str = "native",
+    kernel: dict | None = None,
+    t0: float | None = None,
 ) -> dict:
+    """Every analysis table; ``kernel`` is the attribution kernel's result if it already ran (from
+    ``t0``)."""
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}; accepted: {', '.join(ENGINES)}")
-    t0 = time.perf_counter()
+    t0 = t0 or time.perf_counter()
     con.raw_sql("SET preserve_insertion_order = false")
     out = run_path / "analysis"
     out.mkdir(exist_ok=True)
     pe, se, ce = (con.table(n) for n in TABLES)
-    duration_ns = int(float(meta.get("duration_s") or 0) * 1e9)
+    duration_ns = _duration_ns(meta)
     if duration_ns <= 0:
         duration_ns = int(pe.t_ns.max().execute() or 0) - int(pe.t_ns.min().execute() or 0)
     window_ns = int(window_s * 1e9) if window_s else None
@@ -122,15 +158,9 @@ def _analyze(
     def table(name: str) -> ir.Table:
         return con.read_parquet(out / f"{name}.parquet", table_name=f"a_{name}")
 
-    kernel = None
     if engine == "native":
-        from scout import _native
-
-        say("journeys, components, layer_delays, profiles (attribution kernel)")
-        try:
-            kernel = json.loads(_native.attribute(str(run_path / "events"), str(out), window_s or None, duration_ns))
-        except ValueError as e:
-            raise RunError(str(e)) from None
+        if kernel is None:
+            kernel = _kernel(run_path, meta, window_s, say, max(duration_ns, 1))
         j = table("journeys")
         comp = table("components")
         population = kernel["population"]
@@ -287,6 +317,6 @@ def open(run_path: str | Path, **kw) -> Analysis:  # noqa: A001 - scout.open is 
     p = Path(run_path)
     con, meta = connect(p)
     if not is_current(p):
-        _analyze(con, meta, p, **kw)
+        _analyze(con, meta, p, **kw)  # the kernel runs inside, after the connection
     summary = json.loads((p / "analysis" / "summary.json").read_text())
     return Analysis(p, con, meta, summary)
