@@ -97,6 +97,8 @@ def analyze(
     t0 = time.perf_counter()
     # The kernel needs no database: it runs before the connection is made.
     kernel = _kernel(run_path, check_run(run_path).meta, window_s, progress) if engine == "native" else None
+    if progress:
+        progress("event tables into DuckDB (for the relational tables)")
     con, meta = connect(run_path)
     return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, kernel, t0)
 
