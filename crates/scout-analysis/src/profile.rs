@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 
-use crate::codes::COMPONENTS;
 use crate::journey::{ProfileInput, DELIVERED, DROPPED};
 
 pub const PERCENTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
@@ -300,11 +299,6 @@ impl Scratch {
     pub fn new(packets: usize, rows: usize) -> Scratch {
         Scratch { values: Vec::with_capacity(rows.max(packets)), cursor: Vec::new() }
     }
-}
-
-/// The component name of a code.
-pub fn component_name(code: u8) -> &'static str {
-    COMPONENTS[code as usize]
 }
 
 #[cfg(test)]
