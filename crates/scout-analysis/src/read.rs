@@ -194,6 +194,23 @@ fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, Error> {
     ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| Error::parquet(path, e))
 }
 
+/// The projection onto `columns` (in the file's order), or which one is missing.
+fn projection(
+    b: &ParquetRecordBatchReaderBuilder<File>,
+    path: &Path,
+    columns: &[&str],
+) -> Result<ProjectionMask, Error> {
+    let mut roots = Vec::with_capacity(columns.len());
+    for &c in columns {
+        roots.push(b.schema().index_of(c).map_err(|_| Error::Column {
+            path: path.to_path_buf(),
+            column: c.to_string(),
+            problem: "missing".into(),
+        })?);
+    }
+    Ok(ProjectionMask::roots(b.parquet_schema(), roots))
+}
+
 /// The range of `pkt` in each row group, from the column statistics (none if a group has none).
 fn pkt_ranges(b: &ParquetRecordBatchReaderBuilder<File>) -> Option<Vec<(u64, u64)>> {
     let md = b.metadata();
@@ -242,15 +259,7 @@ pub fn scan(path: &Path, threads: usize) -> Result<Scanned, Error> {
         parts[at.min(threads - 1)].push(g);
         acc += n;
     }
-    let mut roots = Vec::new();
-    for c in COLUMNS {
-        roots.push(b.schema().index_of(c).map_err(|_| Error::Column {
-            path: path.to_path_buf(),
-            column: c.to_string(),
-            problem: "missing".into(),
-        })?);
-    }
-    let mask = ProjectionMask::roots(b.parquet_schema(), roots);
+    let mask = projection(&b, path, &COLUMNS)?;
     // Packet indices: dense when the ids' statistics say so, else numbered in a first pass.
     let ranges = pkt_ranges(&b);
     let (lo, hi) =
@@ -262,10 +271,7 @@ pub fn scan(path: &Path, threads: usize) -> Result<Scanned, Error> {
     } else {
         number_ids(path)?
     };
-    let pkt_mask = ProjectionMask::roots(
-        b.parquet_schema(),
-        [b.schema().index_of("pkt").expect("checked above"), b.schema().index_of("t_ns").expect("checked above")],
-    );
+    let pkt_mask = projection(&b, path, &["pkt", "t_ns"])?;
     drop(b);
     let ids_ref = &ids;
     // Each part's row groups and packet index range (dense ids: from the statistics).
@@ -408,12 +414,7 @@ fn count_part(
 /// Numbers packet ids in first-seen order (ids that are not nearly dense, or no statistics).
 fn number_ids(path: &Path) -> Result<Ids, Error> {
     let b = open(path)?;
-    let i = b.schema().index_of("pkt").map_err(|_| Error::Column {
-        path: path.to_path_buf(),
-        column: "pkt".into(),
-        problem: "missing".into(),
-    })?;
-    let mask = ProjectionMask::roots(b.parquet_schema(), [i]);
+    let mask = projection(&b, path, &["pkt"])?;
     let reader = b.with_projection(mask).with_batch_size(1 << 16).build().map_err(|e| Error::parquet(path, e))?;
     let (mut map, mut ids) = (HashMap::new(), Vec::new());
     let mut buf: Vec<u64> = Vec::new();
@@ -696,15 +697,7 @@ fn enums(a: &ArrayRef, ctx: Ctx, out: &mut Vec<u8>, mut code: impl FnMut(&str) -
 /// The packet ids the run marks `in_flight` (control rows of that kind; the id is in `sn`).
 pub fn in_flight(path: &Path) -> Result<Vec<u64>, Error> {
     let b = open(path)?;
-    let mut roots = Vec::new();
-    for c in ["kind", "sn"] {
-        roots.push(b.schema().index_of(c).map_err(|_| Error::Column {
-            path: path.to_path_buf(),
-            column: c.to_string(),
-            problem: "missing".into(),
-        })?);
-    }
-    let mask = ProjectionMask::roots(b.parquet_schema(), roots);
+    let mask = projection(&b, path, &["kind", "sn"])?;
     let reader = b.with_projection(mask).build().map_err(|e| Error::parquet(path, e))?;
     let mut out = Vec::new();
     for batch in reader {
