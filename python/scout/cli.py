@@ -439,6 +439,11 @@ def cmd_probe(args: argparse.Namespace) -> int:
     tty = sys.stderr.isatty()
 
     def progress(elapsed: float, pairs: int, lost: int) -> None:
+        if elapsed == 0.0:
+            # The first call: every program is attached.
+            until = f"for {args.duration:g} s" if args.duration is not None else "until Ctrl-C"
+            print(f"probe: attached ({args.pairing} pairing); probing {until}", file=sys.stderr, flush=True)
+            return
         line = f"probe: {elapsed:6.1f} s, {pairs:,} packets paired N3<->N6, ring-buffer loss {lost:,}"
         if tty:
             sys.stderr.write("\r" + line)
@@ -446,8 +451,6 @@ def cmd_probe(args: argparse.Namespace) -> int:
         elif int(elapsed) % 10 == 0:
             print(line, file=sys.stderr, flush=True)
 
-    if args.duration is None:
-        print("probe: attached; Ctrl-C to stop", file=sys.stderr, flush=True)
     try:
         meta = json.loads(
             _native.probe(
@@ -461,6 +464,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
                 args.gtp_port,
                 progress,
                 args.pfcp,
+                args.table_sets,
+                args.pairing,
             )
         )
     except ValueError as e:
@@ -473,6 +478,18 @@ def cmd_probe(args: argparse.Namespace) -> int:
         f"  pairs: UL {pr['pairs']['ul']:,}, DL {pr['pairs']['dl']:,} (kernel: {pr['pairs_in_kernel']:,}); "
         f"ring-buffer loss {pr['ringbuf_lost']:,}; unmatched N3 {pr['unmatched']['n3']:,}, N6 {pr['unmatched']['n6']:,}"
     )
+    for side in ("n3", "n6"):
+        why = {k: v for k, v in pr["unmatched_by_reason"][side].items() if v}
+        if why:
+            print(f"  unmatched {side.upper()} by reason: " + ", ".join(f"{k} {v:,}" for k, v in why.items()))
+    full = pr["unmatched_by_reason"]["n3"]["table_full"] + pr["unmatched_by_reason"]["n6"]["table_full"]
+    if full:
+        print(
+            f"  warning: the kernel's pending table was full {full:,} times (sightings given up before their twin "
+            f"came); give a larger --table-sets (now {args.table_sets:,} sets)"
+        )
+    if pr["pending_table_unread"]:
+        print(f"  warning: could not read what was still waiting in the kernel for: {', '.join(pr['pending_table_unread'])}")
     if pr["cost_ns_per_packet"] is not None:
         print(f"  probe cost: {pr['cost_ns_per_packet']:.0f} ns per packet ({pr['cost_from']})")
     for p in pr.get("pfcp", []):
@@ -702,8 +719,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="live UPF forwarding delay from TC-BPF programs on N3 and N6 (root)",
         description="Attaches Scout's TC-BPF programs (clsact ingress and egress) to each UPF's N3 and N6 "
         "interfaces inside their network namespaces. In the kernel each packet's identity is computed (the same "
-        "key as `scout ingest pcap`), its N3 and N6 sightings are paired in an LRU map and each pair goes to "
-        "user space through a ring buffer; the run holds one journey per packet whose `upf processing` is the "
+        "key as `scout ingest pcap`), its N3 and N6 sightings are paired in a set-associative table (the oldest "
+        "insert of a full set gives way, counted) and pairs go to user space through ring buffers; the run "
+        "holds one journey per packet whose `upf processing` is the "
         "UPF's forwarding delay, the programs' counters, ring-buffer loss and their cost per packet from the "
         "kernel's BPF statistics (docs/probe.md). Needs root, BTF and clsact.",
     )
@@ -728,6 +746,22 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--histogram", action="store_true", help="only per-CPU delay histograms in the kernel (very high rates)")
     pr.add_argument("--window", type=float, default=2.0, metavar="S", help="how long a sighting waits for its twin")
     pr.add_argument("--gtp-port", type=int, default=2152, metavar="PORT", help="UDP port of GTP-U (default 2152)")
+    pr.add_argument(
+        "--table-sets",
+        type=int,
+        default=1024,
+        metavar="N",
+        help="sets in the kernel's pending table, a power of two, 28 sightings each (default 1024: 28,672 "
+        "sightings waiting for their twin at once; per CPU with --pairing same-cpu)",
+    )
+    pr.add_argument(
+        "--pairing",
+        choices=["any-cpu", "same-cpu"],
+        default="any-cpu",
+        help="any-cpu (default): one table shared by all CPUs, right for every UPF; same-cpu: a table per "
+        "CPU, cheaper, for UPFs that forward in the kernel (a packet leaves on the CPU it arrived on: gtp5g, "
+        "eBPF/XDP UPFs); pairs split across CPUs then count as unmatched",
+    )
     _run_output_args(pr)
     pr.set_defaults(func=cmd_probe)
 

@@ -4,10 +4,11 @@
 //! `scout ingest pcap` writes from captures (`docs/probe.md`).
 //!
 //! In the kernel each program computes the packet's identity (the same key as the pcap reader,
-//! `scout_ingest::pcap::packet::identity`), pairs the N3 and N6 sightings of a packet in an LRU
-//! map and sends each pair through a ring buffer (or, in histogram mode, counts its delay in a
-//! per-CPU log2 histogram). User space reads the pairs, expires sightings that wait longer than
-//! the window (unmatched, per side), and reads the programs' counters and the kernel's own run-time
+//! `scout_ingest::pcap::packet::identity`), pairs the N3 and N6 sightings of a packet in a
+//! set-associative table (least recently inserted out per set) and sends each pair through a ring
+//! buffer (or, in histogram mode, counts its delay in a per-CPU log2 histogram). Every sighting the
+//! kernel gives up is counted there, per side and reason. User space reads the pairs, the programs'
+//! counters, the sightings still waiting when the probe ends, and the kernel's own run-time
 //! statistics (`BPF_ENABLE_STATS`) for the probe's cost per packet.
 
 use std::fs::File;
@@ -17,9 +18,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
+use aya::maps::{Array, MapData, PerCpuArray, RingBuf};
 use aya::programs::{tc, SchedClassifier, TcAttachType};
-use aya::{Ebpf, Pod};
+use aya::{Ebpf, EbpfLoader, Pod};
 pub mod pfcp_live;
 pub mod testbench;
 
@@ -33,8 +34,8 @@ pub static OBJECT: Option<&[u8]> = Some(aya::include_bytes_aligned!(concat!(env!
 #[cfg(not(probe_object))]
 pub static OBJECT: Option<&[u8]> = None;
 
-/// Counter names, in the order of the program's `stats` array.
-pub const COUNTERS: [&str; 10] = [
+/// Counter names, in the order of the program's `struct counters`.
+pub const COUNTERS: [&str; 15] = [
     "n3_sightings",
     "n6_sightings",
     "pairs",
@@ -44,8 +45,22 @@ pub const COUNTERS: [&str; 10] = [
     "not_gtpu",
     "gtpu_not_gpdu",
     "malformed",
-    "insert_failed",
+    "expired_n3",
+    "expired_n6",
+    "evicted_n3",
+    "evicted_n6",
+    "busy_n3",
+    "busy_n6",
 ];
+
+/// Ways per set of the program's pending table (`WAYS`).
+pub const WAYS: usize = 28;
+/// The pending table's default size in sets (`--table-sets`): 28 672 sightings in 960 KiB.
+pub const DEFAULT_TABLE_SETS: u32 = 1024;
+/// The ring buffers (`pairs0` to `pairs3`): a CPU writes to ring `cpu % 4`.
+const RINGS: [&str; 4] = ["pairs0", "pairs1", "pairs2", "pairs3"];
+/// Each ring's size: 4 MiB, about 50 000 pair records.
+const RING_BYTES: u32 = 4 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
@@ -125,6 +140,72 @@ pub struct Options {
     pub gtp_port: u16,
     /// Interfaces whose PFCP (N4) is captured live and paired.
     pub pfcp: Vec<Side>,
+    /// Sets in the kernel's pending table (a power of two; each holds [`WAYS`] sightings); with
+    /// [`Pairing::SameCpu`], per CPU.
+    pub table_sets: u32,
+    pub pairing: Pairing,
+}
+
+/// Where a packet's two sightings may be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pairing {
+    /// On any CPUs: one table shared by all, a lock per set (a UPF that forwards in user space,
+    /// where the thread that sends a packet need not run on the CPU that received it).
+    AnyCpu,
+    /// On the same CPU: a table per CPU, no locks, no cache line moving between CPUs (a UPF that
+    /// forwards in the kernel: gtp5g, eBPF/XDP UPFs, OVS). Pairs split across CPUs are not made:
+    /// their sightings count as unmatched.
+    SameCpu,
+}
+
+impl Pairing {
+    pub fn parse(s: &str) -> Result<Pairing, ProbeError> {
+        match s {
+            "any-cpu" => Ok(Pairing::AnyCpu),
+            "same-cpu" => Ok(Pairing::SameCpu),
+            o => Err(ProbeError::Usage(format!("--pairing {o}: expected any-cpu or same-cpu"))),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Pairing::AnyCpu => "any-cpu",
+            Pairing::SameCpu => "same-cpu",
+        }
+    }
+}
+
+impl Default for Options {
+    /// No UPF yet; otherwise the CLI's defaults.
+    fn default() -> Options {
+        Options {
+            upfs: vec![],
+            duration: None,
+            histogram_only: false,
+            window: Duration::from_secs(2),
+            gtp_port: 2152,
+            pfcp: vec![],
+            table_sets: DEFAULT_TABLE_SETS,
+            pairing: Pairing::AnyCpu,
+        }
+    }
+}
+
+impl Options {
+    fn check(&self) -> Result<(), ProbeError> {
+        if !self.table_sets.is_power_of_two() || !(16..=1 << 18).contains(&self.table_sets) {
+            return Err(ProbeError::Usage(format!(
+                "--table-sets {}: expected a power of two from 16 to 262144 (each set holds {WAYS} sightings)",
+                self.table_sets
+            )));
+        }
+        if self.window.is_zero() || self.window > Duration::from_secs(3600) {
+            return Err(ProbeError::Usage(format!(
+                "--window {} s: expected more than 0 and at most 3600 s",
+                self.window.as_secs_f64()
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The thread's network namespace switched to another until dropped.
@@ -213,32 +294,110 @@ fn arphrd(iface: &str) -> Result<u16, ProbeError> {
     }
 }
 
+/// A waiting sighting (`struct slot`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
-struct Config {
-    histogram_only: u32,
-    gtp_port: u16,
-    pad: u16,
-}
-// SAFETY: plain old data, laid out as `struct config` in the program.
-unsafe impl Pod for Config {}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-struct Sight {
+struct Slot {
+    key: u64,
     t_ns: u64,
     teid: u32,
     bytes: u32,
-    ifindex: u32,
+    seq: u16,
     side: u8,
     qfi: u8,
-    ingress: u8,
     has_seq: u8,
-    seq: u16,
-    pad: u16,
+    pad: [u8; 3],
 }
-// SAFETY: plain old data, laid out as `struct sight` in the program.
-unsafe impl Pod for Sight {}
+
+/// One set of the pending table (`struct set`): a line of tags, then the ways' sightings.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct Set {
+    lock: u32,
+    hand: u8,
+    pad: [u8; 3],
+    tags: [u64; WAYS / 4],
+    slot: [Slot; WAYS],
+}
+
+impl Set {
+    /// Way `w`'s tag (0: free).
+    fn tag(&self, w: usize) -> u16 {
+        (self.tags[w / 4] >> (16 * (w % 4))) as u16
+    }
+}
+// SAFETY: plain old data, laid out as `struct set` in the program.
+unsafe impl Pod for Set {}
+
+type Counters = [u64; COUNTERS.len()];
+
+/// The sightings still waiting in a pending table, per side (N3, N6): those that have waited
+/// longer than the window, and the rest.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Waiting {
+    pub beyond_window: [u64; 2],
+    pub within_window: [u64; 2],
+}
+
+/// Reads every set of `pending` (an `Array` of [`Set`]) at `now` (bpf_ktime, ns); the keys waiting
+/// too, when `keys` is given. `None` when the table could not be read.
+fn read_pending(bpf: &Ebpf, window_ns: u64, now: u64, mut keys: Option<&mut Vec<u64>>) -> Option<Waiting> {
+    let a = Array::<_, Set>::try_from(bpf.map("pending")?).ok()?;
+    let mut w = Waiting::default();
+    for i in 0..a.len() {
+        let s = a.get(&i, 0).ok()?;
+        for way in 0..WAYS {
+            if s.tag(way) == 0 {
+                continue;
+            }
+            let o = &s.slot[way];
+            let side = usize::from(o.side & 1);
+            if now.saturating_sub(o.t_ns) > window_ns {
+                w.beyond_window[side] += 1;
+            } else {
+                w.within_window[side] += 1;
+            }
+            if let Some(k) = keys.as_deref_mut() {
+                k.push(o.key);
+            }
+        }
+    }
+    Some(w)
+}
+
+/// Loads the probe object with `opts`' settings (not yet verified or attached).
+fn load_object(opts: &Options) -> Result<Ebpf, ProbeError> {
+    let obj = OBJECT.ok_or_else(|| ProbeError::Usage(
+        "this build has no probe object: clang was not found when Scout was built (apt-get install clang libbpf-dev, then rebuild)".into(),
+    ))?;
+    opts.check()?;
+    let histogram_only = u32::from(opts.histogram_only);
+    let gtp_port = u32::from(opts.gtp_port);
+    let set_mask = opts.table_sets - 1;
+    let window_ns = opts.window.as_nanos() as u64;
+    let per_cpu = u32::from(opts.pairing == Pairing::SameCpu);
+    let cpu_shift = opts.table_sets.trailing_zeros();
+    let tables = if per_cpu == 1 {
+        aya::util::nr_cpus().map_err(|(what, e)| ProbeError::Io { what: what.into(), source: e })? as u32
+    } else {
+        1
+    };
+    let mut loader = EbpfLoader::new();
+    loader
+        .set_global("histogram_only", &histogram_only, true)
+        .set_global("gtp_port", &gtp_port, true)
+        .set_global("set_mask", &set_mask, true)
+        .set_global("window_ns", &window_ns, true)
+        .set_global("per_cpu", &per_cpu, true)
+        .set_global("cpu_shift", &cpu_shift, true)
+        .set_max_entries("pending", opts.table_sets * tables);
+    // Histogram mode sends nothing to user space: one page per ring.
+    let ring = if opts.histogram_only { 4096 } else { RING_BYTES };
+    for r in RINGS {
+        loader.set_max_entries(r, ring);
+    }
+    loader.load(obj).map_err(|e| bpf_err("loading the probe")(Box::new(e)))
+}
 
 /// A pair record as the program writes it (`struct pair`).
 #[repr(C)]
@@ -250,8 +409,6 @@ pub struct PairRecord {
     pub teid: u32,
     pub bytes_first: u32,
     pub bytes_second: u32,
-    pub ifindex_first: u32,
-    pub ifindex_second: u32,
     pub first_side: u8,
     pub qfi: u8,
     pub v6: u8,
@@ -265,11 +422,30 @@ pub struct PairRecord {
     pub pad: u8,
 }
 
+// SAFETY: plain old data, laid out as `struct pair` in the program.
+unsafe impl Pod for PairRecord {}
+
+/// Pairs staged on one CPU (`struct batch`), sent to the ring [`BATCH`] at a time.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Batch {
+    n: u32,
+    pad: u32,
+    t_first: u64,
+    rec: [PairRecord; BATCH],
+}
+// SAFETY: plain old data, laid out as `struct batch` in the program.
+unsafe impl Pod for Batch {}
+
+/// Pairs per ring-buffer record (`BATCH`).
+const BATCH: usize = 32;
+
 impl PairRecord {
-    fn from_bytes(b: &[u8]) -> Option<PairRecord> {
-        (b.len() >= std::mem::size_of::<PairRecord>())
-            // SAFETY: the ring buffer item holds a `struct pair`; read unaligned.
-            .then(|| unsafe { std::ptr::read_unaligned(b.as_ptr().cast::<PairRecord>()) })
+    /// The pairs in one ring-buffer item (a batch of them, back to back).
+    fn all_in(b: &[u8]) -> impl Iterator<Item = PairRecord> + '_ {
+        b.chunks_exact(std::mem::size_of::<PairRecord>())
+            // SAFETY: each chunk holds a `struct pair`; read unaligned.
+            .map(|c| unsafe { std::ptr::read_unaligned(c.as_ptr().cast::<PairRecord>()) })
     }
     fn addr(&self, a: &[u8; 16]) -> IpAddr {
         if self.v6 == 1 {
@@ -284,7 +460,7 @@ impl PairRecord {
 struct Loaded {
     upf: Upf,
     bpf: Ebpf,
-    ring: Option<RingBuf<MapData>>,
+    rings: Vec<RingBuf<MapData>>,
     links: Vec<(Option<String>, &'static str, aya::programs::tc::SchedClassifierLinkId)>,
     /// Interfaces where the probe added the clsact qdisc (removed again on detach).
     clsact_added: Vec<Side>,
@@ -305,14 +481,7 @@ fn now_real_ns() -> i64 {
 }
 
 fn load(upf: &Upf, opts: &Options) -> Result<Loaded, ProbeError> {
-    let obj = OBJECT.ok_or_else(|| ProbeError::Usage(
-        "this build has no probe object: clang was not found when Scout was built (apt-get install clang libbpf-dev, then rebuild)".into(),
-    ))?;
-    let mut bpf = Ebpf::load(obj).map_err(|e| bpf_err("loading the probe")(Box::new(e)))?;
-    let mut cfg: Array<_, Config> =
-        Array::try_from(bpf.map_mut("config").expect("config map")).map_err(|e| bpf_err("config map")(Box::new(e)))?;
-    cfg.set(0, Config { histogram_only: u32::from(opts.histogram_only), gtp_port: opts.gtp_port, pad: 0 }, 0)
-        .map_err(|e| bpf_err("config map")(Box::new(e)))?;
+    let mut bpf = load_object(opts)?;
     let mut links = Vec::new();
     let mut clsact_added = Vec::new();
     for (side, n3) in [(&upf.n3, true), (&upf.n6, false)] {
@@ -343,15 +512,16 @@ fn load(upf: &Upf, opts: &Options) -> Result<Loaded, ProbeError> {
             links.push((side.netns.clone(), name, id));
         }
     }
-    let ring = if opts.histogram_only {
-        None
-    } else {
-        Some(
-            RingBuf::try_from(bpf.take_map("pairs").expect("pairs map"))
-                .map_err(|e| bpf_err("ring buffer")(Box::new(e)))?,
-        )
-    };
-    Ok(Loaded { upf: upf.clone(), bpf, ring, links, clsact_added })
+    let mut rings = Vec::new();
+    if !opts.histogram_only {
+        for r in RINGS {
+            rings.push(
+                RingBuf::try_from(bpf.take_map(r).expect("ring map"))
+                    .map_err(|e| bpf_err("ring buffer")(Box::new(e)))?,
+            );
+        }
+    }
+    Ok(Loaded { upf: upf.clone(), bpf, rings, links, clsact_added })
 }
 
 impl Loaded {
@@ -370,8 +540,7 @@ impl Loaded {
     }
 
     fn counters(&self) -> Vec<u64> {
-        let Ok(a) = PerCpuArray::<_, u64>::try_from(self.bpf.map("stats").expect("stats map")) else { return vec![] };
-        (0..COUNTERS.len() as u32).map(|i| a.get(&i, 0).map(|v| v.iter().sum()).unwrap_or(0)).collect()
+        counters(&self.bpf)
     }
 
     fn histogram(&self) -> [[u64; 64]; 2] {
@@ -382,26 +551,6 @@ impl Loaded {
             }
         }
         h
-    }
-
-    /// Removes sightings older than `before_mono_ns`; returns how many per side (N3, N6).
-    fn expire(&mut self, before_mono_ns: i64) -> [u64; 2] {
-        let mut out = [0u64; 2];
-        let Ok(mut m) = BpfHashMap::<_, u64, Sight>::try_from(self.bpf.map_mut("pending").expect("pending map")) else {
-            return out;
-        };
-        let stale: Vec<(u64, u8)> = m
-            .iter()
-            .filter_map(Result::ok)
-            .filter(|(_, s)| (s.t_ns as i64) < before_mono_ns)
-            .map(|(k, s)| (k, s.side))
-            .collect();
-        for (k, side) in stale {
-            if m.remove(&k).is_ok() {
-                out[usize::from(side.min(1))] += 1;
-            }
-        }
-        out
     }
 
     /// The programs' run time and run count from the kernel's statistics.
@@ -419,68 +568,208 @@ impl Loaded {
     }
 }
 
-/// The identity key the kernel program computes for one frame: runs the N3 (G-PDU) or N6 (plain
-/// IP) ingress program once on `frame` (an Ethernet frame) with `BPF_PROG_TEST_RUN` and reads the
-/// key of the sighting it stored. For checking that the kernel and
-/// `scout_ingest::pcap::packet::identity` agree. Needs root.
-pub fn kernel_identity(frame: &[u8], n3: bool) -> Result<Option<u64>, ProbeError> {
-    use std::os::fd::AsFd;
-    let obj = OBJECT.ok_or_else(|| ProbeError::Usage("this build has no probe object".into()))?;
-    let mut bpf = Ebpf::load(obj).map_err(|e| bpf_err("loading the probe")(Box::new(e)))?;
-    let name = if n3 { "n3_ingress" } else { "n6_ingress" };
-    let prog: &mut SchedClassifier =
-        bpf.program_mut(name).expect("program").try_into().map_err(|e| bpf_err(name)(Box::new(e)))?;
-    prog.load().map_err(|e| bpf_err(format!("verifying {name}"))(Box::new(e)))?;
-    let fd = prog.fd().map_err(|e| bpf_err(name)(Box::new(e)))?.as_fd().as_raw_fd();
-    // union bpf_attr, test: prog_fd, retval, data_size_in, data_size_out, data_in, data_out,
-    // repeat, duration, ctx_size_in, ctx_size_out, ctx_in, ctx_out, flags, cpu, batch_size.
-    #[repr(C)]
-    #[derive(Default)]
-    struct TestRun {
-        prog_fd: u32,
-        retval: u32,
-        data_size_in: u32,
-        data_size_out: u32,
-        data_in: u64,
-        data_out: u64,
-        repeat: u32,
-        duration: u32,
-        ctx_size_in: u32,
-        ctx_size_out: u32,
-        ctx_in: u64,
-        ctx_out: u64,
-        flags: u32,
-        cpu: u32,
-        batch_size: u32,
-        pad: u32,
+/// The floor any TC program is charged by the kernel's accounting, for the bench: attaches
+/// `program` (`floor_empty`, which does nothing, or `floor_clock`, which only reads the clock as
+/// each sighting does once) to the ingress of `upf`'s N3 and N6, runs `during`, and returns the
+/// program's run count and run time from `BPF_ENABLE_STATS`.
+pub fn floor_cost(upf: &Upf, program: &'static str, during: impl FnOnce()) -> Result<(u64, u64), ProbeError> {
+    if !matches!(program, "floor_empty" | "floor_clock") {
+        return Err(ProbeError::Usage(format!("{program}: expected floor_empty or floor_clock")));
     }
-    let attr = TestRun {
-        prog_fd: fd as u32,
-        data_size_in: frame.len() as u32,
-        data_in: frame.as_ptr() as u64,
-        repeat: 1,
-        ..TestRun::default()
+    let stats_fd =
+        aya::sys::enable_stats(aya::sys::Stats::RunTime).map_err(|e| bpf_err("BPF_ENABLE_STATS")(Box::new(e)))?;
+    let mut l = Loaded {
+        upf: upf.clone(),
+        bpf: load_object(&Options::default())?,
+        rings: vec![],
+        links: vec![],
+        clsact_added: vec![],
     };
-    // SAFETY: the bpf(2) syscall with BPF_PROG_TEST_RUN (10) and an attribute block it reads.
-    let r = unsafe { libc::syscall(libc::SYS_bpf, 10, &attr as *const TestRun, std::mem::size_of::<TestRun>()) };
-    if r != 0 {
-        return Err(ProbeError::Io { what: "BPF_PROG_TEST_RUN".into(), source: std::io::Error::last_os_error() });
+    let prog: &mut SchedClassifier =
+        l.bpf.program_mut(program).expect("program").try_into().map_err(|e| bpf_err(program)(Box::new(e)))?;
+    prog.load().map_err(|e| bpf_err(format!("verifying {program}"))(Box::new(e)))?;
+    for side in [&upf.n3, &upf.n6] {
+        let _ns = InNetns::enter(side.netns.as_deref())?;
+        if tc::qdisc_add_clsact(&side.iface).is_ok() {
+            l.clsact_added.push(side.clone());
+        }
+        let id = prog
+            .attach(&side.iface, TcAttachType::Ingress)
+            .map_err(|e| bpf_err(format!("attaching {program} to {side}"))(Box::new(e)))?;
+        l.links.push((side.netns.clone(), program, id));
     }
-    let m = BpfHashMap::<_, u64, Sight>::try_from(bpf.map("pending").expect("pending map"))
-        .map_err(|e| bpf_err("pending map")(Box::new(e)))?;
-    Ok(m.keys().filter_map(Result::ok).next())
+    during();
+    let info = prog.info().map_err(|e| bpf_err(program)(Box::new(e)))?;
+    let cost = (info.run_count(), info.run_time().as_nanos() as u64);
+    l.detach();
+    drop(stats_fd);
+    Ok(cost)
+}
+
+/// The pairs staged on every CPU and not yet sent to a ring (`None` when the map cannot be read).
+fn staged(bpf: &Ebpf) -> Option<Vec<PairRecord>> {
+    let a = PerCpuArray::<_, Batch>::try_from(bpf.map("staged")?).ok()?;
+    let v = a.get(&0, 0).ok()?;
+    Some(v.iter().flat_map(|b| b.rec[..(b.n as usize).min(BATCH)].iter().copied()).collect())
+}
+
+/// The programs' counters, summed over the CPUs, in the order of [`COUNTERS`] (empty when the map
+/// cannot be read).
+fn counters(bpf: &Ebpf) -> Vec<u64> {
+    let Some(m) = bpf.map("stats") else { return vec![] };
+    let Ok(a) = PerCpuArray::<_, Counters>::try_from(m) else { return vec![] };
+    let Ok(v) = a.get(&0, 0) else { return vec![] };
+    (0..COUNTERS.len()).map(|i| v.iter().map(|c| c[i]).sum()).collect()
+}
+
+/// The probe's programs run in the kernel on frames given to them (`BPF_PROG_TEST_RUN`), with their
+/// real table, counters and ring buffers: for checking the kernel's identity key and pairing.
+/// Needs root.
+pub struct Harness {
+    bpf: Ebpf,
+    window_ns: u64,
+}
+
+impl Harness {
+    /// Loads the object with `opts`' settings and verifies the Ethernet programs.
+    pub fn new(opts: &Options) -> Result<Harness, ProbeError> {
+        let mut bpf = load_object(opts)?;
+        for name in ["n3_ingress", "n3_egress", "n6_ingress", "n6_egress"] {
+            let prog: &mut SchedClassifier =
+                bpf.program_mut(name).expect("program").try_into().map_err(|e| bpf_err(name)(Box::new(e)))?;
+            prog.load().map_err(|e| bpf_err(format!("verifying {name}"))(Box::new(e)))?;
+        }
+        Ok(Harness { bpf, window_ns: opts.window.as_nanos() as u64 })
+    }
+
+    /// Runs `program` (`n3_ingress`, `n3_egress`, `n6_ingress` or `n6_egress`) once on `frame`, an
+    /// Ethernet frame.
+    pub fn run(&self, program: &str, frame: &[u8]) -> Result<(), ProbeError> {
+        use std::os::fd::AsFd;
+        let prog: &SchedClassifier = self
+            .bpf
+            .program(program)
+            .ok_or_else(|| ProbeError::Usage(format!("no program {program}")))?
+            .try_into()
+            .map_err(|e| bpf_err(program)(Box::new(e)))?;
+        let fd = prog.fd().map_err(|e| bpf_err(program)(Box::new(e)))?.as_fd().as_raw_fd();
+        // union bpf_attr, test: prog_fd, retval, data_size_in, data_size_out, data_in, data_out,
+        // repeat, duration, ctx_size_in, ctx_size_out, ctx_in, ctx_out, flags, cpu, batch_size.
+        #[repr(C)]
+        #[derive(Default)]
+        struct TestRun {
+            prog_fd: u32,
+            retval: u32,
+            data_size_in: u32,
+            data_size_out: u32,
+            data_in: u64,
+            data_out: u64,
+            repeat: u32,
+            duration: u32,
+            ctx_size_in: u32,
+            ctx_size_out: u32,
+            ctx_in: u64,
+            ctx_out: u64,
+            flags: u32,
+            cpu: u32,
+            batch_size: u32,
+            pad: u32,
+        }
+        let attr = TestRun {
+            prog_fd: fd as u32,
+            data_size_in: frame.len() as u32,
+            data_in: frame.as_ptr() as u64,
+            repeat: 1,
+            ..TestRun::default()
+        };
+        // SAFETY: the bpf(2) syscall with BPF_PROG_TEST_RUN (10) and an attribute block it reads.
+        let r = unsafe { libc::syscall(libc::SYS_bpf, 10, &attr as *const TestRun, std::mem::size_of::<TestRun>()) };
+        if r != 0 {
+            return Err(ProbeError::Io { what: "BPF_PROG_TEST_RUN".into(), source: std::io::Error::last_os_error() });
+        }
+        Ok(())
+    }
+
+    /// The counters, by name.
+    pub fn counters(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        COUNTERS.iter().copied().zip(counters(&self.bpf)).collect()
+    }
+
+    /// The pairs staged on every CPU, not yet sent to a ring.
+    pub fn staged(&self) -> Result<Vec<PairRecord>, ProbeError> {
+        staged(&self.bpf)
+            .ok_or_else(|| ProbeError::Bpf { what: "staged pairs".into(), message: "could not be read".into() })
+    }
+
+    /// The sightings waiting in the table now, and their keys.
+    pub fn waiting(&self) -> Result<(Waiting, Vec<u64>), ProbeError> {
+        let mut keys = Vec::new();
+        let w = read_pending(&self.bpf, self.window_ns, now_mono_ns() as u64, Some(&mut keys))
+            .ok_or_else(|| ProbeError::Bpf { what: "pending table".into(), message: "could not be read".into() })?;
+        Ok((w, keys))
+    }
+}
+
+/// The identity key the kernel program computes for one frame: runs the N3 (G-PDU) or N6 (plain
+/// IP) ingress program once on `frame` (an Ethernet frame) and reads the key of the sighting it
+/// stored. For checking that the kernel and `scout_ingest::pcap::packet::identity` agree. Needs
+/// root.
+pub fn kernel_identity(frame: &[u8], n3: bool) -> Result<Option<u64>, ProbeError> {
+    let h = Harness::new(&Options::default())?;
+    h.run(if n3 { "n3_ingress" } else { "n6_ingress" }, frame)?;
+    Ok(h.waiting()?.1.first().copied())
+}
+
+/// One pair from the kernel as a journey through the UPF (times from the probe's start).
+fn pair_to_journey(
+    p: &PairRecord,
+    mono0: i64,
+    slice: u8,
+    upf: usize,
+    slice_name: &str,
+    journeys: &mut Journeys,
+    w: &mut RunWriter,
+) {
+    let first_n3 = p.first_side == 0;
+    let a = Seen { t_ns: p.t_first as i64 - mono0, n3: first_n3, bytes: p.bytes_first };
+    let b = Seen { t_ns: p.t_second as i64 - mono0, n3: !first_n3, bytes: p.bytes_second };
+    let inner = Inner {
+        src: p.addr(&p.src),
+        dst: p.addr(&p.dst),
+        proto: p.proto,
+        ports: matches!(p.proto, 6 | 17 | 132).then_some((p.sport, p.dport)),
+        teid: Some(p.teid),
+        qfi: (p.qfi != 0xff).then_some(p.qfi),
+        gtp_seq: (p.has_seq == 1).then_some(p.gtp_seq),
+    };
+    journeys.pair(a, b, &inner, slice, &json!({"upf": upf, "slice": slice_name}), w);
+}
+
+/// One side's unmatched sightings by reason: `[expired, evicted, busy, waiting at the end]`, and how
+/// many of those waiting had already waited longer than the window.
+fn unmatched_json(u: [u64; 4], waiting_beyond_window: u64) -> Value {
+    json!({
+        "no_twin_within_window": u[0] + waiting_beyond_window,
+        "table_full": u[1],
+        "set_busy": u[2],
+        "probe_ended": u[3] - waiting_beyond_window,
+    })
 }
 
 /// What the probe has seen so far (for progress lines).
 #[derive(Clone, Debug, Default)]
 pub struct Progress {
+    /// Every program is attached (the first call says so, with nothing seen yet).
+    pub attached: bool,
     pub elapsed_s: f64,
     pub pairs: u64,
+    /// Ring-buffer records lost.
     pub lost: u64,
 }
 
 /// Attaches the probes, writes pairs to a run in `out` until `duration` passes or `stop` is set,
-/// detaches and finishes the run.
+/// detaches and finishes the run. `progress` is called once when every program is attached, then
+/// about once a second.
 pub fn run(
     opts: &Options,
     out: &Path,
@@ -490,6 +779,7 @@ pub fn run(
     if opts.upfs.is_empty() {
         return Err(ProbeError::Usage("give at least one --n3 NETNS:IFACE and --n6 NETNS:IFACE".into()));
     }
+    opts.check()?;
     // SAFETY: getuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err(ProbeError::Usage(
@@ -525,7 +815,7 @@ pub fn run(
         "slices": slices.iter().map(|n| json!({"name": n})).collect::<Vec<_>>(),
         "upfs": opts.upfs.iter().map(|u| json!({"n3": u.n3.to_string(), "n6": u.n6.to_string(), "slice": u.slice})).collect::<Vec<_>>(),
         "links": {"n3_to_n6": "stated by identity, in the kernel: the key of scout_ingest::pcap::packet::identity (inner IP fields the UPF does not change and 16 bytes after the fixed IP header)"},
-        "probe": {"histogram_only": opts.histogram_only, "window_s": opts.window.as_secs_f64(), "gtp_port": opts.gtp_port},
+        "probe": {"histogram_only": opts.histogram_only, "window_s": opts.window.as_secs_f64(), "gtp_port": opts.gtp_port, "table_sets": opts.table_sets, "table_sightings": opts.table_sets as usize * WAYS, "pairing": opts.pairing.name()},
     });
     let mut w = match RunWriter::create(out, meta, &slices) {
         Ok(w) => w,
@@ -553,47 +843,31 @@ pub fn run(
     }
     let start = Instant::now();
     let mut journeys = Journeys::new(false);
-    let mut unmatched = [0u64; 2];
-    let mut last_expire = Instant::now();
     let mut last_progress = Instant::now();
+    progress(&Progress { attached: true, elapsed_s: 0.0, pairs: 0, lost: 0 });
     loop {
         let done = stop.load(Ordering::Relaxed) || opts.duration.is_some_and(|d| start.elapsed() >= d);
         let mut got = 0;
         for (ui, l) in loaded.iter_mut().enumerate() {
             let slice = slices.iter().position(|s| *s == l.upf.slice).unwrap_or(0) as u8;
-            let Some(ring) = l.ring.as_mut() else { continue };
-            while let Some(item) = ring.next() {
-                let Some(p) = PairRecord::from_bytes(&item) else { continue };
-                drop(item);
-                got += 1;
-                let first_n3 = p.first_side == 0;
-                let a = Seen { t_ns: p.t_first as i64 - mono0, n3: first_n3, bytes: p.bytes_first };
-                let b = Seen { t_ns: p.t_second as i64 - mono0, n3: !first_n3, bytes: p.bytes_second };
-                let inner = Inner {
-                    src: p.addr(&p.src),
-                    dst: p.addr(&p.dst),
-                    proto: p.proto,
-                    ports: matches!(p.proto, 6 | 17 | 132).then_some((p.sport, p.dport)),
-                    teid: Some(p.teid),
-                    qfi: (p.qfi != 0xff).then_some(p.qfi),
-                    gtp_seq: (p.has_seq == 1).then_some(p.gtp_seq),
-                };
-                journeys.pair(a, b, &inner, slice, &json!({"upf": ui, "slice": l.upf.slice}), &mut w);
+            for ring in &mut l.rings {
+                while let Some(item) = ring.next() {
+                    for p in PairRecord::all_in(&item) {
+                        got += 1;
+                        pair_to_journey(&p, mono0, slice, ui, &l.upf.slice, &mut journeys, &mut w);
+                    }
+                }
             }
-        }
-        if last_expire.elapsed() >= Duration::from_millis(250) || done {
-            let before = if done { i64::MAX } else { now_mono_ns() - opts.window.as_nanos() as i64 };
-            for l in &mut loaded {
-                let e = l.expire(before);
-                unmatched[0] += e[0];
-                unmatched[1] += e[1];
-            }
-            last_expire = Instant::now();
         }
         if last_progress.elapsed() >= Duration::from_secs(1) {
             last_progress = Instant::now();
             let lost = loaded.iter().map(|l| l.counters().get(3).copied().unwrap_or(0)).sum();
-            progress(&Progress { elapsed_s: start.elapsed().as_secs_f64(), pairs: journeys.packets(), lost });
+            progress(&Progress {
+                attached: true,
+                elapsed_s: start.elapsed().as_secs_f64(),
+                pairs: journeys.packets(),
+                lost,
+            });
         }
         if done {
             break;
@@ -602,9 +876,8 @@ pub fn run(
             // Nothing in the ring buffers: look again in 10 ms (the programs never wake the reader).
             let mut fds: Vec<libc::pollfd> = loaded
                 .iter()
-                .filter_map(|l| {
-                    l.ring.as_ref().map(|r| libc::pollfd { fd: r.as_raw_fd(), events: libc::POLLIN, revents: 0 })
-                })
+                .flat_map(|l| &l.rings)
+                .map(|r| libc::pollfd { fd: r.as_raw_fd(), events: libc::POLLIN, revents: 0 })
                 .collect();
             if fds.is_empty() {
                 std::thread::sleep(Duration::from_millis(50));
@@ -614,9 +887,53 @@ pub fn run(
             }
         }
     }
+    // Detach, then drain the rings once more (pairs made between the last read and the detach)
+    // and read the sightings still waiting.
+    let mut unmatched = [[0u64; 4]; 2]; // per side: expired, evicted, busy, waiting at the end
+    let mut waiting_beyond_window = [0u64; 2];
+    let mut unread = Vec::new();
+    let mut costs = Vec::new();
+    for (ui, l) in loaded.iter_mut().enumerate() {
+        costs.push(l.cost());
+        l.detach();
+        let slice = slices.iter().position(|s| *s == l.upf.slice).unwrap_or(0) as u8;
+        for ring in &mut l.rings {
+            while let Some(item) = ring.next() {
+                for p in PairRecord::all_in(&item) {
+                    pair_to_journey(&p, mono0, slice, ui, &l.upf.slice, &mut journeys, &mut w);
+                }
+            }
+        }
+        // Pairs still staged on each CPU.
+        if !opts.histogram_only {
+            match staged(&l.bpf) {
+                Some(recs) => {
+                    for p in &recs {
+                        pair_to_journey(p, mono0, slice, ui, &l.upf.slice, &mut journeys, &mut w);
+                    }
+                }
+                None => unread.push(format!("{} (staged pairs)", l.upf.n3)),
+            }
+        }
+        match read_pending(&l.bpf, opts.window.as_nanos() as u64, now_mono_ns() as u64, None) {
+            Some(wt) => {
+                for side in 0..2 {
+                    unmatched[side][3] += wt.within_window[side] + wt.beyond_window[side];
+                    waiting_beyond_window[side] += wt.beyond_window[side];
+                }
+            }
+            None => unread.push(l.upf.n3.to_string()),
+        }
+    }
     let mut per_upf = Vec::new();
-    for l in &mut loaded {
+    for (l, cost) in loaded.iter().zip(costs) {
         let c = l.counters();
+        for side in 0..2 {
+            for (k, name) in ["expired", "evicted", "busy"].iter().enumerate() {
+                let i = COUNTERS.iter().position(|n| *n == format!("{name}_{}", ["n3", "n6"][side])).expect("counter");
+                unmatched[side][k] += c.get(i).copied().unwrap_or(0);
+            }
+        }
         let h = l.histogram();
         let hist = |d: usize| -> Vec<Value> {
             h[d].iter()
@@ -625,14 +942,12 @@ pub fn run(
                 .map(|(b, &n)| json!({"from_ns": 1u64 << b, "to_ns": 1u64 << (b + 1).min(63), "count": n}))
                 .collect()
         };
-        let cost = l.cost();
         per_upf.push(json!({
             "n3": l.upf.n3.to_string(), "n6": l.upf.n6.to_string(), "slice": l.upf.slice,
             "counters": COUNTERS.iter().zip(c.iter()).map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
             "histogram": if opts.histogram_only { json!({"ul": hist(0), "dl": hist(1)}) } else { Value::Null },
             "programs": cost,
         }));
-        l.detach();
     }
     drop(stats_fd);
     stop_pfcp.store(true, Ordering::Relaxed);
@@ -663,7 +978,12 @@ pub fn run(
             "pairs": {"ul": journeys.pairs[0], "dl": journeys.pairs[1]},
             "pairs_in_kernel": total_counter(2),
             "ringbuf_lost": total_counter(3),
-            "unmatched": {"n3": unmatched[0], "n6": unmatched[1]},
+            "unmatched": {"n3": unmatched[0].iter().sum::<u64>(), "n6": unmatched[1].iter().sum::<u64>()},
+            "unmatched_by_reason": {
+                "n3": unmatched_json(unmatched[0], waiting_beyond_window[0]),
+                "n6": unmatched_json(unmatched[1], waiting_beyond_window[1]),
+            },
+            "pending_table_unread": unread,
             "cost_ns_per_packet": if runs > 0 { Some(run_ns as f64 / runs as f64) } else { None },
             "pfcp": pfcp_json,
             "cost_from": "the kernel's BPF run-time statistics (BPF_ENABLE_STATS): run_time_ns / run_count over every program invocation",
@@ -688,8 +1008,12 @@ mod tests {
 
     #[test]
     fn the_pair_record_matches_the_programs_layout() {
-        // struct pair in upf_probe.bpf.c: 8*3 + 4*5 + 4 + 32 + 2*3 + 2 = 88 bytes.
-        assert_eq!(std::mem::size_of::<PairRecord>(), 88);
-        assert_eq!(std::mem::size_of::<Sight>(), 32);
+        // struct pair in upf_probe.bpf.c: 8*3 + 4*3 + 4 + 32 + 2*3 + 2 = 80 bytes; struct slot 32,
+        // struct set 15 cache lines.
+        assert_eq!(std::mem::size_of::<PairRecord>(), 80);
+        assert_eq!(std::mem::size_of::<Slot>(), 32);
+        assert_eq!(std::mem::size_of::<Set>(), 15 * 64);
+        assert_eq!(std::mem::size_of::<Counters>(), 8 * 15);
+        assert_eq!(std::mem::size_of::<Batch>(), 16 + 32 * 80);
     }
 }

@@ -377,66 +377,99 @@ pub fn mac_bytes(ns: &str, dev: &str) -> io::Result<[u8; 6]> {
     Ok(m)
 }
 
-/// Injects `frames` (cycling) on `dev` in namespace `ns` with an AF_PACKET socket, in batches of
-/// 64 with sendmmsg, at up to `rate` frames/s, for `duration`; returns the frames sent. The frames
-/// bypass the sender's qdisc and arrive at the veth peer's TC ingress.
-pub fn inject(ns: &str, dev: &str, cpu: usize, frames: &[Vec<u8>], rate: f64, duration: Duration) -> io::Result<u64> {
-    let _ns = InNetns::enter(Some(ns)).map_err(|e| io::Error::other(e.to_string()))?;
+/// Where [`inject`] sends: an interface in a namespace and the frames it cycles through.
+pub struct Target<'a> {
+    pub netns: &'a str,
+    pub dev: &'a str,
+    pub frames: &'a [Vec<u8>],
+}
+
+/// Injects each target's `frames` (cycling, in step: the k-th frame of every target in one batch)
+/// with AF_PACKET sockets, in batches of up to 64 per target with sendmmsg, at up to `rate` frames
+/// per second on each target, for `duration`, from one thread pinned to `cpu`; returns the frames
+/// sent per target. The frames bypass the sender's qdisc and arrive at the veth peer's TC ingress,
+/// processed on the sending CPU.
+pub fn inject(targets: &[Target<'_>], cpu: usize, rate: f64, duration: Duration) -> io::Result<Vec<u64>> {
     pin(cpu);
-    // SAFETY: an AF_PACKET raw socket bound to the interface; sendmmsg over our frames.
-    unsafe {
-        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
+    let mut fds = Vec::new();
+    let close = |fds: &[libc::c_int]| {
+        for &fd in fds {
+            // SAFETY: closing our own sockets.
+            unsafe { libc::close(fd) };
         }
-        let one: libc::c_int = 1;
-        libc::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, (&one as *const libc::c_int).cast(), 4);
-        let name = std::ffi::CString::new(dev).map_err(io::Error::other)?;
-        let ifindex = libc::if_nametoindex(name.as_ptr());
-        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_ifindex = ifindex as i32;
-        sll.sll_protocol = 0x0800u16.to_be();
-        if libc::bind(fd, (&sll as *const libc::sockaddr_ll).cast(), std::mem::size_of::<libc::sockaddr_ll>() as u32)
-            != 0
-        {
-            let e = io::Error::last_os_error();
-            libc::close(fd);
-            return Err(e);
+    };
+    for t in targets {
+        // The socket belongs to the namespace it is created in.
+        let _ns = InNetns::enter(Some(t.netns)).map_err(|e| io::Error::other(e.to_string()))?;
+        // SAFETY: an AF_PACKET raw socket bound to the interface.
+        let fd = unsafe {
+            let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0);
+            if fd < 0 {
+                let e = io::Error::last_os_error();
+                close(&fds);
+                return Err(e);
+            }
+            fds.push(fd);
+            let one: libc::c_int = 1;
+            libc::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, (&one as *const libc::c_int).cast(), 4);
+            let name = std::ffi::CString::new(t.dev).map_err(io::Error::other)?;
+            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+            sll.sll_family = libc::AF_PACKET as u16;
+            sll.sll_ifindex = libc::if_nametoindex(name.as_ptr()) as i32;
+            sll.sll_protocol = 0x0800u16.to_be();
+            if libc::bind(
+                fd,
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            ) != 0
+            {
+                let e = io::Error::last_os_error();
+                close(&fds);
+                return Err(e);
+            }
+            fd
+        };
+        let _ = fd;
+    }
+    let t0 = real_ns();
+    let end = t0 + duration.as_nanos() as i64;
+    let mut sent = vec![0u64; targets.len()];
+    let mut done = 0u64; // batches' frames per target
+    let mut next = 0usize;
+    const B: usize = 64;
+    let mut iovs: Vec<libc::iovec> = vec![libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; B];
+    // SAFETY: zeroed mmsghdr are valid (no names, no control data).
+    let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; B];
+    loop {
+        let now = real_ns();
+        if now >= end {
+            break;
         }
-        let t0 = real_ns();
-        let end = t0 + duration.as_nanos() as i64;
-        let mut sent = 0u64;
-        let mut next = 0usize;
-        const B: usize = 64;
-        let mut iovs: Vec<libc::iovec> = vec![libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; B];
-        let mut msgs: Vec<libc::mmsghdr> = vec![std::mem::zeroed(); B];
-        loop {
-            let now = real_ns();
-            if now >= end {
-                break;
-            }
-            let due = ((now - t0) as f64 * rate / 1e9) as u64;
-            if sent >= due {
-                std::hint::spin_loop();
-                continue;
-            }
-            let n = ((due - sent) as usize).min(B);
+        let due = ((now - t0) as f64 * rate / 1e9) as u64;
+        if done >= due {
+            std::hint::spin_loop();
+            continue;
+        }
+        let n = ((due - done) as usize).min(B);
+        for (ti, t) in targets.iter().enumerate() {
+            let len = t.frames.len();
             for k in 0..n {
-                let f = &frames[(next + k) % frames.len()];
+                let f = &t.frames[(next + k) % len];
                 iovs[k] = libc::iovec { iov_base: f.as_ptr() as *mut _, iov_len: f.len() };
                 msgs[k].msg_hdr.msg_iov = &mut iovs[k];
                 msgs[k].msg_hdr.msg_iovlen = 1;
             }
-            let r = libc::sendmmsg(fd, msgs.as_mut_ptr(), n as u32, 0);
+            // SAFETY: sendmmsg over `n` headers pointing at our frames.
+            let r = unsafe { libc::sendmmsg(fds[ti], msgs.as_mut_ptr(), n as u32, 0) };
             if r > 0 {
-                sent += r as u64;
-                next = (next + r as usize) % frames.len();
+                sent[ti] += r as u64;
             }
         }
-        libc::close(fd);
-        Ok(sent)
+        done += n as u64;
+        next += n;
     }
+    close(&fds);
+    Ok(sent)
 }
 
 /// A PFCP Heartbeat Request (TS 29.244 §7.4.2) from the gNB's namespace (standing in for the

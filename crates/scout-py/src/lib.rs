@@ -94,7 +94,7 @@ fn ingest_pcap(
 /// pass or Ctrl-C; returns the run's metadata. `progress(elapsed_s, pairs, lost)` is called every
 /// second.
 #[pyfunction]
-#[pyo3(signature = (n3, n6, out, slices=Vec::new(), duration=None, histogram=false, window_s=2.0, gtp_port=2152, progress=None, pfcp=Vec::new()))]
+#[pyo3(signature = (n3, n6, out, slices=Vec::new(), duration=None, histogram=false, window_s=2.0, gtp_port=2152, progress=None, pfcp=Vec::new(), table_sets=scout_probe::DEFAULT_TABLE_SETS, pairing="any-cpu"))]
 #[allow(clippy::too_many_arguments)]
 fn probe(
     py: Python<'_>,
@@ -108,8 +108,10 @@ fn probe(
     gtp_port: u16,
     progress: Option<Bound<'_, PyAny>>,
     pfcp: Vec<String>,
+    table_sets: u32,
+    pairing: &str,
 ) -> PyResult<String> {
-    use scout_probe::{Options, Side, Upf};
+    use scout_probe::{Options, Pairing, Side, Upf};
     if n3.len() != n6.len() || n3.is_empty() {
         return Err(PyValueError::new_err(format!(
             "give --n3 and --n6 once per UPF, in the same order ({} --n3, {} --n6)",
@@ -144,6 +146,8 @@ fn probe(
             .map(|p| Side::parse(p))
             .collect::<Result<_, _>>()
             .map_err(|e| PyValueError::new_err(e.to_string()))?,
+        table_sets,
+        pairing: Pairing::parse(pairing).map_err(|e| PyValueError::new_err(e.to_string()))?,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut cb_err: Option<PyErr> = None;
