@@ -1,20 +1,109 @@
 //! The probe's cost and ring-buffer loss at a high packet rate (run as root: `bash bench/probe.sh`).
 //!
-//! In the test bench's namespaces, one sender injects G-PDUs at the UPF's N3 (TC ingress) and
-//! another the same inner packets at its N6, so that every packet is seen on both sides and
-//! paired in the kernel: `probe_bench RATE_PER_SIDE SECONDS [--histogram]`.
+//! In the test bench's namespaces, G-PDUs are injected at the UPF's N3 (TC ingress) and the same
+//! inner packets at its N6, so that every packet is seen on both sides and paired in the kernel:
+//!
+//! ```text
+//! probe_bench [RATE_PER_SIDE] [SECONDS] [--histogram] [--pairing same-cpu|cross-cpu]
+//!             [--distinct N] [--table-sets N] [--floor empty|clock]
+//! ```
+//!
+//! `--pairing same-cpu` (default): two senders, one per CPU, each sends its own packets on both
+//! sides, so a packet's two sightings are on one CPU, as in a UPF that forwards in the kernel; the
+//! probe runs with `--pairing same-cpu` (a table per CPU), or with its shared table
+//! (`--pairing any-cpu`, the CLI's default) when `--shared-table` is given.
+//! `--pairing cross-cpu`: one sender per side, so a packet's sightings are on different CPUs, as
+//! in a user-space UPF whose forwarding thread runs on another CPU than the receiving softirq; the
+//! probe runs with its shared table.
+//! `--senders 1` sends everything from one CPU (same-cpu pairing only).
+//! `--floor` attaches, instead of the probe, a program that does nothing (`empty`) or only reads
+//! the clock (`clock`): what the kernel's accounting charges any TC program here.
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use scout_probe::testbench::{self, Bench};
-use scout_probe::Options;
+use scout_probe::testbench::{self, Bench, Target};
+use scout_probe::{Options, Pairing};
+
+struct Args {
+    rate: f64,
+    secs: f64,
+    histogram: bool,
+    same_cpu: bool,
+    distinct: u16,
+    table_sets: u32,
+    floor: Option<&'static str>,
+    senders: usize,
+    shared_table: bool,
+}
+
+fn usage(msg: &str) -> ! {
+    eprintln!("probe_bench: {msg}");
+    eprintln!(
+        "usage: probe_bench [RATE_PER_SIDE] [SECONDS] [--histogram] [--pairing same-cpu|cross-cpu] [--distinct N] [--table-sets N] [--senders 1|2] [--shared-table] [--floor empty|clock]"
+    );
+    std::process::exit(2);
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        rate: 250_000.0,
+        secs: 5.0,
+        histogram: false,
+        same_cpu: true,
+        distinct: 4096,
+        table_sets: scout_probe::DEFAULT_TABLE_SETS,
+        floor: None,
+        senders: 2,
+        shared_table: false,
+    };
+    let mut it = std::env::args().skip(1);
+    let mut pos = 0;
+    while let Some(s) = it.next() {
+        let mut val = |name: &str| it.next().unwrap_or_else(|| usage(&format!("{name} needs a value")));
+        match s.as_str() {
+            "--histogram" => a.histogram = true,
+            "--shared-table" => a.shared_table = true,
+            "--pairing" => match val("--pairing").as_str() {
+                "same-cpu" => a.same_cpu = true,
+                "cross-cpu" => a.same_cpu = false,
+                o => usage(&format!("--pairing {o}: expected same-cpu or cross-cpu")),
+            },
+            "--distinct" => {
+                a.distinct = val("--distinct").parse().unwrap_or_else(|_| usage("--distinct: 2 to 65535"));
+                if a.distinct < 2 {
+                    usage("--distinct: 2 to 65535")
+                }
+            }
+            "--table-sets" => {
+                a.table_sets = val("--table-sets").parse().unwrap_or_else(|_| usage("--table-sets: a power of two"))
+            }
+            "--senders" => match val("--senders").as_str() {
+                "1" => a.senders = 1,
+                "2" => a.senders = 2,
+                o => usage(&format!("--senders {o}: expected 1 or 2")),
+            },
+            "--floor" => match val("--floor").as_str() {
+                "empty" => a.floor = Some("floor_empty"),
+                "clock" => a.floor = Some("floor_clock"),
+                o => usage(&format!("--floor {o}: expected empty or clock")),
+            },
+            x if !x.starts_with("--") && pos == 0 => {
+                a.rate = x.parse().unwrap_or_else(|_| usage("RATE_PER_SIDE: packets per second"));
+                pos = 1;
+            }
+            x if !x.starts_with("--") && pos == 1 => {
+                a.secs = x.parse().unwrap_or_else(|_| usage("SECONDS: a number"));
+                pos = 2;
+            }
+            x => usage(&format!("unexpected argument {x}")),
+        }
+    }
+    a
+}
 
 fn main() {
-    let a: Vec<String> = std::env::args().collect();
-    let rate: f64 = a.get(1).and_then(|s| s.parse().ok()).unwrap_or(250_000.0);
-    let secs: f64 = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(5.0);
-    let histogram = a.iter().any(|s| s == "--histogram");
+    let a = args();
     if let Some(why) = testbench::unavailable() {
         eprintln!("probe_bench: {why}");
         std::process::exit(2);
@@ -22,53 +111,112 @@ fn main() {
     let bench = Bench::create("scbench").expect("namespaces");
     let n3_mac = testbench::mac_bytes(&bench.upf, "n3").unwrap();
     let n6_mac = testbench::mac_bytes(&bench.upf, "n6").unwrap();
-    // 4096 distinct packets (IP identification), each as a G-PDU for N3 and plain for N6.
+    // Distinct packets (IP identification), each as a G-PDU for N3 and plain for N6.
     let n3_frames: Vec<Vec<u8>> =
-        (0..4096u16).map(|i| testbench::ether(n3_mac, &testbench::outer(&testbench::gpdu(i, 0x1234, 64)))).collect();
-    let n6_frames: Vec<Vec<u8>> = (0..4096u16)
-        .map(|i| {
-            let g = testbench::gpdu(i, 0x1234, 64);
-            testbench::ether(n6_mac, &g[16..])
-        })
-        .collect();
+        (0..a.distinct).map(|i| testbench::ether(n3_mac, &testbench::outer(&testbench::gpdu(i, 0x1234, 64)))).collect();
+    let n6_frames: Vec<Vec<u8>> =
+        (0..a.distinct).map(|i| testbench::ether(n6_mac, &testbench::gpdu(i, 0x1234, 64)[16..])).collect();
+    let d = Duration::from_secs_f64(a.secs);
+    // The senders: with same-cpu pairing each CPU sends half the packets on both sides (half the
+    // rate each); with cross-cpu, CPU 0 sends every packet on N3 and CPU 1 on N6.
+    let send = {
+        let (bench, n3_frames, n6_frames) = (bench.clone(), n3_frames.clone(), n6_frames.clone());
+        let (rate, same_cpu, senders) = (a.rate, a.same_cpu, a.senders);
+        move || -> u64 {
+            let (g, u) = (bench.gnb.clone(), bench.dn.clone());
+            let part = |f: &[Vec<u8>], k: usize| f.iter().skip(k).step_by(senders).cloned().collect::<Vec<_>>();
+            // Per sender: its CPU, its targets (namespace, device, frames) and its rate per target.
+            type Plan = (usize, Vec<(String, &'static str, Vec<Vec<u8>>)>, f64);
+            let plans: Vec<Plan> = if same_cpu {
+                (0..senders)
+                    .map(|k| {
+                        let t = vec![(g.clone(), "g0", part(&n3_frames, k)), (u.clone(), "d0", part(&n6_frames, k))];
+                        (k, t, rate / senders as f64)
+                    })
+                    .collect()
+            } else {
+                vec![(0, vec![(g, "g0", n3_frames)], rate), (1, vec![(u, "d0", n6_frames)], rate)]
+            };
+            let threads: Vec<_> = plans
+                .into_iter()
+                .map(|(cpu, t, r)| {
+                    std::thread::spawn(move || {
+                        let targets: Vec<Target<'_>> =
+                            t.iter().map(|(ns, dev, f)| Target { netns: ns, dev, frames: f }).collect();
+                        testbench::inject(&targets, cpu, r, d).expect("inject")
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap().iter().sum::<u64>()).sum()
+        }
+    };
+    let upf = bench.upf_sides("bench");
+    if let Some(floor) = a.floor {
+        let mut sent = 0;
+        let (runs, ns) = scout_probe::floor_cost(&upf, floor, || sent = send()).expect("floor");
+        println!("sent: {sent} frames ({:.0} k/s)", sent as f64 / a.secs / 1e3);
+        println!("{floor}: {runs} runs, {:.0} ns each (kernel BPF stats)", ns as f64 / runs.max(1) as f64);
+        return;
+    }
     let dir = std::env::temp_dir().join(format!("scout-probe-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let stop = Arc::new(AtomicBool::new(false));
+    let pairing = if a.same_cpu && !a.shared_table { Pairing::SameCpu } else { Pairing::AnyCpu };
     let opts = Options {
-        upfs: vec![bench.upf_sides("bench")],
-        duration: None,
-        histogram_only: histogram,
-        window: Duration::from_secs(2),
-        gtp_port: 2152,
-        pfcp: vec![],
+        upfs: vec![upf],
+        histogram_only: a.histogram,
+        table_sets: a.table_sets,
+        pairing,
+        ..Options::default()
     };
+    let (ready_tx, ready_rx) = mpsc::channel();
     let probe = {
         let (stop, out) = (stop.clone(), dir.join("run"));
-        std::thread::spawn(move || scout_probe::run(&opts, &out, &stop, &mut |_| {}))
+        std::thread::spawn(move || {
+            let mut ready = Some(ready_tx);
+            scout_probe::run(&opts, &out, &stop, &mut |p| {
+                if p.attached {
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(());
+                    }
+                }
+            })
+        })
     };
-    std::thread::sleep(Duration::from_millis(500));
-    let d = Duration::from_secs_f64(secs);
-    let (g, u) = (bench.gnb.clone(), bench.dn.clone());
-    let s3 = std::thread::spawn(move || testbench::inject(&g, "g0", 0, &n3_frames, rate, d));
-    let s6 = std::thread::spawn(move || testbench::inject(&u, "d0", 1, &n6_frames, rate, d));
-    let (sent3, sent6) = (s3.join().unwrap().expect("inject n3"), s6.join().unwrap().expect("inject n6"));
-    std::thread::sleep(Duration::from_millis(500));
+    if ready_rx.recv_timeout(Duration::from_secs(60)).is_err() {
+        let e = probe.join().unwrap().err();
+        eprintln!("probe_bench: the probe did not attach: {e:?}");
+        std::process::exit(1);
+    }
+    let sent = send();
+    std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);
     let meta = probe.join().unwrap().expect("probe");
     let pr = &meta["probe_result"];
     let c = &pr["upfs"][0]["counters"];
     println!(
-        "sent: N3 {sent3} ({:.0} k/s), N6 {sent6} ({:.0} k/s)",
-        sent3 as f64 / secs / 1e3,
-        sent6 as f64 / secs / 1e3
+        "sent: {sent} frames ({:.0} k/s), {} traffic, probe pairing {}, {} distinct packets, {} sets",
+        sent as f64 / a.secs / 1e3,
+        if a.same_cpu { "same-cpu" } else { "cross-cpu" },
+        pairing.name(),
+        a.distinct,
+        a.table_sets
     );
     println!(
         "kernel: N3 sightings {}, N6 sightings {}, pairs {}, duplicates {}, ring-buffer full {}",
         c["n3_sightings"], c["n6_sightings"], c["pairs"], c["duplicates"], c["ringbuf_full"]
     );
     println!(
-        "user space: pairs {} + {}, unmatched N3 {} N6 {}",
-        pr["pairs"]["ul"], pr["pairs"]["dl"], pr["unmatched"]["n3"], pr["unmatched"]["n6"]
+        "user space: pairs {} + {}, unmatched N3 {} N6 {} {}",
+        pr["pairs"]["ul"], pr["pairs"]["dl"], pr["unmatched"]["n3"], pr["unmatched"]["n6"], pr["unmatched_by_reason"]
+    );
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let accounted =
+        2 * n(&pr["pairs_in_kernel"]) + n(&c["duplicates"]) + n(&pr["unmatched"]["n3"]) + n(&pr["unmatched"]["n6"]);
+    println!(
+        "every sighting accounted for: {} (2 x pairs + duplicates + unmatched = {accounted}, sightings = {})",
+        accounted == n(&c["n3_sightings"]) + n(&c["n6_sightings"]),
+        n(&c["n3_sightings"]) + n(&c["n6_sightings"])
     );
     println!(
         "probe cost (kernel BPF stats): {:.0} ns per packet",

@@ -13,7 +13,7 @@ use scout_probe::testbench::{self, Bench};
 /// The tests of this file one at a time: loading and verifying programs beside the bench would
 /// take the CPUs its timing needs.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-use scout_probe::{Options, Side};
+use scout_probe::{Harness, Options, Pairing, Side, Waiting};
 
 #[test]
 fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
@@ -29,19 +29,26 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
     let out = dir.join("run");
     // The probe, on the UPF's N3 and N6.
     let stop_probe = Arc::new(AtomicBool::new(false));
+    // The forwarder sends from a user-space thread: a packet's two sightings may be on different
+    // CPUs, so the probe pairs on any CPU (its default).
     let opts = Options {
         upfs: vec![bench.upf_sides("embb")],
-        duration: None,
-        histogram_only: false,
-        window: Duration::from_secs(2),
-        gtp_port: 2152,
         pfcp: vec![Side { netns: Some(bench.upf.clone()), iface: "n4".into() }],
+        ..Options::default()
     };
+    let (attached_tx, attached_rx) = mpsc::channel();
     let probe = {
         let (stop, out) = (stop_probe.clone(), out.clone());
-        std::thread::spawn(move || scout_probe::run(&opts, &out, &stop, &mut |_| {}))
+        std::thread::spawn(move || {
+            let mut tx = Some(attached_tx);
+            scout_probe::run(&opts, &out, &stop, &mut |p| {
+                if let (true, Some(t)) = (p.attached, tx.take()) {
+                    let _ = t.send(());
+                }
+            })
+        })
     };
-    std::thread::sleep(Duration::from_millis(500));
+    attached_rx.recv_timeout(Duration::from_secs(60)).expect("the probe attached");
     // The forwarder: 60 µs per packet; packets every 50 µs, so the queue grows by 10 µs a packet.
     let stop_fwd = Arc::new(AtomicBool::new(false));
     let (ready_tx, ready_rx) = mpsc::channel();
@@ -119,17 +126,20 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
     };
     let arrival_offset = median(recs.iter().map(|r| probe_at[&u32::from(r.seq)].0 - r.rx_ns).collect());
     let departure_offset = median(recs.iter().map(|r| probe_at[&u32::from(r.seq)].1 - r.tx_ns).collect());
+    let mut both_ends = Vec::new();
     for r in &recs {
         let d = probe_delay[&u32::from(r.seq)] - (r.tx_ns - r.rx_ns);
         if d.abs() > 5_000 {
             let (a, b) = probe_at[&u32::from(r.seq)];
+            let (ea, ed) = (a - r.rx_ns - arrival_offset, b - r.tx_ns - departure_offset);
             eprintln!(
-                "beyond 5 us: seq {} difference {d} ns (arrival {:+} ns, departure {:+} ns), forwarder's delay {} ns",
+                "beyond 5 us: seq {} difference {d} ns (arrival {ea:+} ns, departure {ed:+} ns), forwarder's delay {} ns",
                 r.seq,
-                a - r.rx_ns - arrival_offset,
-                b - r.tx_ns - departure_offset,
                 r.tx_ns - r.rx_ns
             );
+            if ea.abs() > 5_000 && ed.abs() > 5_000 {
+                both_ends.push(r.seq);
+            }
         }
     }
     eprintln!("probe cost: {}", meta["probe_result"]["upfs"][0]["programs"]);
@@ -138,16 +148,18 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
     // Every packet within 5 µs is what the bench aims at, and on a quiet machine most runs get
     // it. The probe's hooks and the kernel's timestamp points are not the same instructions
     // (median difference 0.5 µs): whatever runs between them counts for one and not the other.
-    // The first packet after the sender's pause crosses that code with cold caches (2-5 µs), and
-    // a hardware interrupt (the 4 ms timer tick) landing there adds 10-20 µs to one side
-    // (docs/probe.md). So: the median within 3 µs, at least 98 % of packets within 5 µs, none
-    // beyond 100 µs.
+    // The first packet after the sender's pause crosses that code with cold caches (2-5 µs), a
+    // hardware interrupt (the 4 ms timer tick) landing there adds 10-20 µs to one side, and the
+    // hypervisor preempting the vCPU there hundreds (docs/probe.md). So: the median within 3 µs,
+    // at least 98 % of packets within 5 µs, and every packet beyond 5 µs off at one end only (its
+    // arrival or its departure within 5 µs of the forwarder's): a wrong pair — another packet's
+    // sighting, 50 µs or more away — would be off at both.
     let mut abs: Vec<i64> = diffs.iter().map(|d| d.abs()).collect();
     abs.sort_unstable();
     assert!(abs[abs.len() / 2] <= 3_000, "median |probe - forwarder|: {} ns", abs[abs.len() / 2]);
     let over = abs.iter().filter(|&&d| d > 5_000).count();
     assert!(over * 50 <= abs.len(), "{over} of {} packets differ by more than 5 us", abs.len());
-    assert!(worst <= 100_000, "largest difference between the probe and the forwarder: {worst} ns");
+    assert!(both_ends.is_empty(), "off at both ends (a wrong pair?): seq {both_ends:?}; largest difference {worst} ns");
     assert_eq!(meta["probe_result"]["ringbuf_lost"], 0);
     // The clsact qdiscs the probe added are gone again.
     for dev in ["n3", "n6"] {
@@ -191,4 +203,89 @@ fn the_kernel_and_user_space_compute_the_same_identity() {
     f.extend_from_slice(&v6);
     let want = packet::identity(&packet::ip(0x86dd, &v6).unwrap());
     assert_eq!(scout_probe::kernel_identity(&f, false).unwrap(), Some(want), "IPv6 TCP on N6");
+}
+
+/// Frames for the table tests: packet `i` as a G-PDU for N3 and as plain IP for N6.
+fn frames(i: u16) -> (Vec<u8>, Vec<u8>) {
+    let mac = [2, 0, 0, 0, 0, 9];
+    let g = testbench::gpdu(i, 0x42, 32);
+    (testbench::ether(mac, &testbench::outer(&g)), testbench::ether(mac, &g[16..]))
+}
+
+/// The kernel's pending table gives up sightings only by counting them: a table of 16 sets (448
+/// sightings) offered 2000 N3 sightings keeps 448 and evicts the rest; the N6 twins of the last
+/// 100 pair where their N3 sighting is still there and wait otherwise; and every sighting is a
+/// pair's, an eviction or waiting.
+#[test]
+fn the_kernel_table_counts_every_sighting_it_gives_up() {
+    if let Some(why) = testbench::unavailable() {
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let h = Harness::new(&Options { table_sets: 16, histogram_only: true, ..Options::default() }).unwrap();
+    let capacity = 16 * scout_probe::WAYS as u64;
+    for i in 0..2000u16 {
+        h.run("n3_ingress", &frames(i).0).unwrap();
+    }
+    let c = h.counters();
+    assert_eq!(c["n3_sightings"], 2000);
+    assert_eq!(c["evicted_n3"], 2000 - capacity, "{c:?}");
+    assert_eq!(h.waiting().unwrap().0.within_window, [capacity, 0]);
+    for i in 1900..2000u16 {
+        h.run("n6_egress", &frames(i).1).unwrap();
+    }
+    let c = h.counters();
+    let (w, _) = h.waiting().unwrap();
+    assert_eq!(c["n6_sightings"], 100);
+    assert!(c["pairs"] > 0, "{c:?}");
+    // Each N6 sighting either paired (taking its N3 sighting out) or waits (its N3 sighting was
+    // evicted, or it took the way of one that waited).
+    assert_eq!(c["pairs"] + w.within_window[1] + c["evicted_n6"], 100, "{c:?} {w:?}");
+    assert_eq!(
+        2 * c["pairs"] + c["evicted_n3"] + c["evicted_n6"] + w.within_window[0] + w.within_window[1],
+        2100,
+        "{c:?} {w:?}"
+    );
+    assert_eq!(c["expired_n3"] + c["expired_n6"] + c["busy_n3"] + c["busy_n6"] + c["duplicates"], 0, "{c:?}");
+}
+
+/// A sighting waits at most the window for its twin: with a 1 ms window, an N6 sighting 20 ms after
+/// its N3 twin is not paired (the N3 sighting expires); with 2 s it is, and the same packet seen
+/// again on N3 counts as a duplicate. In both pairing modes.
+#[test]
+fn a_sighting_waits_for_its_twin_at_most_the_window() {
+    if let Some(why) = testbench::unavailable() {
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // One CPU: with same-cpu pairing each CPU has its own table.
+    testbench::pin(0);
+    for pairing in [Pairing::AnyCpu, Pairing::SameCpu] {
+        let (n3, n6) = frames(7);
+        let short = Harness::new(&Options { window: Duration::from_millis(1), pairing, ..Options::default() }).unwrap();
+        short.run("n3_ingress", &n3).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        short.run("n6_egress", &n6).unwrap();
+        let c = short.counters();
+        assert_eq!((c["pairs"], c["expired_n3"], c["expired_n6"]), (0, 1, 1), "{pairing:?} {c:?}");
+        assert_eq!(short.waiting().unwrap().0, Waiting::default(), "{pairing:?}");
+
+        let long = Harness::new(&Options { pairing, ..Options::default() }).unwrap();
+        long.run("n3_ingress", &n3).unwrap();
+        long.run("n3_ingress", &n3).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        long.run("n6_egress", &n6).unwrap();
+        let c = long.counters();
+        assert_eq!((c["pairs"], c["duplicates"], c["expired_n3"]), (1, 1, 0), "{pairing:?} {c:?}");
+        let (w, keys) = long.waiting().unwrap();
+        assert_eq!((w, keys.len()), (Waiting::default(), 0), "{pairing:?}");
+        // The pair is staged on this CPU until a batch fills; its delay is the 20 ms.
+        let p = long.staged().unwrap();
+        assert_eq!(p.len(), 1, "{pairing:?}");
+        let d = p[0].t_second - p[0].t_first;
+        assert!((20_000_000..1_000_000_000).contains(&d), "{pairing:?}: delay {d} ns");
+        assert_eq!((p[0].first_side, p[0].teid, p[0].gtp_seq, p[0].has_seq), (0, 0x42, 7, 1), "{pairing:?}");
+    }
 }
