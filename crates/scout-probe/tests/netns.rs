@@ -13,15 +13,21 @@ use scout_probe::testbench::{self, Bench};
 /// The tests of this file one at a time: loading and verifying programs beside the bench would
 /// take the CPUs its timing needs.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// `None` (having said why) when the bench cannot run here; otherwise the guard that runs this
+/// file's tests one at a time.
+fn serial() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Some(why) = testbench::unavailable() {
+        eprintln!("skipping: {why}");
+        return None;
+    }
+    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
+}
 use scout_probe::{Harness, Options, Pairing, Side, Waiting};
 
 #[test]
 fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
-    if let Some(why) = testbench::unavailable() {
-        eprintln!("skipping: {why}");
-        return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_serial) = serial() else { return };
     let _late = testbench::LateRxTimestamps::set();
     let bench = Bench::create(&format!("scp{}", std::process::id() % 10000)).expect("namespaces");
     let dir = std::env::temp_dir().join(format!("scout-probe-test-{}", std::process::id()));
@@ -178,11 +184,7 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
 /// (IPv4 UDP inside GTP-U on N3; IPv4 and IPv6 on N6, short and long).
 #[test]
 fn the_kernel_and_user_space_compute_the_same_identity() {
-    if let Some(why) = testbench::unavailable() {
-        eprintln!("skipping: {why}");
-        return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_serial) = serial() else { return };
     use scout_ingest::pcap::packet;
     let mac = [2, 0, 0, 0, 0, 9];
     for (i, len) in [(7u16, 64usize), (8, 1), (9, 0), (10, 1200)] {
@@ -218,11 +220,7 @@ fn frames(i: u16) -> (Vec<u8>, Vec<u8>) {
 /// pair's, an eviction or waiting.
 #[test]
 fn the_kernel_table_counts_every_sighting_it_gives_up() {
-    if let Some(why) = testbench::unavailable() {
-        eprintln!("skipping: {why}");
-        return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_serial) = serial() else { return };
     let h = Harness::new(&Options { table_sets: 16, histogram_only: true, ..Options::default() }).unwrap();
     let capacity = 16 * scout_probe::WAYS as u64;
     for i in 0..2000u16 {
@@ -255,11 +253,7 @@ fn the_kernel_table_counts_every_sighting_it_gives_up() {
 /// again on N3 counts as a duplicate. In both pairing modes.
 #[test]
 fn a_sighting_waits_for_its_twin_at_most_the_window() {
-    if let Some(why) = testbench::unavailable() {
-        eprintln!("skipping: {why}");
-        return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_serial) = serial() else { return };
     // One CPU: with same-cpu pairing each CPU has its own table.
     testbench::pin(0);
     for pairing in [Pairing::AnyCpu, Pairing::SameCpu] {
