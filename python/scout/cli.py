@@ -749,10 +749,12 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument(
         "--table-sets",
         type=int,
-        default=1024,
+        default=_native.PROBE_DEFAULT_TABLE_SETS,
         metavar="N",
-        help="sets in the kernel's pending table, a power of two, 28 sightings each (default 1024: 28,672 "
-        "sightings waiting for their twin at once; per CPU with --pairing same-cpu)",
+        help=f"sets in the kernel's pending table, a power of two, {_native.PROBE_WAYS} sightings each (default "
+        f"{_native.PROBE_DEFAULT_TABLE_SETS}: {_native.PROBE_DEFAULT_TABLE_SETS * _native.PROBE_WAYS:,} sightings "
+        "waiting for their twin at once, per CPU with --pairing same-cpu; it must hold packets/s x the UPF's delay, "
+        "and a larger table costs more per packet: docs/probe.md)",
     )
     pr.add_argument(
         "--pairing",

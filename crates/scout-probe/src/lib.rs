@@ -55,8 +55,11 @@ pub const COUNTERS: [&str; 15] = [
 
 /// Ways per set of the program's pending table (`WAYS`).
 pub const WAYS: usize = 28;
-/// The pending table's default size in sets (`--table-sets`): 28 672 sightings in 960 KiB.
-pub const DEFAULT_TABLE_SETS: u32 = 1024;
+/// The pending table's default size in sets (`--table-sets`): 7 168 sightings in 240 KiB, enough
+/// for 14 ms of queue at 500 000 packets/s. Sized to stay in a core's L2 cache: a first sighting
+/// reads a set last used long before, and on the 2-vCPU bench machine a 1 024-set table (960 KiB)
+/// cost ~55 ns more per sighting than this one (bench/RESULTS.md). Too small shows as `table_full`.
+pub const DEFAULT_TABLE_SETS: u32 = 256;
 /// The ring buffers (`pairs0` to `pairs3`): a CPU writes to ring `cpu % 4`.
 const RINGS: [&str; 4] = ["pairs0", "pairs1", "pairs2", "pairs3"];
 /// Each ring's size: 4 MiB, about 50 000 pair records.

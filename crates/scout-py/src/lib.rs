@@ -262,5 +262,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema_enums, m)?)?;
     m.add_function(wrap_pyfunction!(schema_columns, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("PROBE_DEFAULT_TABLE_SETS", scout_probe::DEFAULT_TABLE_SETS)?;
+    m.add("PROBE_WAYS", scout_probe::WAYS)?;
     Ok(())
 }
