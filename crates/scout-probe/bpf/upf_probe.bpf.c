@@ -617,8 +617,8 @@ static __always_inline __u32 lowest_lane(__u64 z)
 }
 
 // The way among tag word i's candidates `z` (lanes whose tag matched) whose full key is `key`, or
-// -1. The lowest candidate is almost always the one (a 16-bit tag matches another key of the set
-// once in ~2 300 lookups); the others are tried in a subprogram of their own.
+// -1. The lowest candidate is almost always the one (a 16-bit tag matches another key of a full
+// set at most once in ~2 300 lookups); the others are tried in a subprogram of their own.
 static __noinline int match_rest(struct set *s, __u32 i, __u64 z, __u64 key)
 {
 	for (int n = 0; n < 4 && z; n++) {
