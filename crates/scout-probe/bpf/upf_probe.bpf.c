@@ -60,13 +60,17 @@ const volatile __u32 set_mask = 1023; // sets in a table, less one (a power of t
 // interrupt one another (ingress runs in softirq, egress with bottom halves disabled).
 const volatile __u32 per_cpu = 0;
 const volatile __u32 cpu_shift = 10;
+// A set's occupancy word is word `set << occ_shift` of `occupancy`: 0 with a table per CPU (the
+// words of eight sets share a cache line, which only their CPU uses), 3 with a shared table (a
+// line to each set, so that a CPU taking one set's lock does not take the line from a CPU
+// working on another).
+const volatile __u32 occ_shift = 0;
 const volatile __u64 window_ns = 2000000000ULL;
 
-// The pending table. A set is one cache line of tags — its lock, the hand that picks which way a
-// full set gives up, and 16 bits of the key of each of its 28 ways (0: free) — followed by the
-// ways' sightings, 32 bytes each, two to a line. A lookup reads the tag line only; a sighting is
-// read on a tag match (its full key decides) and written on an insert. 28 tags to a line keep the
-// lines a first sighting must fetch few: 16 KiB of tags for the default 7 168 sightings.
+// The pending table. A set is one cache line of tags — 16 bits of the key of each of its 28 ways —
+// followed by the ways' sightings, 32 bytes each, two to a line. Which ways hold a sighting, and on
+// which side, is not in the set but in its word of `occupancy` (below): a set's lines are read only
+// when a sighting may have its twin there, and written otherwise.
 #define WAYS 28
 #define TAG_WORDS (WAYS / 4)
 
@@ -83,15 +87,25 @@ struct slot {
 };
 
 struct set {
-	__u32 lock;
-	__u8 hand; // the next way a full set gives up (round robin: the oldest insert, nearly)
-	__u8 pad[3];
-	__u64 tags[TAG_WORDS]; // four 16-bit tags each, way 4i + l in bits 16l..16l+15 of word i
+	union {
+		__u64 tags[TAG_WORDS]; // four 16-bit tags each, way 4i + l in bits 16l..16l+15 of word i
+		__u16 tag[WAYS];
+	};
+	__u64 pad;
 	struct slot slot[WAYS];
 };
 
 _Static_assert(sizeof(struct slot) == 32, "two sightings to a cache line");
 _Static_assert(sizeof(struct set) == 15 * 64, "a set is fifteen cache lines");
+
+// A set's occupancy word, one per set in `occupancy` (8 bytes a set: 2 KiB for the default table,
+// so it stays in the nearest caches while the sets' own lines do not): the ways that hold a
+// sighting, which of those are N6 sightings, the hand (the next way a full set gives up: round
+// robin, so nearly the oldest insert), and, with a shared table, the set's lock.
+#define OCC_MASK ((1ULL << WAYS) - 1) // bits 0-27: the way holds a sighting
+#define HAND_SHIFT 28		      // bits 28-32: the hand
+#define N6_SHIFT 33		      // bits 33-60: the way's sighting is an N6 one
+#define LOCKED (1ULL << 63)
 
 // A pair, for user space.
 struct pair {
@@ -122,6 +136,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct set);
 } pending SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 256); // as `pending`
+	__type(key, __u32);
+	__type(value, __u64);
+} occupancy SEC(".maps");
 
 // Four ring buffers: a CPU writes to ring `cpu % 4`, so CPUs do not take one ring's lock in turn.
 // (Map-in-map would give one per CPU; the loader used cannot create it.) Sized at load time.
@@ -540,42 +561,43 @@ static __always_inline int parse_direct(struct __sk_buff *skb, int side, int l2,
 	return r < 0 ? -(ST_MALFORMED + 1) : r;
 }
 
-// Takes the set's lock: compare-and-swap, reading first while another CPU holds it. Gives up after
-// LOCK_TRIES reads (a holder preempted with its vCPU, on a virtual machine): the sighting is then
-// counted as busy rather than the softirq stalled. Both hooks run with bottom halves disabled, so
-// no holder is ever interrupted by another of these programs on its own CPU.
+// Takes a set's lock (a shared table): compare-and-swap on its occupancy word `o`, reading first
+// while another CPU holds it; `*v` is then the word, unlocked. Gives up after LOCK_TRIES reads (a
+// holder preempted with its vCPU, on a virtual machine): the sighting is then counted as busy
+// rather than the softirq stalled. Both hooks run with bottom halves disabled, so no holder is
+// ever interrupted by another of these programs on its own CPU.
 #define LOCK_TRIES 1024
 
-static __always_inline int set_lock(struct set *s)
+static __always_inline int set_lock(__u64 *o, __u64 *v)
 {
-	if (per_cpu)
+	if (per_cpu) {
+		*v = *o;
 		return 0;
+	}
 	for (int i = 0; i < LOCK_TRIES; i++) {
-		if (*(volatile __u32 *)&s->lock == 0 && __sync_val_compare_and_swap(&s->lock, 0, 1) == 0)
+		__u64 x = *(volatile __u64 *)o;
+		if (!(x & LOCKED) && __sync_val_compare_and_swap(o, x, x | LOCKED) == x) {
+			*v = x;
 			return 0;
+		}
 	}
 	return -1;
 }
 
-static __always_inline void set_unlock(struct set *s)
+// Writes the set's new occupancy word `v` (unlocked): releases the lock after the set's writes.
+static __always_inline void set_unlock(__u64 *o, __u64 v)
 {
-	if (per_cpu)
+	if (per_cpu) {
+		*o = v;
 		return;
+	}
 #if defined(__TARGET_ARCH_x86)
 	// x86 keeps stores in order (TSO): a plain store releases the lock after the set's writes,
 	// without the locked instruction's wait for the store buffer to drain.
-	*(volatile __u32 *)&s->lock = 0;
+	*(volatile __u64 *)o = v;
 #else
-	__sync_lock_test_and_set(&s->lock, 0);
+	__sync_lock_test_and_set(o, v);
 #endif
-}
-
-static __always_inline void set_tag(struct set *s, __u32 w, __u64 tag)
-{
-	if (w >= WAYS)
-		return;
-	__u32 i = w >> 2, sh = (w & 3) * 16;
-	s->tags[i] = (s->tags[i] & ~(0xffffULL << sh)) | (tag << sh);
 }
 
 static __always_inline void store(struct set *s, __u32 w, __u64 key, __u64 t, struct gtp_info *gi, __u32 bytes,
@@ -594,7 +616,7 @@ static __always_inline void store(struct set *s, __u32 w, __u64 key, __u64 t, st
 	o->has_seq = gi->has_seq;
 }
 
-// A key's tag: its top 16 bits (the set index comes from the bottom ones), never 0 (a free way).
+// A key's tag: its top 16 bits (the set index comes from the bottom ones), never 0.
 static __always_inline __u64 tag_of(__u64 key)
 {
 	__u64 t = key >> 48;
@@ -604,39 +626,60 @@ static __always_inline __u64 tag_of(__u64 key)
 #define LANES_ONE 0x0001000100010001ULL
 #define LANES_HIGH 0x8000800080008000ULL
 // The top bit of each 16-bit lane of x that may be zero: none when no lane is, and the lowest one
-// marked always is (a lane above a zero lane can be marked too, so candidates beyond the lowest are
-// checked one by one).
+// marked always is (a lane above a zero lane can be marked too: candidates, which the full key
+// then decides).
 #define ZERO_LANES(x) (((x) - LANES_ONE) & ~(x) & LANES_HIGH)
 
-// The index (0-3) of the lowest lane marked in `z` (nonzero, from ZERO_LANES), without a loop:
-// its bit, shifted down to 1 << 16 * lane, multiplied into a constant whose top 16 bits then hold
-// the lane.
-static __always_inline __u32 lowest_lane(__u64 z)
+// The four lane marks of ZERO_LANES as bits 0-3, without a loop: the marks, shifted down to bits
+// 0, 16, 32 and 48, multiplied into a constant that lands them on bits 45-48 (no two partial
+// products share a bit, so nothing carries).
+static __always_inline __u64 lane_bits(__u64 z)
 {
-	return (__u32)((((z & -z) >> 15) * 0x0000000100020003ULL) >> 48);
+	return (((z >> 15) * 0x0000200040008001ULL) >> 45) & 0xf;
 }
 
-// The way among tag word i's candidates `z` (lanes whose tag matched) whose full key is `key`, or
-// -1. The lowest candidate is almost always the one (a 16-bit tag matches another key of a full
-// set at most once in ~2 300 lookups); the others are tried in a subprogram of their own.
-static __noinline int match_rest(struct set *s, __u32 i, __u64 z, __u64 key)
+// The bits set in x (SWAR).
+static __always_inline __u64 popcount(__u64 x)
 {
-	for (int n = 0; n < 4 && z; n++) {
-		__u32 w = 4 * (i & 7) + lowest_lane(z);
-		if (w < WAYS && s->slot[w].key == key)
-			return w;
-		z &= z - 1;
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (x * 0x0101010101010101ULL) >> 56;
+}
+
+// The index of the lowest bit set in m (nonzero): the bits below it, counted.
+static __always_inline __u32 lowest_way(__u64 m)
+{
+	return (__u32)popcount((m & -m) - 1);
+}
+
+// Among the ways in `cand` (their tags matched), the one holding `key` with the earliest time, or
+// -1; the others holding `key` (the same packet seen again on that side: a retransmission with
+// identical bytes, or two capture points) go to `*dups`. A subprogram of its own: the common case,
+// one candidate, is decided inline.
+static __noinline int find_all(struct set *s, __u64 cand, __u64 key, __u64 *dups)
+{
+	int best = -1;
+	__u64 bt = 0, d = 0;
+	for (int n = 0; n < WAYS && cand; n++) {
+		__u32 w = lowest_way(cand);
+		cand &= cand - 1;
+		if (w >= WAYS)
+			break;
+		struct slot *o = &s->slot[w];
+		if (o->key != key)
+			continue;
+		if (best < 0 || (__s64)(o->t_ns - bt) < 0) {
+			if (best >= 0)
+				d |= 1ULL << best;
+			best = w;
+			bt = o->t_ns;
+		} else {
+			d |= 1ULL << w;
+		}
 	}
-	return -1;
-}
-
-static __always_inline int match(struct set *s, __u32 i, __u64 z, __u64 key)
-{
-	__u32 w = 4 * i + lowest_lane(z);
-	if (w < WAYS && s->slot[w].key == key)
-		return w;
-	z &= z - 1;
-	return z ? match_rest(s, i, z, key) : -1;
+	*dups = d;
+	return best;
 }
 
 static __always_inline void histogram(__u64 d, int first_side)
@@ -714,77 +757,96 @@ static __always_inline int handle(struct __sk_buff *skb, int side, int l2, int i
 	if (per_cpu)
 		idx |= bpf_get_smp_processor_id() << cpu_shift;
 	struct set *s = bpf_map_lookup_elem(&pending, &idx);
-	if (!s) {
+	__u32 oidx = idx << occ_shift;
+	__u64 *ow = bpf_map_lookup_elem(&occupancy, &oidx);
+	if (!s || !ow) {
 		// A CPU beyond the tables made at load time (CPUs brought online since): not stored.
 		c->c[ST_BUSY_N3 + side] += 1;
 		return TC_ACT_UNSPEC;
 	}
-	// The set's first slot line (ways 0 and 1, where a lightly used set keeps its sightings), read
-	// now though its value is not used, so that it comes from memory together with the tag line
-	// rather than after it: a set last used thousands of packets ago is in neither cache, and a
-	// twin's sighting would otherwise cost two misses one after the other.
-	(void)*(volatile __u64 *)&s->slot[0].key;
-	if (set_lock(s) < 0) {
+	__u64 v;
+	if (set_lock(ow, &v) < 0) {
 		c->c[ST_BUSY_N3 + side] += 1;
 		return TC_ACT_UNSPEC;
 	}
-	// Four tags at a time: the way whose tag matches (the full key decides), and the first free way.
-	__u64 tag = tag_of(in.key), pat = tag * LANES_ONE;
-	int hit = -1, free_w = -1;
+	__u64 held = v & OCC_MASK, n6 = (v >> N6_SHIFT) & OCC_MASK;
+	// This sighting's twin can only be among the set's sightings of the other side. When there
+	// are none — the usual case for a packet's first sighting — the set's lines are not read at
+	// all, only written (stores do not wait for a line to come from memory). Otherwise its tags,
+	// and the slot of the first such way with them (two lines from memory at once, not one after
+	// the other): there, usually, is the twin.
+	__u64 other = held & (side == SIDE_N3 ? n6 : ~n6);
+	__u64 tag = tag_of(in.key), dups = 0;
+	int hit = -1;
+	if (other) {
+		__u32 w0 = lowest_way(other);
+		if (w0 < WAYS)
+			(void)*(volatile __u64 *)&s->slot[w0].key;
+		__u64 pat = tag * LANES_ONE, m = 0;
 #pragma unroll
-	for (int i = 0; i < TAG_WORDS; i++) {
-		__u64 x = s->tags[i];
-		__u64 zy = ZERO_LANES(x ^ pat), zx = ZERO_LANES(x);
-		if (zy) {
-			hit = match(s, i, zy, in.key);
-			if (hit >= 0)
-				break;
+		for (int i = 0; i < TAG_WORDS; i++)
+			m |= lane_bits(ZERO_LANES(s->tags[i] ^ pat)) << (4 * i);
+		m &= other;
+		if (m) {
+			__u32 w = lowest_way(m);
+			if (!(m & (m - 1)) && w < WAYS && s->slot[w].key == in.key)
+				hit = w;
+			else
+				hit = find_all(s, m, in.key, &dups);
 		}
-		if (zx && free_w < 0)
-			free_w = 4 * i + lowest_lane(zx);
 	}
 
 	if (hit < 0) {
-		// The first sighting: store it, in a free way or in place of the one the hand points at.
+		// No twin waits: store this sighting, in a free way or in place of the one the hand
+		// points at. (The same packet seen again on this side is stored too: which of the two
+		// pairs, and that the other is a duplicate, is decided when the twin comes.)
 		if (!ingress)
 			now = bpf_ktime_get_ns();
-		if (free_w < 0) {
-			__u32 h = s->hand;
+		__u64 free = ~held & OCC_MASK;
+		__u32 w;
+		if (free) {
+			w = lowest_way(free);
+		} else {
+			__u32 h = (v >> HAND_SHIFT) & 31;
 			if (h >= WAYS)
 				h = 0;
-			struct slot *v = &s->slot[h];
-			c->c[((__s64)(now - v->t_ns) > (__s64)window_ns ? ST_EXPIRED_N3 : ST_EVICTED_N3) + (v->side & 1)] += 1;
-			s->hand = h + 1 < WAYS ? h + 1 : 0;
-			free_w = h;
+			struct slot *o = &s->slot[h];
+			c->c[((__s64)(now - o->t_ns) > (__s64)window_ns ? ST_EXPIRED_N3 : ST_EVICTED_N3) + ((n6 >> h) & 1)] += 1;
+			v = (v & ~(31ULL << HAND_SHIFT)) | ((__u64)(h + 1 < WAYS ? h + 1 : 0) << HAND_SHIFT);
+			w = h;
 		}
-		store(s, free_w, in.key, now, &gi, bytes, side);
-		set_tag(s, free_w, tag);
-		set_unlock(s);
+		if (w < WAYS) {
+			store(s, w, in.key, now, &gi, bytes, side);
+			s->tag[w] = tag;
+			v |= 1ULL << w;
+			if (side == SIDE_N6)
+				v |= 1ULL << (N6_SHIFT + w);
+			else
+				v &= ~(1ULL << (N6_SHIFT + w));
+		}
+		set_unlock(ow, v);
 		return TC_ACT_UNSPEC;
 	}
 
 	if ((__u32)hit >= WAYS) {
-		set_unlock(s);
+		set_unlock(ow, v);
 		return TC_ACT_UNSPEC;
 	}
+	// Further sightings of the twin's packet on its side are duplicates: given up, counted.
+	v &= ~dups;
+	if (dups)
+		c->c[ST_DUPLICATES] += popcount(dups);
 	struct slot *o = &s->slot[hit];
-	if (o->side == side) {
-		// The same packet again on the same side (a retransmission with identical bytes, or
-		// two capture points): the first sighting stays.
-		set_unlock(s);
-		c->c[ST_DUPLICATES] += 1;
-		return TC_ACT_UNSPEC;
-	}
 	if (ingress && (__s64)(now - o->t_ns) > (__s64)window_ns) {
 		// Its twin waited longer than the window: that one is given up, this one waits.
 		c->c[ST_EXPIRED_N3 + (o->side & 1)] += 1;
 		store(s, hit, in.key, now, &gi, bytes, side);
-		set_unlock(s);
+		v ^= 1ULL << (N6_SHIFT + hit); // the way's sighting is now of this side
+		set_unlock(ow, v);
 		return TC_ACT_UNSPEC;
 	}
 	struct slot first = *o;
-	set_tag(s, hit, 0);
-	set_unlock(s);
+	set_unlock(ow, v & ~(1ULL << hit));
 
 	struct gtp_info *n3 = &gi;
 	struct gtp_info fgi = {.teid = first.teid, .seq = first.seq, .qfi = first.qfi, .has_seq = first.has_seq};

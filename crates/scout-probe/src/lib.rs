@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use aya::maps::{Array, MapData, PerCpuArray, RingBuf};
-use aya::programs::{tc, SchedClassifier, TcAttachType};
+use aya::programs::tc::TcAttachOptions;
+use aya::programs::{tc, LinkOrder, SchedClassifier, TcAttachType};
 use aya::{Ebpf, EbpfLoader, Pod};
 pub mod pfcp_live;
 pub mod testbench;
@@ -316,21 +317,15 @@ struct Slot {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 struct Set {
-    lock: u32,
-    hand: u8,
-    pad: [u8; 3],
     tags: [u64; WAYS / 4],
+    pad: u64,
     slot: [Slot; WAYS],
-}
-
-impl Set {
-    /// Way `w`'s tag (0: free).
-    fn tag(&self, w: usize) -> u16 {
-        (self.tags[w / 4] >> (16 * (w % 4))) as u16
-    }
 }
 // SAFETY: plain old data, laid out as `struct set` in the program.
 unsafe impl Pod for Set {}
+
+/// A set's occupancy word (`occupancy` in the program): bits 0-27 the ways that hold a sighting.
+const OCC_MASK: u64 = (1 << WAYS) - 1;
 
 type Counters = [u64; COUNTERS.len()];
 
@@ -342,17 +337,35 @@ pub struct Waiting {
     pub within_window: [u64; 2],
 }
 
-/// Reads every set of `pending` (an `Array` of [`Set`]) at `now` (bpf_ktime, ns); the keys waiting
-/// too, when `keys` is given. `None` when the table could not be read.
-fn read_pending(bpf: &Ebpf, window_ns: u64, now: u64, mut keys: Option<&mut Vec<u64>>) -> Option<Waiting> {
+/// Where a set's occupancy word is in `occupancy`: word `set << occ_shift` (a shared table gives each
+/// set's word a cache line of its own; see `occ_shift` in the program).
+fn occ_shift(pairing: Pairing) -> u32 {
+    match pairing {
+        Pairing::SameCpu => 0,
+        Pairing::AnyCpu => 3,
+    }
+}
+
+/// Reads every set of `pending` (an `Array` of [`Set`]) whose `occupancy` word says it holds a
+/// sighting, at `now` (bpf_ktime, ns); the keys waiting too, when `keys` is given. `None` when the
+/// table could not be read.
+fn read_pending(
+    bpf: &Ebpf,
+    pairing: Pairing,
+    window_ns: u64,
+    now: u64,
+    mut keys: Option<&mut Vec<u64>>,
+) -> Option<Waiting> {
     let a = Array::<_, Set>::try_from(bpf.map("pending")?).ok()?;
+    let occ = Array::<_, u64>::try_from(bpf.map("occupancy")?).ok()?;
     let mut w = Waiting::default();
     for i in 0..a.len() {
+        let held = occ.get(&(i << occ_shift(pairing)), 0).ok()? & OCC_MASK;
+        if held == 0 {
+            continue;
+        }
         let s = a.get(&i, 0).ok()?;
-        for way in 0..WAYS {
-            if s.tag(way) == 0 {
-                continue;
-            }
+        for way in (0..WAYS).filter(|&way| held >> way & 1 == 1) {
             let o = &s.slot[way];
             let side = usize::from(o.side & 1);
             if now.saturating_sub(o.t_ns) > window_ns {
@@ -380,6 +393,7 @@ fn load_object(opts: &Options) -> Result<Ebpf, ProbeError> {
     let window_ns = opts.window.as_nanos() as u64;
     let per_cpu = u32::from(opts.pairing == Pairing::SameCpu);
     let cpu_shift = opts.table_sets.trailing_zeros();
+    let occ_shift = occ_shift(opts.pairing);
     let tables = if per_cpu == 1 {
         aya::util::nr_cpus().map_err(|(what, e)| ProbeError::Io { what: what.into(), source: e })? as u32
     } else {
@@ -393,7 +407,9 @@ fn load_object(opts: &Options) -> Result<Ebpf, ProbeError> {
         .set_global("window_ns", &window_ns, true)
         .set_global("per_cpu", &per_cpu, true)
         .set_global("cpu_shift", &cpu_shift, true)
-        .set_max_entries("pending", opts.table_sets * tables);
+        .set_global("occ_shift", &occ_shift, true)
+        .set_max_entries("pending", opts.table_sets * tables)
+        .set_max_entries("occupancy", (opts.table_sets * tables) << occ_shift);
     // Histogram mode sends nothing to user space: one page per ring.
     let ring = if opts.histogram_only { 4096 } else { RING_BYTES };
     for r in RINGS {
@@ -459,6 +475,11 @@ impl PairRecord {
     }
 }
 
+/// Whether TC programs attach through TCX links (Linux 6.6+), as aya does where it can.
+fn tcx_available() -> bool {
+    aya::util::KernelVersion::current().is_ok_and(|v| v >= aya::util::KernelVersion::new(6, 6, 0))
+}
+
 /// One UPF's loaded probe.
 struct Loaded {
     upf: Upf,
@@ -509,9 +530,17 @@ fn load(upf: &Upf, opts: &Options) -> Result<Loaded, ProbeError> {
                 prog.load().map_err(|e| bpf_err(format!("verifying {name}"))(Box::new(e)))?;
             }
             let at = if ingress { TcAttachType::Ingress } else { TcAttachType::Egress };
-            let id = prog
-                .attach(&side.iface, at)
-                .map_err(|e| bpf_err(format!("attaching {name} to {side}"))(Box::new(e)))?;
+            // With TCX (Linux 6.6+; aya uses it there) the ingress program goes before every other
+            // one, the egress program after (aya's default): a packet is seen as it arrives,
+            // before a forwarding program (an eBPF UPF) can redirect it past the probe, and as it
+            // leaves, after whatever else runs at egress. Older kernels: netlink filters, in the
+            // order attached.
+            let id = if ingress && tcx_available() {
+                prog.attach_with_options(&side.iface, at, TcAttachOptions::TcxOrder(LinkOrder::first()))
+            } else {
+                prog.attach(&side.iface, at)
+            }
+            .map_err(|e| bpf_err(format!("attaching {name} to {side}"))(Box::new(e)))?;
             links.push((side.netns.clone(), name, id));
         }
     }
@@ -631,6 +660,7 @@ fn counters(bpf: &Ebpf) -> Vec<u64> {
 pub struct Harness {
     bpf: Ebpf,
     window_ns: u64,
+    pairing: Pairing,
 }
 
 impl Harness {
@@ -642,7 +672,7 @@ impl Harness {
                 bpf.program_mut(name).expect("program").try_into().map_err(|e| bpf_err(name)(Box::new(e)))?;
             prog.load().map_err(|e| bpf_err(format!("verifying {name}"))(Box::new(e)))?;
         }
-        Ok(Harness { bpf, window_ns: opts.window.as_nanos() as u64 })
+        Ok(Harness { bpf, window_ns: opts.window.as_nanos() as u64, pairing: opts.pairing })
     }
 
     /// Runs `program` (`n3_ingress`, `n3_egress`, `n6_ingress` or `n6_egress`) once on `frame`, an
@@ -707,7 +737,7 @@ impl Harness {
     /// The sightings waiting in the table now, and their keys.
     pub fn waiting(&self) -> Result<(Waiting, Vec<u64>), ProbeError> {
         let mut keys = Vec::new();
-        let w = read_pending(&self.bpf, self.window_ns, now_mono_ns() as u64, Some(&mut keys))
+        let w = read_pending(&self.bpf, self.pairing, self.window_ns, now_mono_ns() as u64, Some(&mut keys))
             .ok_or_else(|| ProbeError::Bpf { what: "pending table".into(), message: "could not be read".into() })?;
         Ok((w, keys))
     }
@@ -918,7 +948,7 @@ pub fn run(
                 None => unread.push(format!("{} (staged pairs)", l.upf.n3)),
             }
         }
-        match read_pending(&l.bpf, opts.window.as_nanos() as u64, now_mono_ns() as u64, None) {
+        match read_pending(&l.bpf, opts.pairing, opts.window.as_nanos() as u64, now_mono_ns() as u64, None) {
             Some(wt) => {
                 for side in 0..2 {
                     unmatched[side][3] += wt.within_window[side] + wt.beyond_window[side];

@@ -283,3 +283,32 @@ fn a_sighting_waits_for_its_twin_at_most_the_window() {
         assert_eq!((p[0].first_side, p[0].teid, p[0].gtp_seq, p[0].has_seq), (0, 0x42, 7, 1), "{pairing:?}");
     }
 }
+
+/// A sighting pairs only with one of the other side, the earliest that has its key: the same
+/// packet seen twice on N6 waits twice (neither is the other's twin), and its N3 sighting pairs
+/// with the first and counts the second as a duplicate. In both pairing modes (their occupancy
+/// words are laid out differently).
+#[test]
+fn a_twin_is_the_earliest_sighting_of_the_other_side() {
+    let Some(_serial) = serial() else { return };
+    testbench::pin(0);
+    for pairing in [Pairing::AnyCpu, Pairing::SameCpu] {
+        let (n3, n6) = frames(11);
+        let h = Harness::new(&Options { pairing, ..Options::default() }).unwrap();
+        h.run("n6_ingress", &n6).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        h.run("n6_ingress", &n6).unwrap();
+        let (w, _) = h.waiting().unwrap();
+        assert_eq!(w.within_window, [0, 2], "{pairing:?}: both N6 sightings wait");
+        h.run("n3_egress", &n3).unwrap();
+        let c = h.counters();
+        assert_eq!((c["pairs"], c["duplicates"]), (1, 1), "{pairing:?} {c:?}");
+        assert_eq!(h.waiting().unwrap().0, Waiting::default(), "{pairing:?}");
+        let p = h.staged().unwrap();
+        assert_eq!(p.len(), 1, "{pairing:?}");
+        // Paired with the first N6 sighting: the delay includes the 5 ms between the two.
+        assert_eq!(p[0].first_side, 1, "{pairing:?}");
+        let d = p[0].t_second - p[0].t_first;
+        assert!((5_000_000..1_000_000_000).contains(&d), "{pairing:?}: delay {d} ns");
+    }
+}
