@@ -772,27 +772,35 @@ static __always_inline int handle(struct __sk_buff *skb, int side, int l2, int i
 	__u64 held = v & OCC_MASK, n6 = (v >> N6_SHIFT) & OCC_MASK;
 	// This sighting's twin can only be among the set's sightings of the other side. When there
 	// are none — the usual case for a packet's first sighting — the set's lines are not read at
-	// all, only written (stores do not wait for a line to come from memory). Otherwise its tags,
-	// and the slot of the first such way with them (two lines from memory at once, not one after
-	// the other): there, usually, is the twin.
+	// all, only written (stores do not wait for a line to come from memory). When there is one —
+	// the usual case for the second — its key decides, without the tags. Otherwise the tags of
+	// the words that hold such ways, with the first such way's slot read at the same time (two
+	// lines from memory at once, not one after the other): there, usually, is the twin.
 	__u64 other = held & (side == SIDE_N3 ? n6 : ~n6);
 	__u64 tag = tag_of(in.key), dups = 0;
 	int hit = -1;
 	if (other) {
 		__u32 w0 = lowest_way(other);
-		if (w0 < WAYS)
-			(void)*(volatile __u64 *)&s->slot[w0].key;
-		__u64 pat = tag * LANES_ONE, m = 0;
+		if (!(other & (other - 1))) {
+			if (w0 < WAYS && s->slot[w0].key == in.key)
+				hit = w0;
+		} else {
+			if (w0 < WAYS)
+				(void)*(volatile __u64 *)&s->slot[w0].key;
+			__u64 pat = tag * LANES_ONE, m = 0;
 #pragma unroll
-		for (int i = 0; i < TAG_WORDS; i++)
-			m |= lane_bits(ZERO_LANES(s->tags[i] ^ pat)) << (4 * i);
-		m &= other;
-		if (m) {
-			__u32 w = lowest_way(m);
-			if (!(m & (m - 1)) && w < WAYS && s->slot[w].key == in.key)
-				hit = w;
-			else
-				hit = find_all(s, m, in.key, &dups);
+			for (int i = 0; i < TAG_WORDS; i++) {
+				if ((other >> (4 * i)) & 0xf)
+					m |= lane_bits(ZERO_LANES(s->tags[i] ^ pat)) << (4 * i);
+			}
+			m &= other;
+			if (m) {
+				__u32 w = lowest_way(m);
+				if (!(m & (m - 1)) && w < WAYS && s->slot[w].key == in.key)
+					hit = w;
+				else
+					hit = find_all(s, m, in.key, &dups);
+			}
 		}
 	}
 
