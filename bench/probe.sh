@@ -13,21 +13,37 @@
 #   - the same traffic with the shared table (`--pairing any-cpu`, the CLI's default);
 #   - cross-cpu traffic (one sender per side: a packet's sightings on different CPUs, as in a
 #     user-space UPF) with the shared table.
-#   sudo bash bench/probe.sh [RATE] [SECONDS]
+# Each setting runs RUNS times (default 3); its figure is the median.
+#   sudo [RUNS=3] bash bench/probe.sh [RATE] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${1:-250000}
 secs=${2:-5}
 cargo build --release -q -p scout-probe --example probe_bench
 b=./target/release/examples/probe_bench
-echo "== floor: an empty TC program, then one that only reads the clock"
-"$b" "$rate" "$secs" --floor empty | tail -1
-"$b" "$rate" "$secs" --floor clock | tail -1
+runs=${RUNS:-3}
+# One line per run: the cost, per program, loss and the accounting check; then the median of the
+# runs. Runs of one setting differ by tens of ns on a shared virtual machine, more than most
+# changes to the program, so a setting's figure is the median of RUNS runs (default 3).
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+echo "== floor: an empty TC program, then one that only reads the clock (median of $runs runs)"
+for f in empty clock; do
+  for _ in $(seq "$runs"); do "$b" "$rate" "$secs" --floor "$f" | tail -1 | grep -o '[0-9]* ns each' | cut -d' ' -f1; done |
+    median | sed "s/^/floor_$f: /; s/$/ ns/"
+done
 for mode in "" "--histogram"; do
   for setting in "" "--senders 1" "--shared-table" "--pairing cross-cpu"; do
-    # shellcheck disable=SC2086
     echo "== ${mode:-ring buffer} ${setting:-(same-cpu, two senders)}"
-    # shellcheck disable=SC2086
-    "$b" "$rate" "$secs" $mode $setting
+    costs=()
+    for _ in $(seq "$runs"); do
+      # shellcheck disable=SC2086
+      out=$("$b" "$rate" "$secs" $mode $setting)
+      echo "$out" | head -2
+      echo "$out" | grep -E 'accounted for|probe cost'
+      echo "$out" | grep -E '"n[36]_(ingress|egress)"' | grep -v ': [0-9] runs' | tr -s ' ' | tr '\n' ' '
+      echo
+      costs+=("$(echo "$out" | grep 'probe cost' | grep -o '[0-9]* ns' | cut -d' ' -f1)")
+    done
+    printf '%s\n' "${costs[@]}" | median | sed "s/^/median of $runs runs: /; s/$/ ns per sighting/"
   done
 done

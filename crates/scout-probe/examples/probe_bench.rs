@@ -14,15 +14,16 @@
 //! (`--pairing any-cpu`, the CLI's default) when `--shared-table` is given.
 //! `--pairing cross-cpu`: one sender per side, so a packet's sightings are on different CPUs, as
 //! in a user-space UPF whose forwarding thread runs on another CPU than the receiving softirq; the
-//! probe runs with its shared table.
+//! N6 sender sends a packet only after the N3 sender has sent it; the probe runs with its shared
+//! table.
 //! `--senders 1` sends everything from one CPU (same-cpu pairing only).
 //! `--floor` attaches, instead of the probe, a program that does nothing (`empty`) or only reads
 //! the clock (`clock`): what the kernel's accounting charges any TC program here.
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use scout_probe::testbench::{self, Bench, Target};
+use scout_probe::testbench::{self, Bench, Pace, Target};
 use scout_probe::{Options, Pairing};
 
 struct Args {
@@ -118,7 +119,7 @@ fn main() {
         (0..a.distinct).map(|i| testbench::ether(n6_mac, &testbench::gpdu(i, 0x1234, 64)[16..])).collect();
     let d = Duration::from_secs_f64(a.secs);
     // The senders: with same-cpu pairing each CPU sends half the packets on both sides (half the
-    // rate each); with cross-cpu, CPU 0 sends every packet on N3 and CPU 1 on N6.
+    // rate each); with cross-cpu, CPU 0 sends every packet on N3 and CPU 1 on N6, after CPU 0.
     let send = {
         let (bench, n3_frames, n6_frames) = (bench.clone(), n3_frames.clone(), n6_frames.clone());
         let (rate, same_cpu, senders) = (a.rate, a.same_cpu, a.senders);
@@ -137,17 +138,28 @@ fn main() {
             } else {
                 vec![(0, vec![(g, "g0", n3_frames)], rate), (1, vec![(u, "d0", n6_frames)], rate)]
             };
-            let threads: Vec<_> = plans
-                .into_iter()
-                .map(|(cpu, t, r)| {
-                    std::thread::spawn(move || {
-                        let targets: Vec<Target<'_>> =
-                            t.iter().map(|(ns, dev, f)| Target { netns: ns, dev, frames: f }).collect();
-                        testbench::inject(&targets, cpu, r, d).expect("inject")
+            // Cross-cpu: the N6 sender sends no packet before the N3 sender has (a packet leaves
+            // the UPF after it arrived), and the N3 sender stays at most 1 024 packets ahead (the
+            // UPF's queue is bounded), so neither laps the other's 4 096 distinct packets.
+            let (n3_sent, n6_sent) = (AtomicU64::new(0), AtomicU64::new(0));
+            std::thread::scope(|sc| {
+                let threads: Vec<_> = plans
+                    .into_iter()
+                    .map(|(cpu, t, r)| {
+                        let pace = match (same_cpu, cpu) {
+                            (true, _) => Pace::default(),
+                            (false, 0) => Pace { sent: Some(&n3_sent), ahead: Some((&n6_sent, 1024)), after: None },
+                            (false, _) => Pace { sent: Some(&n6_sent), after: Some(&n3_sent), ahead: None },
+                        };
+                        sc.spawn(move || {
+                            let targets: Vec<Target<'_>> =
+                                t.iter().map(|(ns, dev, f)| Target { netns: ns, dev, frames: f }).collect();
+                            testbench::inject(&targets, cpu, r, d, pace).expect("inject")
+                        })
                     })
-                })
-                .collect();
-            threads.into_iter().map(|t| t.join().unwrap().iter().sum::<u64>()).sum()
+                    .collect();
+                threads.into_iter().map(|t| t.join().unwrap().iter().sum::<u64>()).sum()
+            })
         }
     };
     let upf = bench.upf_sides("bench");

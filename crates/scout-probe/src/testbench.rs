@@ -17,7 +17,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -377,6 +377,17 @@ pub fn mac_bytes(ns: &str, dev: &str) -> io::Result<[u8; 6]> {
     Ok(m)
 }
 
+/// How [`inject`] keeps pace with another injector (the default: it does not).
+#[derive(Clone, Copy, Default)]
+pub struct Pace<'a> {
+    /// Where it publishes how many frames per target it has sent.
+    pub sent: Option<&'a AtomicU64>,
+    /// It sends no more frames per target than this says.
+    pub after: Option<&'a AtomicU64>,
+    /// It sends no more frames per target than this says plus so many.
+    pub ahead: Option<(&'a AtomicU64, u64)>,
+}
+
 /// Where [`inject`] sends: an interface in a namespace and the frames it cycles through.
 pub struct Target<'a> {
     pub netns: &'a str,
@@ -389,7 +400,20 @@ pub struct Target<'a> {
 /// per second on each target, for `duration`, from one thread pinned to `cpu`; returns the frames
 /// sent per target. The frames bypass the sender's qdisc and arrive at the veth peer's TC ingress,
 /// processed on the sending CPU.
-pub fn inject(targets: &[Target<'_>], cpu: usize, rate: f64, duration: Duration) -> io::Result<Vec<u64>> {
+///
+/// `pace`: frames the injector has sent per target are published in `pace.sent`, and it sends
+/// no more than `pace.after` says another has sent (and no more than `pace.ahead` says plus its
+/// margin). Two injectors joined so — one sending a packet at N3, the other the same packet at N6
+/// after it, each on its own CPU, the first at most a margin ahead — see each packet leave after it
+/// arrived, through a bounded queue, as through a UPF whose sending thread runs on another CPU
+/// than its receiving one.
+pub fn inject(
+    targets: &[Target<'_>],
+    cpu: usize,
+    rate: f64,
+    duration: Duration,
+    pace: Pace<'_>,
+) -> io::Result<Vec<u64>> {
     pin(cpu);
     let mut fds = Vec::new();
     let close = |fds: &[libc::c_int]| {
@@ -450,6 +474,12 @@ pub fn inject(targets: &[Target<'_>], cpu: usize, rate: f64, duration: Duration)
             std::hint::spin_loop();
             continue;
         }
+        let due = pace.after.map_or(due, |a| due.min(a.load(Ordering::Acquire)));
+        let due = pace.ahead.map_or(due, |(a, by)| due.min(a.load(Ordering::Acquire) + by));
+        if done >= due {
+            std::hint::spin_loop();
+            continue;
+        }
         let n = ((due - done) as usize).min(B);
         for (ti, t) in targets.iter().enumerate() {
             let len = t.frames.len();
@@ -467,6 +497,9 @@ pub fn inject(targets: &[Target<'_>], cpu: usize, rate: f64, duration: Duration)
         }
         done += n as u64;
         next += n;
+        if let Some(p) = pace.sent {
+            p.store(done, Ordering::Release);
+        }
     }
     close(&fds);
     Ok(sent)
