@@ -148,8 +148,8 @@ fn main() {
                     .map(|(cpu, t, r)| {
                         let pace = match (same_cpu, cpu) {
                             (true, _) => Pace::default(),
-                            (false, 0) => Pace { sent: Some(&n3_sent), ahead: Some((&n6_sent, 1024)), after: None },
-                            (false, _) => Pace { sent: Some(&n6_sent), after: Some(&n3_sent), ahead: None },
+                            (false, 0) => Pace { sent: Some(&n3_sent), after: Some((&n6_sent, 1024)) },
+                            (false, _) => Pace { sent: Some(&n6_sent), after: Some((&n3_sent, 0)) },
                         };
                         sc.spawn(move || {
                             let targets: Vec<Target<'_>> =

@@ -57,9 +57,9 @@ pub const COUNTERS: [&str; 15] = [
 /// Ways per set of the program's pending table (`WAYS`).
 pub const WAYS: usize = 28;
 /// The pending table's default size in sets (`--table-sets`): 7 168 sightings in 240 KiB, enough
-/// for 14 ms of queue at 500 000 packets/s. Sized to stay in a core's L2 cache: a first sighting
-/// reads a set last used long before, and on the 2-vCPU bench machine a 1 024-set table (960 KiB)
-/// cost ~55 ns more per sighting than this one (bench/RESULTS.md). Too small shows as `table_full`.
+/// for 14 ms of queue at 500 000 packets/s. Sized to stay in a core's L2 cache: a second sighting
+/// reads the slot its twin wrote, and on the 2-vCPU bench machine a 1 024-set table (960 KiB) cost
+/// ~20-30 ns more per sighting than this one (bench/RESULTS.md). Too small shows as `table_full`.
 pub const DEFAULT_TABLE_SETS: u32 = 256;
 /// The ring buffers (`pairs0` to `pairs3`): a CPU writes to ring `cpu % 4`.
 const RINGS: [&str; 4] = ["pairs0", "pairs1", "pairs2", "pairs3"];
@@ -358,9 +358,10 @@ fn read_pending(
 ) -> Option<Waiting> {
     let a = Array::<_, Set>::try_from(bpf.map("pending")?).ok()?;
     let occ = Array::<_, u64>::try_from(bpf.map("occupancy")?).ok()?;
+    let shift = occ_shift(pairing);
     let mut w = Waiting::default();
     for i in 0..a.len() {
-        let held = occ.get(&(i << occ_shift(pairing)), 0).ok()? & OCC_MASK;
+        let held = occ.get(&(i << shift), 0).ok()? & OCC_MASK;
         if held == 0 {
             continue;
         }

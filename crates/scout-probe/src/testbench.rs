@@ -382,10 +382,8 @@ pub fn mac_bytes(ns: &str, dev: &str) -> io::Result<[u8; 6]> {
 pub struct Pace<'a> {
     /// Where it publishes how many frames per target it has sent.
     pub sent: Option<&'a AtomicU64>,
-    /// It sends no more frames per target than this says.
-    pub after: Option<&'a AtomicU64>,
-    /// It sends no more frames per target than this says plus so many.
-    pub ahead: Option<(&'a AtomicU64, u64)>,
+    /// It sends no more frames per target than another has published here, plus a margin.
+    pub after: Option<(&'a AtomicU64, u64)>,
 }
 
 /// Where [`inject`] sends: an interface in a namespace and the frames it cycles through.
@@ -402,11 +400,11 @@ pub struct Target<'a> {
 /// processed on the sending CPU.
 ///
 /// `pace`: frames the injector has sent per target are published in `pace.sent`, and it sends
-/// no more than `pace.after` says another has sent (and no more than `pace.ahead` says plus its
-/// margin). Two injectors joined so — one sending a packet at N3, the other the same packet at N6
-/// after it, each on its own CPU, the first at most a margin ahead — see each packet leave after it
-/// arrived, through a bounded queue, as through a UPF whose sending thread runs on another CPU
-/// than its receiving one.
+/// no more than `pace.after` says another has sent, plus its margin. Two injectors joined so — one
+/// sending a packet at N3, the other the same packet at N6 after it (margin 0), each on its own
+/// CPU, the first at most its margin ahead — see each packet leave after it arrived, through a
+/// bounded queue, as through a UPF whose sending thread runs on another CPU than its receiving
+/// one.
 pub fn inject(
     targets: &[Target<'_>],
     cpu: usize,
@@ -470,12 +468,7 @@ pub fn inject(
             break;
         }
         let due = ((now - t0) as f64 * rate / 1e9) as u64;
-        if done >= due {
-            std::hint::spin_loop();
-            continue;
-        }
-        let due = pace.after.map_or(due, |a| due.min(a.load(Ordering::Acquire)));
-        let due = pace.ahead.map_or(due, |(a, by)| due.min(a.load(Ordering::Acquire) + by));
+        let due = pace.after.map_or(due, |(a, by)| due.min(a.load(Ordering::Acquire) + by));
         if done >= due {
             std::hint::spin_loop();
             continue;
