@@ -128,3 +128,22 @@ def test_builtin_names_are_not_confused_with_directories(tmp_path: Path) -> None
     )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "run" / "run.json").exists()
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> None:
+    """`scout analyze RUN | head` and the like: the reader closes the pipe before the command has
+    written; the command stops with the shell's SIGPIPE status (141), without a traceback."""
+    out = tmp_path / "flood"
+    assert scout_cmd("simulate", "udp-flood", "-o", str(out), "--duration", "1").returncode == 0
+    for args in (["analyze", str(out)], ["query", str(out), "SELECT * FROM packet_events"]):
+        p = subprocess.Popen(
+            [sys.executable, "-m", "scout.cli", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert p.stdout is not None
+        p.stdout.close()
+        _, err = p.communicate()
+        assert p.returncode == 141, (args, err)
+        assert "Traceback" not in err and "BrokenPipe" not in err, (args, err)
