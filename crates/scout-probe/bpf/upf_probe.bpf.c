@@ -198,15 +198,25 @@ struct {
 	__type(value, __u64);
 } hist SEC(".maps");
 
-// The identity hash: see `identity` in crates/scout-ingest/src/pcap/packet.rs.
+// The identity hash: see `identity` in crates/scout-ingest/src/pcap/packet.rs. Two lanes, A and
+// B: the IP header's words go alternately into A and B (the first into A), then the four words
+// after it the same way, so that the two chains of multiplies run side by side.
+struct key2 {
+	__u64 a;
+	__u64 b;
+};
+
+#define KEY2_INIT {.a = 0xcbf29ce484222325ULL, .b = 0x6a09e667f3bcc908ULL}
+
 static __always_inline __u64 mix(__u64 h, __u32 w)
 {
 	h = (h ^ (__u64)w) * 0x9e3779b97f4a7c15ULL;
 	return h ^ (h >> 29);
 }
 
-static __always_inline __u64 finish(__u64 h)
+static __always_inline __u64 finish(struct key2 *k)
 {
+	__u64 h = k->a ^ ((k->b << 32) | (k->b >> 32));
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
@@ -230,18 +240,18 @@ struct inner {
 // Mixes the IP header at `h` into the identity key (20 readable bytes for IPv4, 40 for IPv6) and
 // fills the packet's addresses and protocol; `*hl` is the header length that precedes the 16
 // identity bytes, `*avail` how many bytes the packet has after it. Returns -1 when not IP.
-static __always_inline int ip_header(const __u8 *h, struct inner *in, __u64 *k, __u32 *hl, __u32 *avail)
+static __always_inline int ip_header(const __u8 *h, struct inner *in, struct key2 *k, __u32 *hl, __u32 *avail)
 {
 	if ((h[0] >> 4) == 4) {
 		__u32 ihl = (h[0] & 0x0f) * 4;
 		__u32 total = ((__u32)h[2] << 8) | h[3];
 		if (ihl < 20 || total < ihl)
 			return -1;
-		*k = mix(*k, *(__u32 *)&h[0]);
-		*k = mix(*k, *(__u32 *)&h[4]);
-		*k = mix(*k, (__u32)h[9]);
-		*k = mix(*k, *(__u32 *)&h[12]);
-		*k = mix(*k, *(__u32 *)&h[16]);
+		k->a = mix(k->a, *(__u32 *)&h[0]);
+		k->b = mix(k->b, *(__u32 *)&h[4]);
+		k->a = mix(k->a, (__u32)h[9]);
+		k->b = mix(k->b, *(__u32 *)&h[12]);
+		k->a = mix(k->a, *(__u32 *)&h[16]);
 		in->v6 = 0;
 		in->proto = h[9];
 		__builtin_memset(in->src, 0, 32);
@@ -253,11 +263,13 @@ static __always_inline int ip_header(const __u8 *h, struct inner *in, __u64 *k, 
 	}
 	if ((h[0] >> 4) == 6) {
 		__u32 plen = ((__u32)h[4] << 8) | h[5];
-		*k = mix(*k, *(__u32 *)&h[0]);
-		*k = mix(*k, *(__u32 *)&h[4] & 0x00ffffff);
+		k->a = mix(k->a, *(__u32 *)&h[0]);
+		k->b = mix(k->b, *(__u32 *)&h[4] & 0x00ffffff);
 #pragma unroll
-		for (int i = 8; i < 40; i += 4)
-			*k = mix(*k, *(__u32 *)&h[i]);
+		for (int i = 8; i < 40; i += 8) {
+			k->a = mix(k->a, *(__u32 *)&h[i]);
+			k->b = mix(k->b, *(__u32 *)&h[i + 4]);
+		}
 		in->v6 = 1;
 		in->proto = h[6];
 		__builtin_memcpy(in->src, &h[8], 16);
@@ -271,7 +283,7 @@ static __always_inline int ip_header(const __u8 *h, struct inner *in, __u64 *k, 
 
 // Mixes the 16 bytes after the IP header into the key — zero beyond the packet's own length
 // (Ethernet padding is not part of it) — and finishes it; takes the ports from them.
-static __always_inline void l4_words(struct inner *in, __u64 k, __u32 *w, __u32 avail)
+static __always_inline void l4_words(struct inner *in, struct key2 *k, __u32 *w, __u32 avail)
 {
 	__u8 *wb = (__u8 *)w;
 #pragma unroll
@@ -279,10 +291,10 @@ static __always_inline void l4_words(struct inner *in, __u64 k, __u32 *w, __u32 
 		if (i >= avail)
 			wb[i] = 0;
 	}
-	k = mix(k, w[0]);
-	k = mix(k, w[1]);
-	k = mix(k, w[2]);
-	k = mix(k, w[3]);
+	k->a = mix(k->a, w[0]);
+	k->b = mix(k->b, w[1]);
+	k->a = mix(k->a, w[2]);
+	k->b = mix(k->b, w[3]);
 	in->key = finish(k);
 	in->sport = 0;
 	in->dport = 0;
@@ -298,7 +310,7 @@ static __always_inline int identify(struct __sk_buff *skb, __u32 off, struct inn
 {
 	__u8 h[40];
 	__u32 w[4] = {0, 0, 0, 0};
-	__u64 k = 0xcbf29ce484222325ULL;
+	struct key2 k = KEY2_INIT;
 	__u32 hl, avail;
 
 	if (bpf_skb_load_bytes(skb, off, h, 20) < 0)
@@ -316,7 +328,7 @@ static __always_inline int identify(struct __sk_buff *skb, __u32 off, struct inn
 				break;
 		}
 	}
-	l4_words(in, k, w, avail);
+	l4_words(in, &k, w, avail);
 	return 0;
 }
 
@@ -454,7 +466,7 @@ static __noinline int parse_slow(struct __sk_buff *skb, int side, int l2, struct
 // not all in the linear data (the caller then uses the helper path), -1 when not IP.
 static __always_inline int identify_direct(void *data, void *end, __u32 off, struct inner *in)
 {
-	__u64 k = 0xcbf29ce484222325ULL;
+	struct key2 k = KEY2_INIT;
 	__u8 *h = data + off;
 	__u32 hl, avail;
 	__u32 w[4];
@@ -468,7 +480,7 @@ static __always_inline int identify_direct(void *data, void *end, __u32 off, str
 	if ((void *)(t + 16) > end)
 		return 1;
 	__builtin_memcpy(w, t, 16);
-	l4_words(in, k, w, avail);
+	l4_words(in, &k, w, avail);
 	return 0;
 }
 
