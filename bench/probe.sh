@@ -13,7 +13,8 @@
 #   - the same traffic with the shared table (`--pairing any-cpu`, the CLI's default);
 #   - cross-cpu traffic (one sender per side: a packet's sightings on different CPUs, as in a
 #     user-space UPF) with the shared table.
-# Each setting runs RUNS times (default 3); its figure is the median.
+# Each setting runs RUNS times (default 3); its figure is the median. Last, the programs run on
+# frames with BPF_PROG_TEST_RUN, without traffic (`--test-run`).
 #   sudo [RUNS=3] bash bench/probe.sh [RATE] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,4 +47,11 @@ for mode in "" "--histogram"; do
     done
     printf '%s\n' "${costs[@]}" | median | sed "s/^/median of $runs runs: /; s/$/ ns per sighting/"
   done
+done
+# The programs' own work with no traffic, no other CPU and their data warm (BPF_PROG_TEST_RUN on
+# one CPU, the kernel's timer included): for comparing versions of the program.
+for t in "" "--shared-table"; do
+  echo "== test-run ${t:-(per-CPU tables)}"
+  # shellcheck disable=SC2086
+  "$b" --test-run 8 $t | tail -1
 done

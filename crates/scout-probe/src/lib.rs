@@ -677,8 +677,9 @@ impl Harness {
     }
 
     /// Runs `program` (`n3_ingress`, `n3_egress`, `n6_ingress` or `n6_egress`) once on `frame`, an
-    /// Ethernet frame.
-    pub fn run(&self, program: &str, frame: &[u8]) -> Result<(), ProbeError> {
+    /// Ethernet frame; returns how long the run took by the kernel's clock (ns; the kernel's
+    /// timer is included: for comparing program versions, not an absolute cost).
+    pub fn run(&self, program: &str, frame: &[u8]) -> Result<u32, ProbeError> {
         use std::os::fd::AsFd;
         let prog: &SchedClassifier = self
             .bpf
@@ -709,19 +710,20 @@ impl Harness {
             batch_size: u32,
             pad: u32,
         }
-        let attr = TestRun {
+        let mut attr = TestRun {
             prog_fd: fd as u32,
             data_size_in: frame.len() as u32,
             data_in: frame.as_ptr() as u64,
             repeat: 1,
             ..TestRun::default()
         };
-        // SAFETY: the bpf(2) syscall with BPF_PROG_TEST_RUN (10) and an attribute block it reads.
-        let r = unsafe { libc::syscall(libc::SYS_bpf, 10, &attr as *const TestRun, std::mem::size_of::<TestRun>()) };
+        // SAFETY: the bpf(2) syscall with BPF_PROG_TEST_RUN (10) and an attribute block it reads and
+        // writes the results (retval, duration) into.
+        let r = unsafe { libc::syscall(libc::SYS_bpf, 10, &mut attr as *mut TestRun, std::mem::size_of::<TestRun>()) };
         if r != 0 {
             return Err(ProbeError::Io { what: "BPF_PROG_TEST_RUN".into(), source: std::io::Error::last_os_error() });
         }
-        Ok(())
+        Ok(attr.duration)
     }
 
     /// The counters, by name.
