@@ -128,10 +128,8 @@ fn main() {
     let n3_mac = testbench::mac_bytes(&bench.upf, "n3").unwrap();
     let n6_mac = testbench::mac_bytes(&bench.upf, "n6").unwrap();
     // Distinct packets (IP identification), each as a G-PDU for N3 and plain for N6.
-    let n3_frames: Vec<Vec<u8>> =
-        (0..a.distinct).map(|i| testbench::ether(n3_mac, &testbench::outer(&testbench::gpdu(i, 0x1234, 64)))).collect();
-    let n6_frames: Vec<Vec<u8>> =
-        (0..a.distinct).map(|i| testbench::ether(n6_mac, &testbench::gpdu(i, 0x1234, 64)[16..])).collect();
+    let (n3_frames, n6_frames): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
+        (0..a.distinct).map(|i| testbench::both_sides(i, 0x1234, 64, n3_mac, n6_mac)).unzip();
     let d = Duration::from_secs_f64(a.secs);
     // The senders: with same-cpu pairing each CPU sends half the packets on both sides (half the
     // rate each); with cross-cpu, CPU 0 sends every packet on N3 and CPU 1 on N6, after CPU 0.
@@ -264,12 +262,8 @@ fn main() {
 /// then N6 egress (a packet's arrival and departure), on CPU 0.
 fn test_run(a: &Args, rounds: u32) {
     let mac = [2, 0, 0, 0, 0, 9];
-    let frames: Vec<(Vec<u8>, Vec<u8>)> = (0..a.distinct)
-        .map(|i| {
-            let g = testbench::gpdu(i, 0x1234, 64);
-            (testbench::ether(mac, &testbench::outer(&g)), testbench::ether(mac, &g[16..]))
-        })
-        .collect();
+    let frames: Vec<(Vec<u8>, Vec<u8>)> =
+        (0..a.distinct).map(|i| testbench::both_sides(i, 0x1234, 64, mac, mac)).collect();
     testbench::pin(0);
     let pairing = if a.shared_table { Pairing::AnyCpu } else { Pairing::SameCpu };
     let mut passes = Vec::new();
@@ -296,13 +290,13 @@ fn test_run(a: &Args, rounds: u32) {
         let runs = u64::from(rounds) * frames.len() as u64;
         let c = h.counters();
         let (m3, m6) = (n3 as f64 / runs as f64, n6 as f64 / runs as f64);
+        let mean = (m3 + m6) / 2.0;
         println!(
-            "pass {pass}: N3 ingress {m3:.0} ns, N6 egress {m6:.0} ns, mean {:.0} ns per run ({runs} packets; pairs {}, ring-buffer full {})",
-            (m3 + m6) / 2.0,
+            "pass {pass}: N3 ingress {m3:.0} ns, N6 egress {m6:.0} ns, mean {mean:.0} ns per run ({runs} packets; pairs {}, ring-buffer full {})",
             c["pairs"],
             c["ringbuf_full"]
         );
-        passes.push((m3 + m6) / 2.0);
+        passes.push(mean);
     }
     passes.sort_by(f64::total_cmp);
     println!(

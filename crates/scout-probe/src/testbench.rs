@@ -353,6 +353,13 @@ pub fn ether(dst_mac: [u8; 6], ip: &[u8]) -> Vec<u8> {
     f
 }
 
+/// Packet `i` as the UPF's two sides see it: its G-PDU ([`gpdu`]) in an Ethernet frame to `n3_mac`,
+/// and its inner IP packet in one to `n6_mac`.
+pub fn both_sides(i: u16, teid: u32, payload_len: usize, n3_mac: [u8; 6], n6_mac: [u8; 6]) -> (Vec<u8>, Vec<u8>) {
+    let g = gpdu(i, teid, payload_len);
+    (ether(n3_mac, &outer(&g)), ether(n6_mac, &g[16..]))
+}
+
 /// The outer IPv4/UDP packet around a G-PDU, from the gNB to the UPF's N3 address.
 pub fn outer(gtp: &[u8]) -> Vec<u8> {
     let total = 28 + gtp.len();

@@ -210,8 +210,7 @@ fn the_kernel_and_user_space_compute_the_same_identity() {
 /// Frames for the table tests: packet `i` as a G-PDU for N3 and as plain IP for N6.
 fn frames(i: u16) -> (Vec<u8>, Vec<u8>) {
     let mac = [2, 0, 0, 0, 0, 9];
-    let g = testbench::gpdu(i, 0x42, 32);
-    (testbench::ether(mac, &testbench::outer(&g)), testbench::ether(mac, &g[16..]))
+    testbench::both_sides(i, 0x42, 32, mac, mac)
 }
 
 /// The kernel's pending table gives up sightings only by counting them: a table of 16 sets (448
