@@ -222,6 +222,68 @@ fn identity_pairing_is_exact_under_a_growing_queue_and_nearest_timestamp_is_not(
     assert!(within_10us * 2 > nearest.len(), "{within_10us} of {} paired within 10 us", nearest.len());
 }
 
+/// Every frame, its fields and the file's counts, as a reader gives them.
+fn frames_of(path: &Path) -> (Vec<String>, String) {
+    let mut r = scout_ingest::pcap::file::CaptureReader::open(path).unwrap();
+    let mut v = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        v.push(format!("{} {} {} {} {} {:?}", f.iface, f.t_ns, f.linktype, f.orig_len, f.offset, f.data));
+    }
+    (v, format!("{:?}", r.stats))
+}
+
+/// The same bytes through a pipe (read through a buffer, not mapped): `/proc/self/fd/N` of a
+/// pipe's reading end opens a FIFO.
+fn frames_through_a_pipe(bytes: Vec<u8>) -> (Vec<String>, String) {
+    use std::os::fd::AsRawFd;
+    let (rd, mut wr) = std::io::pipe().unwrap();
+    let path = PathBuf::from(format!("/proc/self/fd/{}", rd.as_raw_fd()));
+    let writer = std::thread::spawn(move || {
+        let _ = wr.write_all(&bytes);
+    });
+    let got = frames_of(&path);
+    drop(rd);
+    writer.join().unwrap();
+    got
+}
+
+/// A regular file is mapped; anything else is read through a buffer. Both give the same frames
+/// and counts, for pcap and pcapng, whole and cut off in the middle of a record.
+#[test]
+fn a_capture_reads_the_same_mapped_and_through_a_pipe() {
+    if !Path::new("/proc/self/fd").exists() {
+        eprintln!("skipping: no /proc/self/fd to open a pipe by name");
+        return;
+    }
+    let d = tempdir::Dir::new();
+    let synthetic = d.0.join("synthetic.pcap");
+    let frames: Vec<(i64, Vec<u8>)> = (0..50u16)
+        .map(|i| {
+            (
+                1_700_000_000_000_000_000 + i64::from(i) * 1000,
+                eth(&udp_v4([10, 0, 0, 1], [10, 0, 0, 2], i, &[7; 60], None)),
+            )
+        })
+        .collect();
+    write_pcap_ns(&synthetic, &frames);
+    let mut files = vec![synthetic];
+    files.extend(["pdp_ctx_messages.pcapng", "n3-n6-ping-any.pcap"].iter().filter_map(|n| fixture(n)));
+    for p in files {
+        let bytes = std::fs::read(&p).unwrap();
+        // Whole, cut inside the last record's data, and cut inside a record's header.
+        for cut in [bytes.len(), bytes.len() - 5, bytes.len() - bytes.len() / 3] {
+            let part = d.0.join("part");
+            std::fs::write(&part, &bytes[..cut]).unwrap();
+            let mapped = frames_of(&part);
+            assert!(!mapped.0.is_empty(), "{}", p.display());
+            if cut < bytes.len() {
+                assert!(mapped.1.contains("truncated_frames: 1"), "{} cut at {cut}: {}", p.display(), mapped.1);
+            }
+            assert_eq!(mapped, frames_through_a_pipe(bytes[..cut].to_vec()), "{} cut at {cut}", p.display());
+        }
+    }
+}
+
 fn csum(h: &[u8]) -> u16 {
     let mut s = 0u32;
     for c in h.chunks(2) {

@@ -41,6 +41,7 @@ pub struct Ip<'a> {
 }
 
 /// The link layer's payload, its ethertype and the capture point's details.
+#[inline]
 pub fn link(linktype: u16, d: &[u8]) -> Result<(u16, &[u8], u32, bool), Cause> {
     let (mut et, mut rest, sub, out) = match linktype {
         1 => {
@@ -97,6 +98,7 @@ pub fn link(linktype: u16, d: &[u8]) -> Result<(u16, &[u8], u32, bool), Cause> {
 }
 
 /// Parses an IPv4 or IPv6 header (by ethertype, or by version when `et` is 0).
+#[inline]
 pub fn ip(et: u16, d: &[u8]) -> Result<Ip<'_>, Cause> {
     let v = d.first().map(|b| b >> 4);
     match (et, v) {
@@ -287,6 +289,7 @@ pub struct Gtpu<'a> {
     pub payload: &'a [u8],
 }
 
+#[inline]
 pub fn gtpu(d: &[u8]) -> Result<Gtpu<'_>, Cause> {
     if d.len() < 8 {
         return Err("GTP header truncated");
@@ -412,6 +415,7 @@ impl Key {
 
 /// Transport ports of an IP packet (TCP, UDP, SCTP), when it carries them and is not a later
 /// fragment.
+#[inline]
 pub fn ports(ip: &Ip) -> Option<(u16, u16)> {
     if ip.frag.is_some_and(|f| f.0 != 0) || !matches!(ip.proto, 6 | 17 | 132) || ip.l4.len() < 4 {
         return None;

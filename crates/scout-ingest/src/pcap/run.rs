@@ -283,6 +283,8 @@ pub fn ingest(
     let mut done_bytes = total;
     let mut points: HashMap<Point, [u64; 2], Fast> = HashMap::default();
     let mut last_t = i64::MIN;
+    // A new flow's label in `run.json`, per slice.
+    let labels: Vec<Value> = slice_names.iter().map(|n| json!({ "slice": n })).collect();
     while let Some(i) = m.next()? {
         frames += 1;
         let (p, r, _) = &m.files[i];
@@ -392,8 +394,7 @@ pub fn ingest(
                 qfi: n3s.qfi,
                 gtp_seq: n3s.seq,
             };
-            let label = json!({"slice": slice_names[usize::from(slice)]});
-            journeys.pair(seen(a), seen(b), &inner, slice, &label, &mut w);
+            journeys.pair(seen(a), seen(b), &inner, slice, &labels[usize::from(slice)], &mut w);
         }
     }
     pairing.expire(i64::MAX);
