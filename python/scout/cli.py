@@ -14,7 +14,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from scout import __version__, _native
-from scout.events import RunError
+from scout.errors import RunError
 
 EPILOG = """\
 examples:

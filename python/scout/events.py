@@ -10,16 +10,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scout import _native
+from scout.errors import RunError
 
 TABLES = {
     "packet_events": "packet.parquet",
     "slot_events": "slot.parquet",
     "control_events": "control.parquet",
 }
-
-
-class RunError(Exception):
-    """A run directory that cannot be read; the message names the file and the problem."""
 
 
 @dataclass

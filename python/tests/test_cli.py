@@ -130,6 +130,15 @@ def test_builtin_names_are_not_confused_with_directories(tmp_path: Path) -> None
     assert (tmp_path / "run" / "run.json").exists()
 
 
+def test_the_cli_starts_without_the_analysis_dependencies() -> None:
+    # pyarrow alone takes 0.2 s to import: commands that do not read a run (ingest, --help) must
+    # not pay it, nor the Ibis/DuckDB stack.
+    code = "import sys, scout.cli; print(sorted(m for m in ('pyarrow', 'duckdb', 'ibis') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    assert scout.open_run is open_run
+
+
 def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path) -> None:
     """`scout analyze RUN | head` and the like: the reader closes the pipe before the command has
     written; the command stops with the shell's SIGPIPE status (141), without a traceback."""

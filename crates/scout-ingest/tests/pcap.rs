@@ -284,6 +284,23 @@ fn a_capture_reads_the_same_mapped_and_through_a_pipe() {
     }
 }
 
+/// A pipe cannot be read twice: refused with the reason, not paired from nothing in pass 2.
+#[test]
+fn a_capture_in_a_pipe_is_refused_with_the_reason() {
+    use std::os::fd::AsRawFd;
+    if !Path::new("/proc/self/fd").exists() {
+        eprintln!("skipping: no /proc/self/fd to open a pipe by name");
+        return;
+    }
+    let (rd, _wr) = std::io::pipe().unwrap();
+    let path = PathBuf::from(format!("/proc/self/fd/{}", rd.as_raw_fd()));
+    let d = tempdir::Dir::new();
+    let e = ingest(std::slice::from_ref(&path), &Options::default(), &d.0.join("run"), &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&path.display().to_string()) && e.contains("not a regular file"), "{e}");
+}
+
 fn csum(h: &[u8]) -> u16 {
     let mut s = 0u32;
     for c in h.chunks(2) {

@@ -197,7 +197,17 @@ pub fn ingest(
     }
     let mut total = 0u64;
     for p in paths {
-        total += std::fs::metadata(p).map_err(|e| input(p, e))?.len();
+        let m = std::fs::metadata(p).map_err(|e| input(p, e))?;
+        if !m.is_file() {
+            // Pass 2 would open it again and find it drained.
+            return Err(IngestError::Input {
+                path: p.display().to_string(),
+                message: "not a regular file (a pipe or device): captures are read twice, PFCP and tunnels first, \
+                          then pairing; save it to a file first"
+                    .into(),
+            });
+        }
+        total += m.len();
     }
     // Pass 1: PFCP, the inner address pairs of tunnels, the epoch.
     let mut m = Merged::open(paths)?;
