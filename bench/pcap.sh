@@ -3,7 +3,7 @@
 # of an N3/N6 UPF host (`n3-n6-ping-any.pcap`, Linux cooked, 20 690 frames) with each copy shifted
 # past the previous, then times Scout's ingest (both passes: PFCP and tunnels, then N3<->N6 pairing
 # by identity and the Parquet run) and `tshark -T fields` on the same file.
-#   bash bench/pcap.sh [COPIES]        (default 300 = 6.2 M frames, 1.08 GB; about 3 minutes, most of it tshark)
+#   bash bench/pcap.sh [COPIES]        (default 300 = 6.2 M frames, 1.08 GB; 2-5 minutes, nearly all of it tshark)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 copies=${1:-300}
