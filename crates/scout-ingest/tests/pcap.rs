@@ -284,6 +284,21 @@ fn a_capture_reads_the_same_mapped_and_through_a_pipe() {
     }
 }
 
+/// A file that is not a capture: the error names it once, with the byte offset and what is accepted.
+#[test]
+fn a_file_that_is_not_a_capture_is_named_once_with_the_offset() {
+    let d = tempdir::Dir::new();
+    for (name, bytes) in [("empty.pcap", &b""[..]), ("text.pcap", &b"hello, world\n"[..])] {
+        let p = d.0.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let e = ingest(std::slice::from_ref(&p), &Options::default(), &d.0.join("run"), &mut |_, _| {})
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e.matches(&p.display().to_string()).count(), 1, "{e}");
+        assert!(e.contains("byte 0"), "{e}");
+    }
+}
+
 /// A pipe cannot be read twice: refused with the reason, not paired from nothing in pass 2.
 #[test]
 fn a_capture_in_a_pipe_is_refused_with_the_reason() {

@@ -543,6 +543,10 @@ fn matches_side(specs: &[String], iface: Option<&str>, addrs: Option<(IpAddr, Ip
     })
 }
 
+/// An input error naming the file once (the reader's own errors already begin with it).
 fn input(p: &Path, e: std::io::Error) -> IngestError {
-    IngestError::Input { path: p.display().to_string(), message: e.to_string() }
+    let path = p.display().to_string();
+    let m = e.to_string();
+    let message = m.strip_prefix(&format!("{path}: ")).map_or(m.clone(), str::to_string);
+    IngestError::Input { path, message }
 }
