@@ -58,6 +58,14 @@ pub struct UeSpec {
     pub five_qis: Vec<u8>,
 }
 
+/// The TBS row cache's dimensions: the MCS tables (TS 38.214 Tables 5.1.3.1-1 and -2), MCS
+/// indexes 0–31 of each (§5.1.3.1), and allocation lengths of 0–14 OFDM symbols (§5.1.2.1).
+const MCS_TABLES: usize = 2;
+const MCS_INDEXES: usize = 32;
+const SYMBOL_COUNTS: usize = 15;
+const TBS_ROWS: usize = MCS_TABLES * MCS_INDEXES * SYMBOL_COUNTS;
+const _: () = assert!(McsTable::Qam256 as usize + 1 == MCS_TABLES, "a row for each MCS table");
+
 /// Everything the stack needs.
 #[derive(Clone, Debug)]
 pub struct StackConfig {
@@ -261,7 +269,7 @@ pub struct Stack {
     mh_dl: Link,
     mh_ul: Link,
     heap: BinaryHeap<Reverse<Scheduled>>,
-    /// [`Stack::tbs_row`]'s rows by MCS table, MCS and allocation length.
+    /// [`Stack::tbs_row`]'s rows by MCS table, MCS and allocation length ([`TBS_ROWS`]).
     tbs_rows: Vec<Option<Box<[u32]>>>,
     seq: u64,
     next_pkt: u64,
@@ -465,7 +473,7 @@ impl Stack {
             mh_dl: Link::new(&cfg.core.midhaul),
             mh_ul: Link::new(&cfg.core.midhaul),
             heap: BinaryHeap::new(),
-            tbs_rows: vec![None; 2 * 32 * 15],
+            tbs_rows: vec![None; TBS_ROWS],
             seq: 0,
             next_pkt: 0,
             live: IdMap::default(),
@@ -1017,7 +1025,8 @@ impl Stack {
     /// TBS in bytes for 1..=all PRBs of the cell at one MCS and allocation length, computed on
     /// first use (the scheduler asks for a handful of these combinations, every slot).
     fn tbs_row(&mut self, table: McsTable, mcs: u8, symbols: u32) -> &[u32] {
-        let index = ((table as usize * 32) + usize::from(mcs.min(31))) * 15 + symbols.min(14) as usize;
+        let index = (table as usize * MCS_INDEXES + usize::from(mcs).min(MCS_INDEXES - 1)) * SYMBOL_COUNTS
+            + (symbols as usize).min(SYMBOL_COUNTS - 1);
         let (layers, dmrs, prbs) =
             (u32::from(self.cfg.cell.layers), 12 * u32::from(self.cfg.cell.dmrs_symbols), self.prbs);
         self.tbs_rows[index].get_or_insert_with(|| {
