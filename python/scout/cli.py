@@ -688,7 +688,9 @@ def build_parser() -> argparse.ArgumentParser:
         "and S-NSSAI/DNN label the user-plane pairs. A single capture on 'any' sees both sides "
         "(docs/ingest-pcap.md).",
     )
-    pc.add_argument("files", nargs="+", metavar="FILE", help="pcap or pcapng files (merged by time)")
+    pc.add_argument(
+        "files", nargs="+", metavar="FILE", help="pcap or pcapng files, merged by time (regular files: each is read twice)"
+    )
     pc.add_argument("--gtp-port", type=int, action="append", metavar="PORT", help="UDP port of GTP-U (default 2152), repeatable")
     pc.add_argument(
         "--n3",
