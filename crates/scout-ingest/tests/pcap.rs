@@ -232,12 +232,22 @@ fn frames_of(path: &Path) -> (Vec<String>, String) {
     (v, format!("{:?}", r.stats))
 }
 
-/// The same bytes through a pipe (read through a buffer, not mapped): `/proc/self/fd/N` of a
-/// pipe's reading end opens a FIFO.
-fn frames_through_a_pipe(bytes: Vec<u8>) -> (Vec<String>, String) {
+/// A pipe and a path that opens its reading end (`/proc/self/fd/N`, a FIFO); `None`, with a
+/// message, where there is no `/proc/self/fd`.
+fn named_pipe() -> Option<(std::io::PipeReader, std::io::PipeWriter, PathBuf)> {
     use std::os::fd::AsRawFd;
-    let (rd, mut wr) = std::io::pipe().unwrap();
+    if !Path::new("/proc/self/fd").exists() {
+        eprintln!("skipping: no /proc/self/fd to open a pipe by name");
+        return None;
+    }
+    let (rd, wr) = std::io::pipe().unwrap();
     let path = PathBuf::from(format!("/proc/self/fd/{}", rd.as_raw_fd()));
+    Some((rd, wr, path))
+}
+
+/// The same bytes through a pipe (read through a buffer, not mapped).
+fn frames_through_a_pipe(bytes: Vec<u8>) -> (Vec<String>, String) {
+    let (rd, mut wr, path) = named_pipe().expect("checked by the caller");
     let writer = std::thread::spawn(move || {
         let _ = wr.write_all(&bytes);
     });
@@ -251,8 +261,7 @@ fn frames_through_a_pipe(bytes: Vec<u8>) -> (Vec<String>, String) {
 /// and counts, for pcap and pcapng, whole and cut off in the middle of a record.
 #[test]
 fn a_capture_reads_the_same_mapped_and_through_a_pipe() {
-    if !Path::new("/proc/self/fd").exists() {
-        eprintln!("skipping: no /proc/self/fd to open a pipe by name");
+    if named_pipe().is_none() {
         return;
     }
     let d = tempdir::Dir::new();
@@ -270,7 +279,7 @@ fn a_capture_reads_the_same_mapped_and_through_a_pipe() {
     files.extend(["pdp_ctx_messages.pcapng", "n3-n6-ping-any.pcap"].iter().filter_map(|n| fixture(n)));
     for p in files {
         let bytes = std::fs::read(&p).unwrap();
-        // Whole, cut inside the last record's data, and cut inside a record's header.
+        // Whole, cut inside the last record, and cut a third of the way back from the end.
         for cut in [bytes.len(), bytes.len() - 5, bytes.len() - bytes.len() / 3] {
             let part = d.0.join("part");
             std::fs::write(&part, &bytes[..cut]).unwrap();
@@ -302,13 +311,7 @@ fn a_file_that_is_not_a_capture_is_named_once_with_the_offset() {
 /// A pipe cannot be read twice: refused with the reason, not paired from nothing in pass 2.
 #[test]
 fn a_capture_in_a_pipe_is_refused_with_the_reason() {
-    use std::os::fd::AsRawFd;
-    if !Path::new("/proc/self/fd").exists() {
-        eprintln!("skipping: no /proc/self/fd to open a pipe by name");
-        return;
-    }
-    let (rd, _wr) = std::io::pipe().unwrap();
-    let path = PathBuf::from(format!("/proc/self/fd/{}", rd.as_raw_fd()));
+    let Some((_rd, _wr, path)) = named_pipe() else { return };
     let d = tempdir::Dir::new();
     let e = ingest(std::slice::from_ref(&path), &Options::default(), &d.0.join("run"), &mut |_, _| {})
         .unwrap_err()

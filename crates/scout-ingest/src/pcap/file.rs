@@ -185,10 +185,7 @@ impl CaptureReader {
     /// The next `n` bytes of a header the file cannot end within: the error `what`, at byte `at`,
     /// where it does.
     fn header(&mut self, n: usize, at: u64, what: &str) -> io::Result<&[u8]> {
-        match self.src.take(n, &mut 0)? {
-            Some(r) => Ok(&self.src.all()[r]),
-            None => Err(err(&self.path, at, what)),
-        }
+        self.src.bytes(n, &mut 0)?.ok_or_else(|| err(&self.path, at, what))
     }
 
     /// Reads an SHB whose 4-byte type was already read (at `offset - 4`).

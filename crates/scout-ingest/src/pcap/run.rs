@@ -547,6 +547,9 @@ fn matches_side(specs: &[String], iface: Option<&str>, addrs: Option<(IpAddr, Ip
 fn input(p: &Path, e: std::io::Error) -> IngestError {
     let path = p.display().to_string();
     let m = e.to_string();
-    let message = m.strip_prefix(&format!("{path}: ")).map_or(m.clone(), str::to_string);
+    let message = match m.strip_prefix(&format!("{path}: ")) {
+        Some(rest) => rest.to_string(),
+        None => m,
+    };
     IngestError::Input { path, message }
 }
