@@ -14,7 +14,7 @@
 #   - cross-cpu traffic (one sender per side: a packet's sightings on different CPUs, as in a
 #     user-space UPF) with the shared table.
 # Each setting runs RUNS times (default 3); its figure is the median. Last, the programs run on
-# frames with BPF_PROG_TEST_RUN, without traffic (`--test-run`).
+# frames with BPF_PROG_TEST_RUN, without traffic (`--test-run`), on one CPU and across two.
 #   sudo [RUNS=3] bash bench/probe.sh [RATE] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,9 +48,11 @@ for mode in "" "--histogram"; do
     printf '%s\n' "${costs[@]}" | median | sed "s/^/median of $runs runs: /; s/$/ ns per sighting/"
   done
 done
-# The programs' own work with no traffic, no other CPU and their data warm (BPF_PROG_TEST_RUN on
-# one CPU, the kernel's timer included): for comparing versions of the program.
-for t in "" "--shared-table"; do
+# The programs' own work with no traffic (BPF_PROG_TEST_RUN, the kernel's timer included): on one
+# CPU with their data warm, and with N3 on CPU 0 and N6 on CPU 1 (the shared table's cross-CPU
+# cost without senders); then what BPF_PROG_TEST_RUN charges a program that does nothing. For
+# comparing versions of the program.
+for t in "" "--shared-table" "--pairing cross-cpu" "--floor empty"; do
   echo "== test-run ${t:-(per-CPU tables)}"
   # shellcheck disable=SC2086
   "$b" --test-run 8 $t | tail -1

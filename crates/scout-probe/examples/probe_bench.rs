@@ -24,7 +24,10 @@
 //! `BPF_PROG_TEST_RUN`, ROUNDS times over; prints the mean time per run by the kernel's clock
 //! (its timer included) and the median of five such passes. The program's own work with its data
 //! warm and no other CPU or sender involved: for comparing two versions of the program on a
-//! machine whose traffic figures drift by tens of ns between runs.
+//! machine whose traffic figures drift by tens of ns between runs. With `--pairing cross-cpu`,
+//! N3 ingress runs on CPU 0 and N6 egress on CPU 1 (the shared table's cross-CPU cost without
+//! senders); with `--floor`, the floor's program runs instead of both: what `BPF_PROG_TEST_RUN`
+//! and its timer charge any program.
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
@@ -259,13 +262,15 @@ fn main() {
 }
 
 /// `--test-run ROUNDS`: the programs run by `BPF_PROG_TEST_RUN` on each distinct packet, N3 ingress
-/// then N6 egress (a packet's arrival and departure), on CPU 0.
+/// then N6 egress (a packet's arrival and departure), on CPU 0; with `--pairing cross-cpu`, N3
+/// ingress on CPU 0 and N6 egress on CPU 1, each packet's after its arrival and at most 1 024
+/// packets behind (as the traffic bench paces its senders), with the shared table.
 fn test_run(a: &Args, rounds: u32) {
     let mac = [2, 0, 0, 0, 0, 9];
     let frames: Vec<(Vec<u8>, Vec<u8>)> =
         (0..a.distinct).map(|i| testbench::both_sides(i, 0x1234, 64, mac, mac)).collect();
     testbench::pin(0);
-    let pairing = if a.shared_table { Pairing::AnyCpu } else { Pairing::SameCpu };
+    let pairing = if a.shared_table || !a.same_cpu { Pairing::AnyCpu } else { Pairing::SameCpu };
     let mut passes = Vec::new();
     for pass in 0..5 {
         // A fresh table and rings each pass (the rings are not drained here: keep ROUNDS x
@@ -280,12 +285,41 @@ fn test_run(a: &Args, rounds: u32) {
             eprintln!("probe_bench: {e}");
             std::process::exit(2);
         });
+        let (p3, p6) = a.floor.map_or(("n3_ingress", "n6_egress"), |f| (f, f));
         let (mut n3, mut n6) = (0u64, 0u64);
-        for _ in 0..rounds {
-            for (g, ip) in &frames {
-                n3 += u64::from(h.run("n3_ingress", g).expect("test run"));
-                n6 += u64::from(h.run("n6_egress", ip).expect("test run"));
+        if a.same_cpu {
+            for _ in 0..rounds {
+                for (g, ip) in &frames {
+                    n3 += u64::from(h.run(p3, g).expect("test run"));
+                    n6 += u64::from(h.run(p6, ip).expect("test run"));
+                }
             }
+        } else {
+            let (arrived, left) = (AtomicU64::new(0), AtomicU64::new(0));
+            let total = u64::from(rounds) * frames.len() as u64;
+            let frame = |k: u64| &frames[(k % frames.len() as u64) as usize];
+            std::thread::scope(|sc| {
+                let n6_cpu = sc.spawn(|| {
+                    testbench::pin(1);
+                    let mut t = 0u64;
+                    for k in 0..total {
+                        while arrived.load(Ordering::Acquire) <= k {
+                            std::hint::spin_loop();
+                        }
+                        t += u64::from(h.run(p6, &frame(k).1).expect("test run"));
+                        left.store(k + 1, Ordering::Release);
+                    }
+                    t
+                });
+                for k in 0..total {
+                    while k >= left.load(Ordering::Acquire) + 1024 {
+                        std::hint::spin_loop();
+                    }
+                    n3 += u64::from(h.run(p3, &frame(k).0).expect("test run"));
+                    arrived.store(k + 1, Ordering::Release);
+                }
+                n6 = n6_cpu.join().unwrap();
+            });
         }
         let runs = u64::from(rounds) * frames.len() as u64;
         let c = h.counters();
@@ -303,7 +337,12 @@ fn test_run(a: &Args, rounds: u32) {
         "test-run cost: {:.0} ns per run, median of {} passes ({}, {} sets, {} distinct packets)",
         passes[passes.len() / 2],
         passes.len(),
-        if a.shared_table { "shared table" } else { "per-CPU tables" },
+        match (a.floor, a.same_cpu, a.shared_table) {
+            (Some(f), ..) => f,
+            (None, false, _) => "shared table, N3 on CPU 0 and N6 on CPU 1",
+            (None, true, true) => "shared table",
+            (None, true, false) => "per-CPU tables",
+        },
         a.table_sets,
         a.distinct
     );

@@ -668,7 +668,7 @@ impl Harness {
     /// Loads the object with `opts`' settings and verifies the Ethernet programs.
     pub fn new(opts: &Options) -> Result<Harness, ProbeError> {
         let mut bpf = load_object(opts)?;
-        for name in ["n3_ingress", "n3_egress", "n6_ingress", "n6_egress"] {
+        for name in ["n3_ingress", "n3_egress", "n6_ingress", "n6_egress", "floor_empty", "floor_clock"] {
             let prog: &mut SchedClassifier =
                 bpf.program_mut(name).expect("program").try_into().map_err(|e| bpf_err(name)(Box::new(e)))?;
             prog.load().map_err(|e| bpf_err(format!("verifying {name}"))(Box::new(e)))?;
@@ -676,9 +676,10 @@ impl Harness {
         Ok(Harness { bpf, window_ns: opts.window.as_nanos() as u64, pairing: opts.pairing })
     }
 
-    /// Runs `program` (`n3_ingress`, `n3_egress`, `n6_ingress` or `n6_egress`) once on `frame`, an
-    /// Ethernet frame; returns how long the run took by the kernel's clock (ns; the kernel's
-    /// timer is included: for comparing program versions, not an absolute cost).
+    /// Runs `program` (`n3_ingress`, `n3_egress`, `n6_ingress`, `n6_egress`, or the floor's
+    /// `floor_empty` or `floor_clock`) once on `frame`, an Ethernet frame; returns how long the run
+    /// took by the kernel's clock (ns; the kernel's timer is included: for comparing program
+    /// versions, not an absolute cost).
     pub fn run(&self, program: &str, frame: &[u8]) -> Result<u32, ProbeError> {
         use std::os::fd::AsFd;
         let prog: &SchedClassifier = self
