@@ -512,7 +512,6 @@ fn load(upf: &Upf, opts: &Options) -> Result<Loaded, ProbeError> {
     for (side, n3) in [(&upf.n3, true), (&upf.n6, false)] {
         let _ns = InNetns::enter(side.netns.as_deref())?;
         let l3 = !n3 && arphrd(&side.iface)? != 1;
-        // An existing clsact qdisc is fine (EEXIST).
         // An existing clsact qdisc is kept (EEXIST); one the probe adds is removed when it detaches.
         if tc::qdisc_add_clsact(&side.iface).is_ok() {
             clsact_added.push(side.clone());

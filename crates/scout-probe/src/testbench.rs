@@ -55,6 +55,15 @@ impl Bench {
         for ns in [&b.gnb, &b.upf, &b.dn] {
             ip(&["netns", "add", ns])?;
             ip(&["-n", ns, "link", "set", "lo", "up"])?;
+            // No IPv6 on the bench's links: their router solicitations and MLD reports would be
+            // sightings the tests did not send. (Per namespace: /proc/sys/net is the opener's.)
+            let _ns = InNetns::enter(Some(ns)).map_err(|e| io::Error::other(e.to_string()))?;
+            for conf in ["all", "default"] {
+                match std::fs::write(format!("/proc/sys/net/ipv6/conf/{conf}/disable_ipv6"), "1") {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e), // NotFound: no IPv6 at all
+                    _ => {}
+                }
+            }
         }
         ip(&["link", "add", "g0", "netns", &b.gnb, "type", "veth", "peer", "name", "n3", "netns", &b.upf])?;
         ip(&["link", "add", "n6", "netns", &b.upf, "type", "veth", "peer", "name", "d0", "netns", &b.dn])?;
@@ -326,6 +335,13 @@ pub fn send(bench: &Bench, seqs: std::ops::Range<u16>, gap_ns: i64) -> io::Resul
     }
     Ok(())
 }
+
+/// A TC program that drops every packet (`bpf/test_drop.bpf.c`): the tests attach it beside the
+/// probe to check the order the probe attaches in.
+#[cfg(probe_object)]
+pub static DROP_OBJECT: Option<&[u8]> = Some(aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/test_drop.bpf.o")));
+#[cfg(not(probe_object))]
+pub static DROP_OBJECT: Option<&[u8]> = None;
 
 /// Whether this process can run the bench: root, `ip`, the probe object.
 pub fn unavailable() -> Option<String> {

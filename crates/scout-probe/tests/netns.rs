@@ -311,3 +311,78 @@ fn a_twin_is_the_earliest_sighting_of_the_other_side() {
         assert!((5_000_000..1_000_000_000).contains(&d), "{pairing:?}: delay {d} ns");
     }
 }
+
+/// The probe sees a packet as it arrives, before any other program at ingress (an eBPF UPF may
+/// redirect it past the probe), and as it leaves, after every other program at egress (one may
+/// drop it, and then it never left). With a program that drops everything attached before the
+/// probe on N3's ingress and on N6's egress, the probe sees every G-PDU sent to N3, and none of
+/// the packets the UPF sends out of N6 until that egress program is detached. TCX (Linux 6.6+)
+/// only: before it, filters run in the order they were attached.
+#[test]
+fn the_probe_runs_first_at_ingress_and_last_at_egress() {
+    use aya::programs::{SchedClassifier, TcAttachType};
+    use scout_probe::InNetns;
+    let Some(_serial) = serial() else { return };
+    if !aya::util::KernelVersion::current().is_ok_and(|v| v >= aya::util::KernelVersion::new(6, 6, 0)) {
+        eprintln!("skipping: the kernel has no TCX (Linux 6.6+), whose order this test checks");
+        return;
+    }
+    let bench = Bench::create(&format!("sco{}", std::process::id() % 10000)).expect("namespaces");
+    let mut other = aya::Ebpf::load(testbench::DROP_OBJECT.expect("the test object")).expect("loading drop_all");
+    let prog: &mut SchedClassifier = other.program_mut("drop_all").unwrap().try_into().unwrap();
+    prog.load().expect("verifying drop_all");
+    let n6_drop = {
+        let _ns = InNetns::enter(Some(&bench.upf)).unwrap();
+        prog.attach("n3", TcAttachType::Ingress).expect("drop_all at N3 ingress");
+        prog.attach("n6", TcAttachType::Egress).expect("drop_all at N6 egress")
+    };
+
+    let dir = std::env::temp_dir().join(format!("scout-probe-order-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let stop = Arc::new(AtomicBool::new(false));
+    let opts = Options { upfs: vec![bench.upf_sides("order")], ..Options::default() };
+    let (attached_tx, attached_rx) = mpsc::channel();
+    let probe = {
+        let (stop, out) = (stop.clone(), dir.join("run"));
+        std::thread::spawn(move || {
+            let mut tx = Some(attached_tx);
+            scout_probe::run(&opts, &out, &stop, &mut |p| {
+                if let (true, Some(t)) = (p.attached, tx.take()) {
+                    let _ = t.send(());
+                }
+            })
+        })
+    };
+    attached_rx.recv_timeout(Duration::from_secs(60)).expect("the probe attached");
+
+    // The data network's server listens, so that it answers nothing (no ICMP back into N6).
+    let server = {
+        let _ns = InNetns::enter(Some(&bench.dn)).unwrap();
+        std::net::UdpSocket::bind((testbench::SERVER, 9000)).expect("server socket")
+    };
+    let out_of_n6 = |n: usize| {
+        let _ns = InNetns::enter(Some(&bench.upf)).unwrap();
+        let sock = std::net::UdpSocket::bind("10.77.6.2:0").unwrap();
+        for i in 0..n {
+            sock.send_to(&[i as u8; 64], (testbench::SERVER, 9000)).unwrap();
+        }
+    };
+    testbench::send(&bench, 0..200, 20_000).expect("G-PDUs to N3");
+    out_of_n6(100);
+    std::thread::sleep(Duration::from_millis(50));
+    prog.detach(n6_drop).expect("detaching drop_all from N6 egress");
+    out_of_n6(50);
+    std::thread::sleep(Duration::from_millis(200));
+    stop.store(true, Ordering::Relaxed);
+    let meta = probe.join().unwrap().expect("probe");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let c = &meta["probe_result"]["upfs"][0]["counters"];
+    assert_eq!(c["n3_sightings"], 200, "every G-PDU seen at N3 ingress before drop_all: {c}");
+    assert_eq!(c["n6_sightings"], 50, "only what left N6 once drop_all was detached: {c}");
+    // And the server got exactly those 50.
+    server.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 128];
+    let got = std::iter::from_fn(|| server.recv(&mut buf).ok()).count();
+    assert_eq!(got, 50, "datagrams that reached the data network");
+}
