@@ -664,7 +664,7 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// Loads the object with `opts`' settings and verifies the Ethernet programs.
+    /// Loads the object with `opts`' settings and verifies the Ethernet programs and the floor's.
     pub fn new(opts: &Options) -> Result<Harness, ProbeError> {
         let mut bpf = load_object(opts)?;
         for name in ["n3_ingress", "n3_egress", "n6_ingress", "n6_egress", "floor_empty", "floor_clock"] {
