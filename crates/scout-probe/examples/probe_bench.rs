@@ -28,11 +28,10 @@
 //! N3 ingress runs on CPU 0 and N6 egress on CPU 1 (the shared table's cross-CPU cost without
 //! senders); with `--floor`, the floor's program runs instead of both: what `BPF_PROG_TEST_RUN`
 //! and its timer charge any program.
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use scout_probe::testbench::{self, Bench, Pace, Target};
+use scout_probe::testbench::{self, Bench, Pace, Running, Target};
 use scout_probe::{Options, Pairing};
 
 struct Args {
@@ -188,7 +187,6 @@ fn main() {
     }
     let dir = std::env::temp_dir().join(format!("scout-probe-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let stop = Arc::new(AtomicBool::new(false));
     let pairing = if a.same_cpu && !a.shared_table { Pairing::SameCpu } else { Pairing::AnyCpu };
     let opts = Options {
         upfs: vec![upf],
@@ -197,29 +195,13 @@ fn main() {
         pairing,
         ..Options::default()
     };
-    let (ready_tx, ready_rx) = mpsc::channel();
-    let probe = {
-        let (stop, out) = (stop.clone(), dir.join("run"));
-        std::thread::spawn(move || {
-            let mut ready = Some(ready_tx);
-            scout_probe::run(&opts, &out, &stop, &mut |p| {
-                if p.attached {
-                    if let Some(r) = ready.take() {
-                        let _ = r.send(());
-                    }
-                }
-            })
-        })
-    };
-    if ready_rx.recv_timeout(Duration::from_secs(60)).is_err() {
-        let e = probe.join().unwrap().err();
-        eprintln!("probe_bench: the probe did not attach: {e:?}");
+    let probe = Running::start(opts, dir.join("run")).unwrap_or_else(|e| {
+        eprintln!("probe_bench: the probe did not attach: {e}");
         std::process::exit(1);
-    }
+    });
     let sent = send();
     std::thread::sleep(Duration::from_millis(300));
-    stop.store(true, Ordering::Relaxed);
-    let meta = probe.join().unwrap().expect("probe");
+    let meta = probe.finish().expect("probe");
     let pr = &meta["probe_result"];
     let c = &pr["upfs"][0]["counters"];
     println!(

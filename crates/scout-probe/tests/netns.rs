@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use arrow_array::Array;
 
-use scout_probe::testbench::{self, Bench};
+use scout_probe::testbench::{self, Bench, Running};
 
 /// The tests of this file one at a time: loading and verifying programs beside the bench would
 /// take the CPUs its timing needs.
@@ -34,7 +34,6 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.join("run");
     // The probe, on the UPF's N3 and N6.
-    let stop_probe = Arc::new(AtomicBool::new(false));
     // The forwarder sends from a user-space thread: a packet's two sightings may be on different
     // CPUs, so the probe pairs on any CPU (its default).
     let opts = Options {
@@ -42,19 +41,7 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
         pfcp: vec![Side { netns: Some(bench.upf.clone()), iface: "n4".into() }],
         ..Options::default()
     };
-    let (attached_tx, attached_rx) = mpsc::channel();
-    let probe = {
-        let (stop, out) = (stop_probe.clone(), out.clone());
-        std::thread::spawn(move || {
-            let mut tx = Some(attached_tx);
-            scout_probe::run(&opts, &out, &stop, &mut |p| {
-                if let (true, Some(t)) = (p.attached, tx.take()) {
-                    let _ = t.send(());
-                }
-            })
-        })
-    };
-    attached_rx.recv_timeout(Duration::from_secs(60)).expect("the probe attached");
+    let probe = Running::start(opts, out.clone()).expect("the probe attached");
     // The forwarder: 60 µs per packet; packets every 50 µs, so the queue grows by 10 µs a packet.
     let stop_fwd = Arc::new(AtomicBool::new(false));
     let (ready_tx, ready_rx) = mpsc::channel();
@@ -75,8 +62,7 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
     stop_fwd.store(true, Ordering::Relaxed);
     let recs = fwd.join().unwrap().expect("forwarder");
     std::thread::sleep(Duration::from_millis(200));
-    stop_probe.store(true, Ordering::Relaxed);
-    let meta = probe.join().unwrap().expect("probe");
+    let meta = probe.finish().expect("probe");
     assert_eq!(recs.len(), usize::from(warm + n), "the forwarder forwarded every packet");
 
     // The probe's pairs, by GTP-U sequence number.
@@ -339,21 +325,8 @@ fn the_probe_runs_first_at_ingress_and_last_at_egress() {
 
     let dir = std::env::temp_dir().join(format!("scout-probe-order-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let stop = Arc::new(AtomicBool::new(false));
     let opts = Options { upfs: vec![bench.upf_sides("order")], ..Options::default() };
-    let (attached_tx, attached_rx) = mpsc::channel();
-    let probe = {
-        let (stop, out) = (stop.clone(), dir.join("run"));
-        std::thread::spawn(move || {
-            let mut tx = Some(attached_tx);
-            scout_probe::run(&opts, &out, &stop, &mut |p| {
-                if let (true, Some(t)) = (p.attached, tx.take()) {
-                    let _ = t.send(());
-                }
-            })
-        })
-    };
-    attached_rx.recv_timeout(Duration::from_secs(60)).expect("the probe attached");
+    let probe = Running::start(opts, dir.join("run")).expect("the probe attached");
 
     // The data network's server listens, so that it answers nothing (no ICMP back into N6).
     let server = {
@@ -373,8 +346,7 @@ fn the_probe_runs_first_at_ingress_and_last_at_egress() {
     prog.detach(n6_drop).expect("detaching drop_all from N6 egress");
     out_of_n6(50);
     std::thread::sleep(Duration::from_millis(200));
-    stop.store(true, Ordering::Relaxed);
-    let meta = probe.join().unwrap().expect("probe");
+    let meta = probe.finish().expect("probe");
     let _ = std::fs::remove_dir_all(&dir);
 
     let c = &meta["probe_result"]["upfs"][0]["counters"];
