@@ -2,8 +2,37 @@
 # Sets up everything Scout needs on a fresh Debian machine (as root, or with sudo available):
 # Debian build packages, a Python virtual environment in .venv with Scout's Python dependencies, and
 # the Rust extension built in release mode. Idempotent; safe to run again.
+#
+# It prints one line per step; what apt, pip and cargo say goes to .setup.log, whose last lines and
+# path are printed when a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+LOG="$PWD/.setup.log"
+: >"$LOG"
+
+# step "what" command...: runs the command with its output in the log; on failure, shows the end.
+step() {
+  local what=$1
+  shift
+  local t0=$SECONDS
+  printf 'setup: %s ... ' "$what"
+  if "$@" >>"$LOG" 2>&1; then
+    echo "ok ($((SECONDS - t0)) s)"
+  else
+    echo "FAILED"
+    echo "--- last lines of $LOG:" >&2
+    tail -n 25 "$LOG" >&2
+    echo "--- the whole output is in $LOG" >&2
+    exit 1
+  fi
+}
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+apt_install() {
+  $SUDO apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@"
+}
 
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
@@ -15,10 +44,7 @@ command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 [ -f /usr/include/bpf/bpf_helpers.h ] || need_apt+=(libbpf-dev)
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
 if ((${#need_apt[@]})); then
-  echo "setup: installing Debian packages: ${need_apt[*]}"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
+  step "Debian packages: ${need_apt[*]}" apt_install "${need_apt[@]}"
 fi
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -27,13 +53,18 @@ fi
 command -v cargo >/dev/null 2>&1 || { echo "setup: error: cargo (Rust >= 1.88) not found; install Rust with rustup" >&2; exit 1; }
 
 if [ ! -x .venv/bin/python ]; then
-  echo "setup: creating .venv"
-  python3 -m venv .venv
+  step "Python virtual environment (.venv)" python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q "maturin>=1.5,<2" "pyarrow>=14" "duckdb>=1.1,<2" "ibis-framework[duckdb]>=10,<13" \
-  "pandas>=2" "numpy>=1.26" "matplotlib>=3.8" "pytest>=8" "ruff>=0.6"
-echo "setup: building the Rust extension (release)"
-(. .venv/bin/activate && maturin develop --release -q 2>&1 | grep -v '^📦\|^🔗\|^🐍\|^⚠' || true)
-.venv/bin/python -c 'import scout._native' || { echo "setup: error: the extension did not build" >&2; exit 1; }
+pip_install() {
+  # (Inside `if`, bash does not stop at a failed command: each is chained.)
+  .venv/bin/python -m pip install -q --upgrade pip &&
+    .venv/bin/python -m pip install -q "maturin>=1.5,<2" "pyarrow>=14" "duckdb>=1.1,<2" "ibis-framework[duckdb]>=10,<13" \
+    "pandas>=2" "numpy>=1.26" "matplotlib>=3.8" "pytest>=8" "ruff>=0.6"
+}
+step "Python packages (pyarrow, duckdb, ibis, pandas, matplotlib, maturin, pytest, ruff)" pip_install
+build() {
+  (. .venv/bin/activate && maturin develop --release) &&
+    .venv/bin/python -c 'import scout._native'
+}
+step "the Rust extension scout._native (cargo, release; minutes on a fresh machine)" build
 echo "setup: done (activate with: . .venv/bin/activate)"

@@ -5,16 +5,24 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # The report test drives a real browser: Debian's Chromium, through Playwright's Python client
 # (no browser download; Playwright is pointed at /usr/bin/chromium).
+LOG="$PWD/.setup.log"
+quietly() {  # quietly "what" command...: output to the set-up log, shown only on failure
+  local what=$1
+  shift
+  printf 'test: %s ... ' "$what"
+  if "$@" >>"$LOG" 2>&1; then echo ok; else
+    echo FAILED; tail -n 25 "$LOG" >&2; echo "--- the whole output is in $LOG" >&2; exit 1
+  fi
+}
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 if ! command -v chromium >/dev/null 2>&1; then
-  echo "test: installing Debian chromium for the report test"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium
+  quietly "Debian chromium for the report test" bash -c \
+    "$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium"
 fi
-.venv/bin/python -m pip install -q "playwright>=1.45"
+quietly "playwright (Python client; it drives Debian's chromium)" .venv/bin/python -m pip install -q "playwright>=1.45"
 export PATH="$PWD/.venv/bin:$PATH"
 echo "== cargo fmt --check";   cargo fmt --all -- --check
 echo "== cargo clippy";        cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== ruff";                ruff check python && ruff format --check python
-echo "== cargo test";          cargo test --workspace --release
+echo "== cargo test";          cargo test --workspace --release -q
 echo "== pytest";              python -m pytest -q python/tests
