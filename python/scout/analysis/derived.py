@@ -16,13 +16,20 @@ PHASE_COLUMNS = ["phase", "start_ns", "end_ns", "queue", "node", "queue_bytes_me
 FULL_FRACTION = 0.9  # a queue is "at its limit" at >= 90 % of the largest occupancy it reached
 STEADY_TOLERANCE = 0.25  # steady overload: the 1 s rolling drop rate within ±25 % of its median
 STEADY_WINDOW_S = 1.0
+#: Drops that mean a queue filled (or held a packet too long because it was full): the only drops an
+#: overload's phases are derived from. Others (no session, a PDU outside the receive window, HARQ
+#: or ARQ giving up) say nothing of a queue at its limit.
+OVERLOAD_REASONS = frozenset(
+    {"rlc_queue_full", "pdcp_early_drop", "pdcp_discard_timer", "exec_queue_full", "f1u_queue_full", "link_queue_full"}
+)
 
 
 def phases(queues: pd.DataFrame, drop_series: pd.DataFrame, journeys: ir.Table, bin_ns: int) -> pd.DataFrame:
     """Buildup, saturation, steady overload and drain of an overloaded run (SCOUT §6).
 
-    Empty when the run dropped nothing (no overload to describe).
+    Empty when no queue filled: no drop of an [OVERLOAD_REASONS] kind (no overload to describe).
     """
+    drop_series = drop_series[drop_series.reason.isin(OVERLOAD_REASONS)]
     if drop_series.empty or queues.empty:
         return pd.DataFrame(columns=PHASE_COLUMNS)
     j = journeys

@@ -11,6 +11,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use scout_events::writer::RunWriter;
@@ -190,7 +191,7 @@ pub fn ingest(
     paths: &[PathBuf],
     opts: &Options,
     out: &Path,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>,
 ) -> Result<Value, IngestError> {
     if paths.is_empty() {
         return Err(IngestError::Input { path: "FILE".into(), message: "no capture files given".into() });
@@ -225,7 +226,9 @@ pub fn ingest(
         read += f.data.len() as u64 + 16;
         if read - last_report > 64 << 20 {
             last_report = read;
-            progress(read.min(total), 2 * total);
+            if progress(read.min(total), 2 * total).is_break() {
+                return Err(IngestError::Interrupted { done: read });
+            }
         }
         epoch.get_or_insert(f.t_ns);
         let (t, off) = (f.t_ns, f.offset);
@@ -288,6 +291,9 @@ pub fn ingest(
     let mut pfcp_frames = 0u64;
     let mut fragments_held = 0u64;
     let mut filtered = [0u64; 2];
+    // Per --n3 / --n6 value, the frames it selected (a value that selects none is a typo or the
+    // wrong capture: the CLI warns).
+    let mut side_matches = [vec![0u64; opts.n3.len()], vec![0u64; opts.n6.len()]];
     let mut pairing = Pairing::default();
     let mut frames = 0u64;
     let mut done_bytes = total;
@@ -302,7 +308,9 @@ pub fn ingest(
         done_bytes += f.data.len() as u64 + 16;
         if done_bytes - last_report > 64 << 20 {
             last_report = done_bytes;
-            progress(done_bytes.min(2 * total), 2 * total);
+            if progress(done_bytes.min(2 * total), 2 * total).is_break() {
+                return Err(IngestError::Interrupted { done: done_bytes });
+            }
         }
         let iface_name = r.ifaces.get(f.iface as usize).and_then(|x| x.name.as_deref());
         let (t, off, iface) = (f.t_ns, f.offset, f.iface);
@@ -343,9 +351,14 @@ pub fn ingest(
                 continue;
             }
             Kind::GPdu(outer_len, outer, g, inner) => {
-                if !opts.n3.is_empty() && !matches_side(&opts.n3, iface_name, Some(outer)) {
-                    filtered[0] += 1;
-                    continue;
+                if !opts.n3.is_empty() {
+                    match matches_side(&opts.n3, iface_name, Some(outer)) {
+                        Some(k) => side_matches[0][k] += 1,
+                        None => {
+                            filtered[0] += 1;
+                            continue;
+                        }
+                    }
                 }
                 Sight {
                     t,
@@ -366,9 +379,14 @@ pub fn ingest(
                     not_user_plane += 1;
                     continue;
                 }
-                if !opts.n6.is_empty() && !matches_side(&opts.n6, iface_name, Some((ip.src, ip.dst))) {
-                    filtered[1] += 1;
-                    continue;
+                if !opts.n6.is_empty() {
+                    match matches_side(&opts.n6, iface_name, Some((ip.src, ip.dst))) {
+                        Some(k) => side_matches[1][k] += 1,
+                        None => {
+                            filtered[1] += 1;
+                            continue;
+                        }
+                    }
                 }
                 let b = ip.packet.len() as u32;
                 Sight {
@@ -408,7 +426,7 @@ pub fn ingest(
         }
     }
     pairing.expire(i64::MAX);
-    progress(2 * total, 2 * total);
+    let _ = progress(2 * total, 2 * total);
     let files: Vec<Value> = m
         .files
         .iter()
@@ -453,6 +471,10 @@ pub fn ingest(
             "not_user_plane_frames": not_user_plane,
             "pfcp_frames": pfcp_frames,
             "excluded_by_side_options": {"n3": filtered[0], "n6": filtered[1]},
+            "side_option_matches": {
+                "n3": opts.n3.iter().zip(&side_matches[0]).map(|(o, n)| json!({"value": o, "frames": n})).collect::<Vec<_>>(),
+                "n6": opts.n6.iter().zip(&side_matches[1]).map(|(o, n)| json!({"value": o, "frames": n})).collect::<Vec<_>>(),
+            },
             "ip_fragments": {"frames_held": fragments_held, "reassembled": dec.frag.reassembled, "expired": dec.frag.expired, "pending_at_end": dec.frag.pending(), "overlapping": dec.frag.overlapping},
         },
         "pfcp": {
@@ -535,9 +557,9 @@ fn ordered(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
     }
 }
 
-/// Whether a frame is on a side given by interface names or addresses.
-fn matches_side(specs: &[String], iface: Option<&str>, addrs: Option<(IpAddr, IpAddr)>) -> bool {
-    specs.iter().any(|s| {
+/// Which of the side's interface names or addresses a frame is on (the first that matches).
+fn matches_side(specs: &[String], iface: Option<&str>, addrs: Option<(IpAddr, IpAddr)>) -> Option<usize> {
+    specs.iter().position(|s| {
         iface == Some(s.as_str())
             || s.parse::<IpAddr>().ok().is_some_and(|a| addrs.is_some_and(|(x, y)| x == a || y == a))
     })

@@ -13,13 +13,19 @@
 //! | `Slot decisions pci=` with a PUCCH count (`… 1 PUSCH, 2 PUCCHs)`) | 25.10 and later |
 //! | GTP-U `RX SDU. sdu_len= teid= qos_flow=` | 23.10 |
 //! | GTP-U `RX SDU. sdu_len= qos_flow= sn=` | 24.04 and later |
-//! | PDCP `TX PDU. type=data …` without `is_retx=` | up to 24.04 |
+//! | PDCP `TX PDU. type=data …` of a DRB without `is_retx=` | up to 24.04 |
 //! | PDCP `TX PDU. type=data … is_retx=` | 24.10 and later |
+//! | SCHED `DL HARQ … Discarding HARQ process tb=` | 23.10 – 25.04 (the 23.10 and 24.10 fixtures) |
+//! | RLC `RETX PDU. … retx_count=` | 24.04 and later |
 //! | MAC `DL PDU: … SDU: lcid= size=` | 23.10 |
 //! | MAC `DL PDU: … SDU: lcid= nof_sdus= total_size=` | 24.04 and later |
 //! | PDCP `Dropping SDU to avoid going over the TX window size` | 23.10 |
 //! | PDCP `Drop burst finished. nof_sdus=` | 25.04 and later |
 //! | `optional(…)` / `none` in a field | 25.04 |
+//!
+//! A 24.10 gNB logs its SRBs' PDCP PDUs without `is_retx=` (the 24.10 fixture), so only a DRB's
+//! line without it says "up to 24.04". A log with SRB traffic only therefore cannot be told from
+//! 24.04 by its lines: the 24.10 fixture reads as `24.04–25.04`, a range that holds its release.
 //!
 //! Markers are looked for in the first [`INSPECT_ENTRIES`] entries. The parsers accept every
 //! format whatever the range says; the range is reported (`run.json`
@@ -108,9 +114,15 @@ impl VersionDetector {
             "PDCP" if b.contains("TX PDU. type=data") => {
                 if b.contains("is_retx=") {
                     self.mark("pdcp tx pdu with is_retx=", line, R24_10, LAST);
-                } else {
-                    self.mark("pdcp tx pdu without is_retx=", line, R23_10, R24_04);
+                } else if b.contains(" DRB") {
+                    self.mark("pdcp drb tx pdu without is_retx=", line, R23_10, R24_04);
                 }
+            }
+            "SCHED" if b.contains("Discarding HARQ process tb=") => {
+                self.mark("harq discard of a process tb=", line, R23_10, R25_04)
+            }
+            "RLC" if b.contains("RETX PDU.") && b.contains("retx_count=") => {
+                self.mark("rlc retx pdu with retx_count=", line, R24_04, LAST)
             }
             "PDCP" if b.contains("Dropping SDU to avoid going over the TX window size") => {
                 self.mark("pdcp early drop (tx window)", line, R23_10, R23_10)
@@ -199,6 +211,24 @@ mod tests {
 ",
         );
         assert_eq!(v.describe(), "24.10–25.04");
+        // 24.10 with SRB traffic only (the 24.10 fixture's lines): an SRB's PDCP PDU has no
+        // is_retx= and says nothing of the release, so the range is the one the other lines allow
+        // (it used to read "24.04", a release this log is not from).
+        let v = detect(
+            "2024-11-25T15:08:25.165496 [SCHED   ] [I] [    19.7] Slot decisions pci=1 t=63us (1 PDSCH, 0 PUSCHs): DL: ue=0 c-rnti=0x4601 h_id=0 ss_id=1 rb=[0..92) k1=4 rv=0 tbs=325
+2024-11-25T15:08:25.221896 [PDCP    ] [I] ue=0 SRB1 DL: TX PDU. type=data pdu_len=51 sn=0 count=0
+2024-11-25T15:08:25.223622 [SCHED   ] [I] [    23.9] DL HARQ rnti=0x4601 cell=0 h_id=0: Discarding HARQ process tb=0 with tbs=325. Cause: Maximum number of reTxs 4 exceeded
+2024-11-25T15:08:28.866696 [RLC     ] [I] du=1 ue=0 SRB1 DL: RETX PDU. dc=data p=1 si=full sn=6 pdu_len=10 grant_len=10 retx_count=0
+",
+        );
+        assert_eq!(v.describe(), "24.04–25.04");
+        // A DRB's PDCP PDU without is_retx= is 24.04 at the latest.
+        let v = detect(
+            "2024-05-02T10:00:00.000000 [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. type=data pdu_len=1403 sn=0 count=0
+2024-05-02T10:00:00.000100 [SCHED   ] [I] [   12.3] Slot decisions pci=1 t=20us (1 PDSCH, 0 PUSCHs): DL: ue=0
+",
+        );
+        assert_eq!(v.describe(), "24.04");
         // main: a PUCCH count in the slot decisions and drop bursts.
         let v = detect(
             "2026-01-19T08:57:06.466216 [SCHED   ] [I] [   10.1] Slot decisions pci=1 t=4us (1 PDSCH, 1 PUSCH, 2 PUCCHs): DL: ue=0

@@ -1,0 +1,156 @@
+"""What each source measures: the headline figures of a run, and the figures it cannot give.
+
+A simulated or emulated run sees every packet from ingress to egress, so its headline is one-way
+delay, throughput, drops and the closure of the attribution. A capture of a UPF (pcap, probe)
+sees each packet twice, at N3 and at N6: its headline is the UPF's forwarding delay per direction
+and slice, the pairs, and the sightings with no twin (UPF drop candidates). An srsRAN gNB log sees
+the gNB's part of the path: its headline is each layer's span, HARQ and RLC retransmissions, and
+what part of the path the log covers. A figure a source cannot give is absent with a one-line
+reason, never shown as zero.
+"""
+
+from __future__ import annotations
+
+import ibis.expr.types as ir
+
+#: Sources that see a packet from ingress to egress (one-way delay, throughput, closure).
+END_TO_END = ("simulator", "emulator")
+UPF_CAPTURES = ("pcap", "probe")
+
+
+def _ms(ns) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
+def headline(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table, ce: ir.Table) -> dict:
+    """``{"covers", "figures": [{"name", "value"}], "absent": [{"name", "why"}]}`` for the run's
+    source, from its journeys, layer delays, slot and control events."""
+    source = meta.get("source")
+    if source in UPF_CAPTURES:
+        return _upf(meta, j, ce)
+    if source == "srsran":
+        return _gnb(meta, j, ld, se)
+    return {"covers": "every packet from ingress to egress (N6 to the UE's application, and back)", "figures": [], "absent": []}
+
+
+def _upf(meta: dict, j: ir.Table, ce: ir.Table) -> dict:
+    figures = []
+    m = j.filter(j.span_ns.notnull())
+    rows = (
+        m.group_by(["dir", "slice"])
+        .agg(n=m.count(), p50=m.span_ns.quantile(0.5), p99=m.span_ns.quantile(0.99), max=m.span_ns.max())
+        .order_by(["dir", "slice"])
+        .to_pyarrow()
+        .to_pylist()
+    )
+    for r in rows:
+        figures.append(
+            {
+                "name": f"UPF forwarding delay {r['dir'].upper()}, slice {r['slice']}",
+                "value": f"{r['n']:,} packets paired N3↔N6: p50 {_ms(r['p50'])}, p99 {_ms(r['p99'])}, max {_ms(r['max'])}",
+            }
+        )
+    for side, why in _unmatched(meta).items():
+        total = sum(why.values())
+        detail = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in why.items() if v)
+        figures.append(
+            {
+                "name": f"{side.upper()} sightings with no twin",
+                "value": f"{total:,}"
+                + (f" ({detail})" if detail else "")
+                + (": UPF drop candidates, or packets whose other side was not captured" if total else ""),
+            }
+        )
+    pf = ce.filter(ce.kind == "pfcp_pair")
+    p = pf.agg(n=pf.count(), p50=pf.value.quantile(0.5), p99=pf.value.quantile(0.99)).to_pyarrow().to_pylist()[0]
+    if p["n"]:
+        value = f"{p['n']:,} pairs: p50 {_ms(p['p50'])}, p99 {_ms(p['p99'])}"
+        figures.append({"name": "N4 (PFCP) response time", "value": value})
+    absent = [
+        {"name": "one-way delay and its attribution", "why": "the capture sees the UPF only, not the RAN or the UE"},
+        {"name": "throughput, loss", "why": "a packet's journey ends at the UPF's other side; delivery is not seen"},
+    ]
+    if not rows:
+        absent.insert(0, {"name": "UPF forwarding delay", "why": "no packet was seen on both N3 and N6"})
+    covers = "the UPF only: each packet's N3 and N6 sightings (its span is the UPF's forwarding delay)"
+    if p["n"]:
+        covers += ", and N4 (PFCP)"
+    return {"covers": covers, "figures": figures, "absent": absent}
+
+
+def _unmatched(meta: dict) -> dict:
+    """Unmatched sightings per side and reason, as the pcap ingest or the probe counted them."""
+    if "pcap" in meta:
+        return {side: dict(v) for side, v in meta["pcap"].get("unmatched", {}).items()}
+    pr = meta.get("probe_result") or {}
+    return {side: {k: v for k, v in why.items()} for side, why in (pr.get("unmatched_by_reason") or {}).items()}
+
+
+def _gnb(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table) -> dict:
+    figures, absent = [], []
+    n_packets = int(j.count().execute())
+    if n_packets == 0:
+        absent.append(
+            {
+                "name": "per-packet figures",
+                "why": "the log has no data-bearer (DRB) traffic: only signalling (SRB) or none at the levels logged",
+            }
+        )
+    spans = (
+        ld.group_by(["dir", "layer"])
+        .agg(n=ld.count(), p50=ld.ns.quantile(0.5), p99=ld.ns.quantile(0.99))
+        .order_by(["dir", "layer"])
+        .to_pyarrow()
+        .to_pylist()
+    )
+    for r in spans:
+        figures.append(
+            {
+                "name": f"{r['dir'].upper()} {r['layer']} span",
+                "value": f"{r['n']:,} packets: p50 {_ms(r['p50'])}, p99 {_ms(r['p99'])}",
+            }
+        )
+    m = j.filter(j.span_ns.notnull())
+    tot = (
+        m.group_by("dir")
+        .agg(n=m.count(), p50=m.span_ns.quantile(0.5), p99=m.span_ns.quantile(0.99), rlc=m.rlc_retx.sum())
+        .order_by("dir")
+        .to_pyarrow()
+        .to_pylist()
+    )
+    for r in tot:
+        figures.append(
+            {
+                "name": f"{r['dir'].upper()} span through the gNB",
+                "value": f"{r['n']:,} packets: p50 {_ms(r['p50'])}, p99 {_ms(r['p99'])}; RLC retransmissions {r['rlc'] or 0:,}",
+            }
+        )
+    h = se.filter(se.ue.notnull() & se.tbs.notnull())
+    harq = (
+        h.group_by("dir")
+        .agg(tbs=h.count(), retx=(h.retx_index > 0).sum(), nack=(h.ack == False).sum())  # noqa: E712
+        .order_by("dir")
+        .to_pyarrow()
+        .to_pylist()
+    )
+    for r in harq:
+        figures.append(
+            {
+                "name": f"{r['dir'].upper()} HARQ",
+                "value": f"{r['tbs']:,} transport blocks, {r['retx'] or 0:,} retransmissions, {r['nack'] or 0:,} NACK/CRC KO",
+            }
+        )
+    absent += [
+        {"name": "one-way delay and its closure", "why": "the log sees no delivery at the UE's application (nor the core)"},
+        {"name": "throughput", "why": "the log has no delivery times; the TTI table has each grant's TBS"},
+    ]
+    covers = (
+        "the gNB as logged: DL from GTP-U reception to the MAC PDU carrying a packet's last segment, "
+        "UL from the first PUSCH of its first segment to GTP-U transmission"
+    )
+    return {"covers": covers, "figures": figures, "absent": absent}
+
+
+def closure_is_meaningful(summary: dict) -> bool:
+    """The delivered-packet closure check says something only when packets were delivered."""
+    return bool((summary.get("closure") or {}).get("n"))
