@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
+import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 # Analysis runs in DuckDB; numpy's BLAS threads would only spin beside the Rust readers.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from scout import __version__, _native
-from scout.errors import RunError
+from scout import __version__, _native, rundir
+from scout.argtypes import NONNEGATIVE, PORT, POSITIVE, SECONDS_NONNEGATIVE, SECONDS_POSITIVE, U64, id_list, power_of_two
+from scout.errors import RunError, Terminated, UsageError
 
 EPILOG = """\
 examples:
@@ -54,26 +56,56 @@ def resolve_scenario(name: str, builtin_only: bool = False) -> Path:
 
 
 class Progress:
-    """A one-line progress bar on stderr (silent when stderr is not a terminal, except at the end)."""
+    """Progress on stderr: a one-line bar on a terminal, else a line per 10 % (CI, a pipe, a log)."""
 
     def __init__(self, label: str):
         self.label = label
         self.tty = sys.stderr.isatty()
         self.t0 = time.monotonic()
+        self.tenth = 0
 
-    def __call__(self, frac: float) -> None:
-        if not self.tty:
-            return
-        width = 30
-        n = int(frac * width)
-        sys.stderr.write(f"\r{self.label} [{'#' * n}{'.' * (width - n)}] {frac * 100:5.1f}%")
-        sys.stderr.flush()
+    def __call__(self, frac: float, note: str = "") -> None:
+        if self.tty:
+            width = 30
+            n = int(frac * width)
+            line = f"\r{self.label} [{'#' * n}{'.' * (width - n)}] {frac * 100:5.1f}% {note}"
+            sys.stderr.write(line[:120].ljust(min(len(line), 120)))
+            sys.stderr.flush()
+        elif int(frac * 10) > self.tenth:
+            self.tenth = int(frac * 10)
+            print(f"{self.label}: {self.tenth * 10:3d} %" + (f" ({note})" if note else ""), file=sys.stderr, flush=True)
 
     def done(self) -> float:
         wall = time.monotonic() - self.t0
         if self.tty:
-            sys.stderr.write("\r" + " " * (len(self.label) + 45) + "\r")
+            sys.stderr.write("\r" + " " * 120 + "\r")
         return wall
+
+
+class Stages(Progress):
+    """Progress over named stages (analysis, report): each stage counts as an equal share."""
+
+    def __init__(self, label: str, stages: int):
+        super().__init__(label)
+        self.stages = max(stages, 1)
+        self.done_stages = 0
+
+    def stage(self, name: str) -> None:
+        self(min(self.done_stages / self.stages, 1.0), name)
+        self.done_stages += 1
+
+
+#: What the running command has begun to write and not finished: (description, remove), undone
+#: by `main` when the command fails or is interrupted.
+_UNFINISHED: list[tuple[str, Callable[[], bool | None]]] = []
+
+
+def _begin(what: str, remove: Callable[[], bool | None]) -> None:
+    _UNFINISHED.append((what, remove))
+
+
+def _finished() -> None:
+    _UNFINISHED.pop()
 
 
 def fmt_ms(ns: int | None) -> str:
@@ -111,7 +143,7 @@ def print_summary(name: str, result: dict, wall: float) -> None:
 
 
 def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool, quiet: bool = False) -> dict:
-    _clear_run_dir(out, force)
+    _prepare_run(out, force, "run")
     prog = Progress(f"simulating {scenario.stem}")
     try:
         text = _native.simulate(
@@ -125,6 +157,10 @@ def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool,
     except ValueError as e:
         prog.done()
         raise SystemExit(f"error: {e}") from None
+    except BaseException:
+        prog.done()
+        raise
+    _finished()
     wall = prog.done()
     result = json.loads(text)
     result["wall_s"] = wall
@@ -139,8 +175,25 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _say(msg: str) -> None:
-    sys.stderr.write(f"  analysing: {msg}\n" if sys.stderr.isatty() else "")
+def _analysis_progress(run: Path) -> Stages:
+    from scout import analysis
+
+    return Stages(f"analysing {run.name}", analysis.STAGES)
+
+
+def _begin_analysis(run: Path) -> None:
+    from scout import analysis
+
+    _begin(f"partial analysis tables in {run / 'analysis'}", lambda: analysis.discard_partial(run))
+
+
+def _check_writable(d: Path, what: str = "the analysis tables") -> None:
+    """Refuses, before any work, a directory the command cannot write into (a read-only mount)."""
+    if not os.access(d, os.W_OK):
+        import errno
+
+        code = errno.EROFS if os.access(d, os.R_OK) else errno.EACCES
+        raise OSError(code, f"{os.strerror(code)} ({what} are written there)", str(d))
 
 
 def run_analysis(
@@ -153,22 +206,41 @@ def run_analysis(
         kw["window_s"] = window_s
     if bin_s is not None:
         kw["bin_s"] = bin_s
+    prog = _analysis_progress(run)
+    _begin_analysis(run)
     try:
-        return analysis.analyze(run, progress=None if quiet else _say, **kw)
+        s = analysis.analyze(run, progress=None if quiet else prog.stage, **kw)
     except RunError as e:
         raise SystemExit(f"error: {e}") from None
+    finally:
+        prog.done()
+    _finished()
+    return s
 
 
 def print_analysis(s: dict) -> None:
     cl = s["closure"]
     print(f"analysis of {s['run']} ({s['source']}): {s['events']:,} events in {s['wall_s']:.2f} s")
-    print("  packets: " + ", ".join(f"{k} {v:,}" for k, v in sorted(s["packets"].items())))
+    pk = s["packets"]
+    if s.get("source") in ("simulator", "emulator") or not pk:
+        print("  packets: " + (", ".join(f"{k} {v:,}" for k, v in sorted(pk.items())) or "none"))
+    else:
+        # The source sees part of each packet's path: a journey ends where the source stops seeing it.
+        seen = sum(pk.values())
+        rest = ", ".join(f"{k} {v:,}" for k, v in sorted(pk.items()) if k != "incomplete")
+        print(f"  packets: {seen:,} seen over the part of the path the source covers" + (f" ({rest})" if rest else ""))
     for d, v in sorted(s["delay_ns"].items()):
         print(f"  {d.upper()} one-way delay: p50 {fmt_ms(v['p50'])} ms, p99 {fmt_ms(v['p99'])} ms, max {fmt_ms(v['max'])} ms")
-    print(
-        f"  attribution closes for {cl['closed']:,} of {cl['n']:,} delivered packets; "
-        f"{cl['with_unattributed']:,} carry unattributed time ({fmt_ms(cl['unattributed_ns'])} ms in all)"
-    )
+    hl = s.get("headline") or {}
+    if hl.get("covers"):
+        print(f"  covers: {hl['covers']}")
+    for f in hl.get("figures", []):
+        print(f"  {f['name']}: {f['value']}")
+    if cl["n"]:
+        print(
+            f"  attribution closes for {cl['closed']:,} of {cl['n']:,} delivered packets; "
+            f"{cl['with_unattributed']:,} carry unattributed time ({fmt_ms(cl['unattributed_ns'])} ms in all)"
+        )
     if cl.get("span_n", 0) > cl["n"]:
         print(
             f"  every packet: components sum to its measured span for {cl['span_closed']:,} of {cl['span_n']:,}; "
@@ -180,6 +252,8 @@ def print_analysis(s: dict) -> None:
         print("  drops: " + ", ".join(f"{k} {v:,}" for k, v in s["drops"].items()))
     for ph in s["phases"]:
         print(f"  phase {ph['phase']:<10} {ph['start_ns'] / 1e9:7.2f} s – {ph['end_ns'] / 1e9:7.2f} s  drops {ph['drops']:,}")
+    for x in hl.get("absent", []):
+        print(f"  not measured: {x['name']} ({x['why']})")
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -189,22 +263,43 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(run: str):
-    """A run's analysis for a command, analysing it first (with progress) when needed."""
+def _open(run: str, why: str = ""):
+    """A run's analysis for a command, analysing it first (saying so, with progress) when needed."""
     from scout import analysis
 
+    p = Path(run)
     try:
-        return analysis.open(Path(run), progress=_say)
+        if not analysis.is_current(p):
+            analysis.check_run(p)
+            _check_writable(p / "analysis" if (p / "analysis").is_dir() else p)
+            print(
+                f"{run}: analysing first (its analysis tables are missing or older than its events){why}",
+                file=sys.stderr,
+            )
+            run_analysis(p)
+        return analysis.open(p)
     except RunError as e:
         raise SystemExit(f"error: {e}") from None
 
 
-def cmd_report(args: argparse.Namespace) -> int:
+def render_report(a, compare=None) -> Path:
+    """Writes one run's report with progress; an unfinished report is removed."""
     from scout import report
 
+    prog = Stages(f"report {a.path.name}", report.STAGES)
+    _begin(f"unfinished report {a.path / 'report'}", lambda: report.discard(a.path))
+    try:
+        path = report.render(a, compare, progress=prog.stage)
+    finally:
+        prog.done()
+    _finished()
+    return path
+
+
+def cmd_report(args: argparse.Namespace) -> int:
     analyses = [_open(r) for r in args.runs]
     for a in analyses:
-        path = report.render(a, analyses)
+        path = render_report(a, analyses)
         print(f"report: {path}  (figures: {path.parent / 'figures'}/*.png, *.pdf)")
     return 0
 
@@ -212,10 +307,28 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from scout import export
 
-    a = _open(args.run)
     out = Path(args.output) if args.output else Path(args.run) / "export"
-    ids = [int(x) for x in args.pkt.split(",")] if args.pkt else None
-    paths = export.export(a, args.format, args.granularity, out, select=args.select, n=args.packets, ids=ids)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory; give a directory for the exported files")
+    # Where the files will go must be writable before the run is analysed for them.
+    _check_writable(next(p for p in [out, *out.absolute().parents] if p.exists()), "the exported files")
+    a = _open(args.run)
+    written: list[Path] = []
+    created = not out.exists()
+
+    def remove_written() -> bool:
+        existing = [p for p in written if p.exists()]
+        for p in existing:
+            p.unlink()
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        return bool(existing)
+
+    _begin(f"unfinished export files in {out}", remove_written)
+    paths = export.export(
+        a, args.format, args.granularity, out, select=args.select, n=args.packets, ids=args.pkt, written=written
+    )
+    _finished()
     for p in paths:
         print(f"wrote {p} ({p.stat().st_size:,} bytes)")
     if args.format == "perfetto":
@@ -223,7 +336,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Words of a statement that asks DuckDB's catalog, which should list the analysis tables too.
+CATALOG_WORDS = {"information_schema", "show", "duckdb_tables", "duckdb_views", "duckdb_columns", "pragma"}
+
+
 def cmd_query(args: argparse.Namespace) -> int:
+    """Runs the statement(s) on DuckDB's own connection: anything DuckDB accepts (SELECT, SHOW,
+    DESCRIBE, SUMMARIZE, PRAGMA, COPY ... TO, several statements separated by ';'); the last
+    statement's result is printed."""
     import re
 
     from scout import analysis
@@ -231,18 +351,27 @@ def cmd_query(args: argparse.Namespace) -> int:
     run = Path(args.run)
     words = set(re.findall(r"[A-Za-z_]+", args.sql.lower()))
     try:
-        if words & set(analysis.TABLE_NAMES):
-            a = _open(args.run)
-            con = a.con
+        if words & (set(analysis.TABLE_NAMES) | CATALOG_WORDS) or analysis.is_current(run):
+            con = _open(args.run, why="; the statement needs the analysis tables").con
         else:
             con, _ = analysis.connect(run)
-        res = con.sql(args.sql)
-        df = res.limit(args.limit).to_pandas() if args.limit else res.to_pandas()
     except RunError as e:
         raise SystemExit(f"error: {e}") from None
+    duck = con.con  # the DuckDB connection behind Ibis: statements go to DuckDB as written
+    try:
+        rel = duck.sql(args.sql)
+        if rel is None:  # a statement without a result (COPY ... TO, SET, CREATE ...)
+            print("ok (the statement returned no rows)", file=sys.stderr)
+            return 0
+        if args.limit is not None:
+            rel = rel.limit(args.limit)
+        table = rel.fetch_arrow_table()
     except Exception as e:  # the database's own message names the problem (syntax, unknown column, ...)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         tables = ", ".join(list(analysis.TABLES) + analysis.TABLE_NAMES)
-        raise SystemExit(f"error: query failed: {e}\ntables: {tables}") from None
+        raise SystemExit(f"error: query failed: {first} (tables: {tables})") from None
+    # Integers with NULLs stay integers (pandas would make them floats).
+    df = table.to_pandas(integer_object_nulls=True)
     if args.format == "csv":
         df.to_csv(sys.stdout, index=False)
     elif args.format == "json":
@@ -251,28 +380,45 @@ def cmd_query(args: argparse.Namespace) -> int:
         import pandas as pd
 
         with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200):
-            print(df.to_string(index=False))
+            print(df.to_string(index=False) if len(df) else "  ".join(map(str, df.columns)))
         print(f"({len(df):,} rows)", file=sys.stderr)
     return 0
 
 
+FORCE_HELP = "replace an existing Scout run in -o (only the files Scout wrote there are removed)"
+
+
 def _run_output_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", required=True, help="run directory to create")
-    p.add_argument("--force", action="store_true", help="replace an existing run directory")
+    p.add_argument("-o", "--output", required=True, help="run directory to create (new or empty)")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
 
 
-def _clear_run_dir(out: Path, force: bool) -> None:
-    """A run directory is never overwritten silently: only with --force."""
-    if out.exists() and (out / "run.json").exists():
-        if not force:
-            raise SystemExit(f"error: {out}: already holds a run; use --force to replace it or choose another -o")
-        shutil.rmtree(out)
+def _prepare_run(out: Path, force: bool, what: str) -> None:
+    """Checks ``-o`` (rundir.prepare) and registers the unfinished run for removal. The native
+    writer removes what it wrote itself; this removes a directory Scout created empty."""
+    existed = rundir.prepare(out, force)
+    _begin(f"unfinished {what} {out}", lambda: rundir.remove_run_outputs(out, keep_dir=existed) if out.exists() else None)
 
 
 def _prepare_output(args: argparse.Namespace) -> Path:
     out = Path(args.output)
-    _clear_run_dir(out, args.force)
+    _prepare_run(out, args.force, "run")
     return out
+
+
+def _check_inputs(paths, what: str) -> None:
+    """Input files named on the command line exist and are readable, before any work."""
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise UsageError(f"{what} {p}: no such file")
+        if p.is_dir():
+            raise UsageError(f"{what} {p}: is a directory; give a file")
+        try:
+            with open(p, "rb") as f:
+                f.read(1)
+        except OSError as e:
+            raise UsageError(f"{what} {p}: cannot be read: {e.strerror}") from None
 
 
 def _progress_printer(t0: float, tty: bool):
@@ -298,6 +444,9 @@ def _progress_printer(t0: float, tty: bool):
 
 
 def cmd_ingest_srsran(args: argparse.Namespace) -> int:
+    _check_inputs(args.logs, "LOG")
+    _check_inputs(args.trace, "--trace")
+    _check_inputs(args.metrics, "--metrics")
     out = _prepare_output(args)
     t0 = time.monotonic()
     tty = sys.stderr.isatty()
@@ -315,6 +464,7 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
         )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
+    _finished()
     if tty:
         sys.stderr.write("\n")
     wall = time.monotonic() - t0
@@ -333,6 +483,12 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
             f"{f['orphan_lines']:,} orphan, {f['out_of_order_entries']:,} out of order, {gaps} log gap marker(s)"
         )
     ev = counts["events"]
+    if not ing["packets"]:
+        srb = f" ({ing['srb_lines']:,} signalling-bearer lines)" if ing.get("srb_lines") else ""
+        print(
+            f"  no data-bearer (DRB) traffic in the log{srb}: no packet journeys; per-packet analysis needs user-plane "
+            "traffic logged at the info level for gtpu, pdcp, rlc and mac (docs/ingest-srsran.md)"
+        )
     print(
         f"  packets: {ing['packets']:,} (waiting somewhere at the end: {ing['pending_at_end']:,}); events: "
         f"{ev['packet_events']:,} packet, {ev['slot_events']:,} slot, {ev['control_events']:,} control"
@@ -380,6 +536,7 @@ def _ms(ns: float | None) -> str:
 
 
 def cmd_ingest_pcap(args: argparse.Namespace) -> int:
+    _check_inputs(args.files, "FILE")
     out = _prepare_output(args)
     t0 = time.monotonic()
     tty = sys.stderr.isatty()
@@ -397,6 +554,7 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
         )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
+    _finished()
     if tty:
         sys.stderr.write("\n")
     wall = time.monotonic() - t0
@@ -424,6 +582,12 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
             f"{len(pf['unanswered_requests']):,} unanswered, {pf['retransmissions']:,} retransmissions, "
             f"{len(pf['sessions']):,} sessions"
         )
+    for side, opts in (pc.get("side_option_matches") or {}).items():
+        for o in opts:
+            if not o["frames"]:
+                ifaces = sorted({p["iface"] for p in pc.get("capture_points", []) if p.get("iface")})
+                seen = f"; the capture's interfaces: {', '.join(ifaces)}" if ifaces else " (the capture names no interfaces)"
+                print(f"  warning: --{side} {o['value']} matched no frame (neither an interface nor an address seen){seen}")
     bad = counts["skipped_inputs"]["frames_not_decoded"]
     if bad:
         print(
@@ -470,6 +634,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
+    _finished()
     if tty:
         sys.stderr.write("\n")
     pr = meta["probe_result"]
@@ -512,9 +677,14 @@ DEMO_SCENARIOS = ["udp-flood", "attribution-light", "attribution-medium", "attri
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from scout import analysis, report
+    from scout import analysis
 
     out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    # Each scenario's run replaces an earlier demo's run, never anything else: check all first.
+    for name in DEMO_SCENARIOS:
+        rundir.check(out / name, force=True, what=f"-o {out}: {name}:")
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in DEMO_SCENARIOS:
@@ -527,7 +697,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     opened = {name: analysis.open(out / name) for name in DEMO_SCENARIOS}
     loads = [a for name, a in opened.items() if name.startswith("attribution-")]
     for name, a in opened.items():
-        reports[name] = report.render(a, loads if name.startswith("attribution-") else None)
+        reports[name] = render_report(a, loads if name.startswith("attribution-") else None)
     print("\nsummary")
     print(f"  {'scenario':<20}{'DL Mbit/s':>10}{'DL p50 ms':>11}{'DL p99 ms':>11}{'drops':>9}{'closes':>9}  top contributor")
     for name, r, s in rows:
@@ -548,7 +718,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="scout",
         description="Scout: per-packet telemetry and latency attribution for the 5G user plane.",
         epilog=EPILOG,
@@ -568,8 +738,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("scenario", help="scenario YAML file or built-in scenario name")
     s.add_argument("-o", "--output", required=True, help="run directory to create")
-    s.add_argument("--seed", type=int, help="random seed (default: the scenario's `seed`)")
-    s.add_argument("--duration", type=float, help="simulated seconds (default: the scenario's `duration_s`)")
+    s.add_argument("--seed", type=U64, help="random seed (default: the scenario's `seed`)")
+    s.add_argument("--duration", type=SECONDS_POSITIVE, help="simulated seconds (default: the scenario's `duration_s`)")
     s.add_argument(
         "--set",
         action="append",
@@ -586,8 +756,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Tables and rules: docs/attribution.md.",
     )
     a.add_argument("run", help="run directory")
-    a.add_argument("--window", type=float, help="profile time window in seconds (default 1.0; 0 = whole run only)")
-    a.add_argument("--bin", type=float, help="queue / drop time-series bin in seconds (default 0.1)")
+    a.add_argument("--window", type=SECONDS_NONNEGATIVE, help="profile time window in seconds (default 1.0; 0 = whole run only)")
+    a.add_argument("--bin", type=SECONDS_POSITIVE, help="queue / drop time-series bin in seconds (default 0.1)")
     a.add_argument(
         "--engine",
         choices=["native", "ibis"],
@@ -623,8 +793,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="slowest",
         help="perfetto packet selection (default: the slowest delivered packets)",
     )
-    e.add_argument("--packets", type=int, default=20, help="how many packets to trace (default 20)")
-    e.add_argument("--pkt", help="comma-separated packet ids to trace (overrides --select)")
+    e.add_argument("--packets", type=POSITIVE, default=20, help="how many packets to trace (default 20)")
+    e.add_argument("--pkt", type=id_list, help="comma-separated packet ids to trace (overrides --select)")
     e.set_defaults(func=cmd_export)
 
     q = sub.add_parser(
@@ -637,7 +807,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("run", help="run directory")
     q.add_argument("sql", help="SQL, e.g. \"SELECT reason, count(*) FROM packet_events WHERE point='drop' GROUP BY 1\"")
     q.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    q.add_argument("--limit", type=int, default=0, help="print at most this many rows (default: all)")
+    q.add_argument(
+        "--limit",
+        type=NONNEGATIVE,
+        metavar="N",
+        help="print at most N rows of the result (default: all; 0: none, only the column names)",
+    )
     q.set_defaults(func=cmd_query)
 
     ing = sub.add_parser(
@@ -691,7 +866,7 @@ def build_parser() -> argparse.ArgumentParser:
     pc.add_argument(
         "files", nargs="+", metavar="FILE", help="pcap or pcapng files, merged by time (regular files: each is read twice)"
     )
-    pc.add_argument("--gtp-port", type=int, action="append", metavar="PORT", help="UDP port of GTP-U (default 2152), repeatable")
+    pc.add_argument("--gtp-port", type=PORT, action="append", metavar="PORT", help="UDP port of GTP-U (default 2152), repeatable")
     pc.add_argument(
         "--n3",
         action="append",
@@ -708,7 +883,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pc.add_argument(
         "--window",
-        type=float,
+        type=SECONDS_POSITIVE,
         default=2.0,
         metavar="S",
         help="seconds a packet waits for its twin on the other side before it counts as unmatched (default 2)",
@@ -744,13 +919,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NETNS:IFACE",
         help="capture PFCP (N4) live on this interface and pair requests with responses; repeatable",
     )
-    pr.add_argument("--duration", type=float, metavar="S", help="seconds to probe (default: until Ctrl-C)")
+    pr.add_argument("--duration", type=SECONDS_POSITIVE, metavar="S", help="seconds to probe (default: until Ctrl-C)")
     pr.add_argument("--histogram", action="store_true", help="only per-CPU delay histograms in the kernel (very high rates)")
-    pr.add_argument("--window", type=float, default=2.0, metavar="S", help="how long a sighting waits for its twin")
-    pr.add_argument("--gtp-port", type=int, default=2152, metavar="PORT", help="UDP port of GTP-U (default 2152)")
+    pr.add_argument("--window", type=SECONDS_POSITIVE, default=2.0, metavar="S", help="how long a sighting waits for its twin")
+    pr.add_argument("--gtp-port", type=PORT, default=2152, metavar="PORT", help="UDP port of GTP-U (default 2152)")
     pr.add_argument(
         "--table-sets",
-        type=int,
+        type=power_of_two,
         default=_native.PROBE_DEFAULT_TABLE_SETS,
         metavar="N",
         help=f"sets in the kernel's pending table, a power of two, {_native.PROBE_WAYS} sightings each (default "
@@ -776,13 +951,49 @@ def build_parser() -> argparse.ArgumentParser:
         "(the attribution runs compared across load) and prints a summary table and the reports' paths.",
     )
     d.add_argument("-o", "--output", default="runs/demo", help="directory for the runs (default: runs/demo)")
-    d.add_argument("--duration", type=float, help="simulated seconds per scenario (default: each scenario's own)")
+    d.add_argument("--duration", type=SECONDS_POSITIVE, help="simulated seconds per scenario (default: each scenario's own)")
     d.set_defaults(func=cmd_demo)
     return p
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: what is wrong and where to read what is accepted."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _undo_unfinished() -> list[str]:
+    """Removes what the failed command had begun to write; returns what was removed."""
+    removed = []
+    while _UNFINISHED:
+        what, remove = _UNFINISHED.pop()
+        try:
+            if remove() is not False:  # False: there was nothing to remove
+                removed.append(what)
+        except OSError as e:
+            removed.append(f"(could not remove {what}: {e.strerror})")
+    return removed
+
+
+def _fail(prog: str, message: str, status: int) -> int:
+    removed = _undo_unfinished()
+    line = f"{prog}: {message}"
+    if removed:
+        line += "; removed the " + ", ".join(removed)
+    print(line, file=sys.stderr)
+    return status
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    prog = f"scout {args.command}"
+    # SIGTERM stops the work like Ctrl-C: native code sees it at its next check and returns.
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
     except BrokenPipeError:
@@ -791,7 +1002,33 @@ def main(argv: list[str] | None = None) -> int:
         # Python flushes stdout at exit, so stdout goes to /dev/null first.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+        _undo_unfinished()
         return 128 + 13
+    except Terminated:
+        return _fail(prog, "stopped by SIGTERM", 128 + signal.SIGTERM)
+    except KeyboardInterrupt:
+        return _fail(prog, "interrupted (Ctrl-C)", 128 + signal.SIGINT)
+    except SystemExit as e:
+        # The commands' own errors (`raise SystemExit("error: ...")`).
+        if isinstance(e.code, str):
+            return _fail(prog, e.code, 1)
+        _undo_unfinished()
+        raise
+    except (UsageError, RunError) as e:
+        return _fail(prog, f"error: {e}", 2 if isinstance(e, UsageError) else 1)
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        return _fail(prog, f"error: {where}{e.strerror or e}", 1)
+    except Exception as e:
+        # DuckDB turns Ctrl-C into its own exception (through Ibis: a RuntimeError).
+        if "Query interrupted" in str(e):
+            return _fail(prog, "interrupted (Ctrl-C)", 128 + signal.SIGINT)
+        duckdb = sys.modules.get("duckdb")
+        if duckdb is not None and isinstance(e, duckdb.Error):
+            # DuckDB's I/O errors (a full disk, a read-only run) name the file in their first line.
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            return _fail(prog, f"error: {first}", 1)
+        raise
 
 
 if __name__ == "__main__":

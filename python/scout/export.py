@@ -26,17 +26,16 @@ FORMATS = ["csv", "parquet", "perfetto"]
 SELECTIONS = ["slowest", "dropped", "first", "sample"]
 
 
-def export_tables(a: analysis.Analysis, fmt: str, granularity: str, out: Path) -> list[Path]:
+def export_tables(a: analysis.Analysis, fmt: str, granularity: str, out: Path, written: list[Path]) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    written = []
     for name in GRANULARITY_TABLES[granularity]:
         t = a.table(name)
         path = out / f"{name}.{fmt}"
+        written.append(path)
         if fmt == "csv":
             a.con.to_csv(t, path)
         else:
             a.con.to_parquet(t, path, compression="zstd")
-        written.append(path)
     return written
 
 
@@ -167,9 +166,13 @@ def export(
     select: str = "slowest",
     n: int = 20,
     ids: list[int] | None = None,
+    written: list[Path] | None = None,
 ) -> list[Path]:
+    """Writes the export into ``out``; every file is added to ``written`` before it is written,
+    so that a caller can remove an unfinished export."""
+    written = [] if written is None else written
     if fmt != "perfetto":
-        return export_tables(a, fmt, granularity, out)
+        return export_tables(a, fmt, granularity, out, written)
     out.mkdir(parents=True, exist_ok=True)
     if granularity == "packet":
         trace = perfetto_packets(a, select_packets(a, select, n, ids))
@@ -178,5 +181,6 @@ def export(
     else:
         trace = perfetto_aggregate(a)
     path = out / f"trace-{granularity}.json"
+    written.append(path)
     path.write_text(json.dumps(trace, separators=(",", ":"), allow_nan=False))
     return [path]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import io
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -498,22 +499,46 @@ def _kpis(a: analysis.Analysis) -> str:
     return "".join(parts)
 
 
-def render(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None) -> Path:
+#: Progress stages of [render]: each figure, the tables, the page.
+STAGES = 8
+
+
+def discard(run_path: Path) -> bool:
+    """Removes a run's report (an unfinished one: a figure half-written, no page); returns whether
+    there was one."""
+    d = Path(run_path) / "report"
+    if not d.is_dir() or d.is_symlink():
+        return False
+    shutil.rmtree(d)
+    return True
+
+
+def render(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None, progress=None) -> Path:
     """Writes RUN/report/index.html and RUN/report/figures/*.{png,pdf}; returns the HTML path.
 
     ``compare``: runs, in the order given, whose attribution one figure compares (SCOUT fig. 4).
+    ``progress(stage_name)`` is told each of [STAGES] stages as it starts.
     """
+    say = progress or (lambda _name: None)
     out = a.path / "report"
     figdir = out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
+    say("attribution")
     figs = [fig_attribution(a, figdir)]
+    say("comparison")
     if compare and len(compare) > 1:
         figs.append(fig_compare(compare, figdir))
-    figs += [fig_cdf(a, figdir), fig_queues(a, figdir)]
+    say("delay CDF")
+    figs.append(fig_cdf(a, figdir))
+    say("queues")
+    figs.append(fig_queues(a, figdir))
+    say("RTT")
     r = fig_rtt(a, figdir)
     if r:
         figs.append(r)
+    say("TTI")
     figs.append(fig_tti(a, figdir))
+    say("tables")
     tables = _summary_tables(a)
     meta = a.meta
     title = f"Scout report — {html.escape(str(a.summary.get('run')))}"
@@ -578,6 +603,7 @@ in flight at the end: {html.escape(str(counts.get("in_flight_packets", 0)))}</p>
 <script>{JS}</script>
 </body></html>
 """
+    say("page")
     idx = out / "index.html"
     tmp = out / "index.html.partial"
     tmp.write_text(doc)

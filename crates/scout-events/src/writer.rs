@@ -824,6 +824,31 @@ fn writer_thread(
 ) -> Result<(), WriteError> {
     let mut files =
         Table::ALL.into_iter().map(|t| TableFile::create(&events_dir, t, &slices)).collect::<Result<Vec<_>, _>>()?;
+    // Only `Close` puts the tables in place: a producer that goes away without it (an error, an
+    // interruption) leaves no table behind, finished or partial.
+    let result = write_until_close(&rx, &recycle, &mut files);
+    match result {
+        Ok(true) => {
+            for f in files {
+                f.close(&events_dir)?;
+            }
+            Ok(())
+        }
+        Ok(false) | Err(_) => {
+            for f in &files {
+                let _ = fs::remove_file(&f.partial);
+            }
+            result.map(|_| ())
+        }
+    }
+}
+
+/// Writes what arrives until `Close` (true) or until the producer goes away (false).
+fn write_until_close(
+    rx: &Receiver<Msg>,
+    recycle: &SyncSender<Vec<PacketEvent>>,
+    files: &mut [TableFile],
+) -> Result<bool, WriteError> {
     let mut staging = PacketBatch::new();
     while let Ok(msg) = rx.recv() {
         match msg {
@@ -838,13 +863,10 @@ fn writer_thread(
                 // The producer may have gone (a failed run): then the vector is simply dropped.
                 let _ = recycle.try_send(rows);
             }
-            Msg::Close => break,
+            Msg::Close => return Ok(true),
         }
     }
-    for f in files {
-        f.close(&events_dir)?;
-    }
-    Ok(())
+    Ok(false)
 }
 
 /// Writes a run directory. Implements [`Sink`], so the model writes straight into it.
@@ -861,6 +883,36 @@ pub struct RunWriter {
     thread: Option<JoinHandle<Result<(), WriteError>>>,
     /// Rows that could not be handed to a writer thread that had already failed.
     lost_rows: u64,
+    /// `create` made the directory itself (so an unfinished run removes it again).
+    created_dir: bool,
+    /// `finish` succeeded: the run is in place.
+    finished: bool,
+}
+
+impl Drop for RunWriter {
+    /// A run that was not finished (an error, an interruption) leaves nothing behind: the writer
+    /// thread removes its partial tables, then `run.json`, the tables and the directories this
+    /// writer made are removed. Only names the writer itself writes are touched.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.tx.take();
+        if let Some(h) = self.thread.take() {
+            let _ = h.join();
+        }
+        let events = self.dir.join("events");
+        for t in Table::ALL {
+            let _ = fs::remove_file(events.join(t.file_name()));
+            let _ = fs::remove_file(events.join(format!("{}.partial", t.file_name())));
+        }
+        let _ = fs::remove_dir(&events);
+        let _ = fs::remove_file(self.dir.join("run.json"));
+        let _ = fs::remove_file(self.dir.join("run.json.tmp"));
+        if self.created_dir {
+            let _ = fs::remove_dir(&self.dir);
+        }
+    }
 }
 
 impl RunWriter {
@@ -873,12 +925,19 @@ impl RunWriter {
         if run_json.exists() {
             return Err(WriteError::Exists { path: dir.to_path_buf() });
         }
+        let created_dir = !dir.exists();
         let events_dir = dir.join("events");
         fs::create_dir_all(&events_dir).map_err(io_err(&events_dir))?;
         let mut meta = meta;
         meta["schema_version"] = json!(SCHEMA_VERSION);
         meta["complete"] = json!(false);
-        write_json_atomically(&run_json, &meta)?;
+        if let Err(e) = write_json_atomically(&run_json, &meta) {
+            let _ = fs::remove_dir(&events_dir);
+            if created_dir {
+                let _ = fs::remove_dir(dir);
+            }
+            return Err(e);
+        }
         let (tx, rx) = sync_channel(CHANNEL_DEPTH);
         let (recycle, recycled) = sync_channel(CHANNEL_DEPTH + 2);
         // Slice names live as long as the process: leaking a handful of short strings once per run
@@ -899,6 +958,8 @@ impl RunWriter {
             tx: Some(tx),
             thread: Some(thread),
             lost_rows: 0,
+            created_dir,
+            finished: false,
         })
     }
 
@@ -963,6 +1024,7 @@ impl RunWriter {
         counts["telemetry_lost"] = json!(0);
         meta["complete"] = json!(true);
         write_json_atomically(&self.dir.join("run.json"), &meta)?;
+        self.finished = true;
         Ok(meta)
     }
 }
@@ -1010,9 +1072,16 @@ fn merge(base: &mut Value, extra: Value) {
 pub fn write_json_atomically(path: &Path, value: &Value) -> Result<(), WriteError> {
     let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_vec_pretty(value).expect("JSON values always serialise");
-    let mut f = fs::File::create(&tmp).map_err(io_err(&tmp))?;
-    f.write_all(&text).and_then(|_| f.write_all(b"\n")).map_err(io_err(&tmp))?;
-    f.sync_all().map_err(io_err(&tmp))?;
+    let written = fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(&text)?;
+        f.write_all(b"\n")?;
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        // A full disk must not keep a half-written file that holds it full.
+        let _ = fs::remove_file(&tmp);
+        return Err(io_err(&tmp)(e));
+    }
     fs::rename(&tmp, path).map_err(io_err(path))
 }
 
@@ -1202,5 +1271,39 @@ mod tests {
         assert_eq!(nulls as i64, n / 2);
         assert!(RunWriter::create(&dir, json!({}), &[]).is_err(), "existing run is not overwritten");
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_unfinished_run_leaves_nothing_behind() {
+        let base = std::env::temp_dir().join(format!("scout-writer-unfinished-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        // A directory the writer made is removed; one that existed (and a user's file in it) stays.
+        let made = base.join("made");
+        let given = base.join("given");
+        fs::create_dir_all(&given).unwrap();
+        fs::write(given.join("notes.txt"), "mine").unwrap();
+        for dir in [&made, &given] {
+            let mut w = RunWriter::create(dir, json!({"source": "test"}), &["default".into()]).unwrap();
+            for i in 0..(PACKET_BATCH_ROWS as i64 * 3) {
+                w.packet(pe(i));
+            }
+            w.control(ControlEvent {
+                t_ns: 0,
+                node: Node::Ue,
+                layer: Layer::App,
+                kind: "x",
+                dir: None,
+                ue: None,
+                drb: None,
+                sn: None,
+                value: None,
+                detail: None,
+            });
+            drop(w);
+        }
+        assert!(!made.exists(), "the writer's own directory is gone");
+        let left: Vec<_> = fs::read_dir(&given).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("notes.txt")]);
+        fs::remove_dir_all(&base).unwrap();
     }
 }

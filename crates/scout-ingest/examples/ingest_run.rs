@@ -8,7 +8,7 @@ fn main() {
         &[],
         &[],
         std::path::Path::new(&a[2]),
-        &mut |_, _| {},
+        &mut |_, _| std::ops::ControlFlow::Continue(()),
     )
     .expect("ingest");
     let mb = std::fs::metadata(&a[1]).map(|m| m.len()).unwrap_or(0) as f64 / 1e6;

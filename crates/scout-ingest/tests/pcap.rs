@@ -19,7 +19,7 @@ fn fixture(name: &str) -> Option<PathBuf> {
 
 fn run(files: &[PathBuf], opts: &Options) -> (Value, tempdir::Dir) {
     let d = tempdir::Dir::new();
-    let meta = ingest(files, opts, &d.0.join("run"), &mut |_, _| {}).expect("ingest");
+    let meta = ingest(files, opts, &d.0.join("run"), &mut |_, _| std::ops::ControlFlow::Continue(())).expect("ingest");
     (meta, d)
 }
 
@@ -300,9 +300,11 @@ fn a_file_that_is_not_a_capture_is_named_once_with_the_offset() {
     for (name, bytes) in [("empty.pcap", &b""[..]), ("text.pcap", &b"hello, world\n"[..])] {
         let p = d.0.join(name);
         std::fs::write(&p, bytes).unwrap();
-        let e = ingest(std::slice::from_ref(&p), &Options::default(), &d.0.join("run"), &mut |_, _| {})
-            .unwrap_err()
-            .to_string();
+        let e = ingest(std::slice::from_ref(&p), &Options::default(), &d.0.join("run"), &mut |_, _| {
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap_err()
+        .to_string();
         assert_eq!(e.matches(&p.display().to_string()).count(), 1, "{e}");
         assert!(e.contains("byte 0"), "{e}");
     }
@@ -313,9 +315,11 @@ fn a_file_that_is_not_a_capture_is_named_once_with_the_offset() {
 fn a_capture_in_a_pipe_is_refused_with_the_reason() {
     let Some((_rd, _wr, path)) = named_pipe() else { return };
     let d = tempdir::Dir::new();
-    let e = ingest(std::slice::from_ref(&path), &Options::default(), &d.0.join("run"), &mut |_, _| {})
-        .unwrap_err()
-        .to_string();
+    let e = ingest(std::slice::from_ref(&path), &Options::default(), &d.0.join("run"), &mut |_, _| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap_err()
+    .to_string();
     assert!(e.contains(&path.display().to_string()) && e.contains("not a regular file"), "{e}");
 }
 

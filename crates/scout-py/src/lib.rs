@@ -1,17 +1,71 @@
 //! `scout._native`: the Python entry points into Scout's Rust core.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+/// Reports progress to an optional Python callback and answers whether the work should go on.
+///
+/// Python's signal handlers run here (Ctrl-C raises `KeyboardInterrupt`, the CLI's SIGTERM
+/// handler its own exception), so native work stops within one progress interval. The first
+/// exception, from a handler or from the callback, stops the work and is raised when the
+/// native call returns.
+struct Reporter<'py> {
+    py: Python<'py>,
+    callback: Option<Bound<'py, PyAny>>,
+    error: Option<PyErr>,
+}
+
+impl<'py> Reporter<'py> {
+    fn new(py: Python<'py>, callback: Option<Bound<'py, PyAny>>) -> Self {
+        Reporter { py, callback, error: None }
+    }
+
+    /// Runs Python's pending signal handlers: `Break` once one of them (or the callback) raised.
+    fn check(&mut self) -> ControlFlow<()> {
+        if self.error.is_none() {
+            if let Err(e) = self.py.check_signals() {
+                self.error = Some(e);
+            }
+        }
+        if self.error.is_some() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+
+    /// [`Reporter::check`], then the callback with `args`.
+    fn report(&mut self, args: impl pyo3::call::PyCallArgs<'py>) -> ControlFlow<()> {
+        self.check()?;
+        if let Some(cb) = &self.callback {
+            if let Err(e) = cb.call1(args) {
+                self.error = Some(e);
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The native result, or the exception that stopped it.
+    fn result<E: std::fmt::Display>(self, r: Result<serde_json::Value, E>) -> PyResult<String> {
+        match self.error {
+            Some(e) => Err(e),
+            None => r.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string())),
+        }
+    }
+}
+
 /// Runs a scenario file into a new run directory; returns the summary as JSON text.
 ///
 /// `progress`, if given, is called with the completed fraction (0.0–1.0) about every 1 % of
-/// simulated time.
+/// simulated time. Ctrl-C stops the simulation promptly; the unfinished run is removed.
 #[pyfunction]
 #[pyo3(signature = (scenario, out, seed=None, duration=None, sets=Vec::new(), progress=None))]
 fn simulate(
+    py: Python<'_>,
     scenario: PathBuf,
     out: PathBuf,
     seed: Option<u64>,
@@ -20,41 +74,30 @@ fn simulate(
     progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let opts = scout_sim::RunOptions { seed, duration_s: duration, sets };
-    let mut cb_err: Option<PyErr> = None;
-    let mut report = |f: f64| {
-        if let (Some(cb), None) = (progress.as_ref(), cb_err.as_ref()) {
-            if let Err(e) = cb.call1((f,)) {
-                cb_err = Some(e);
-            }
+    let mut rep = Reporter::new(py, progress);
+    let mut shown = -1.0;
+    let result = scout_sim::simulate(&scenario, &out, &opts, &mut |f: f64| {
+        // The simulator asks often (so that a stop is prompt); Python hears of each 1 %.
+        if f - shown >= 0.01 || f >= 1.0 {
+            shown = f;
+            rep.report((f,))
+        } else {
+            rep.check()
         }
-    };
-    let result = scout_sim::simulate(&scenario, &out, &opts, &mut report);
-    if let Some(e) = cb_err {
-        return Err(e);
-    }
-    result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
+    });
+    rep.result(result)
 }
 
 /// Runs an ingest that reports `(done_bytes, total_bytes)`, passing each report to the Python
-/// callback (a callback's exception stops reporting and is raised at the end); returns the run's
-/// metadata as JSON text.
-fn with_byte_progress<E: std::fmt::Display>(
-    progress: Option<Bound<'_, PyAny>>,
-    run: impl FnOnce(&mut dyn FnMut(u64, u64)) -> Result<serde_json::Value, E>,
+/// callback; returns the run's metadata as JSON text. Ctrl-C stops it at the next report.
+fn with_byte_progress<'py, E: std::fmt::Display>(
+    py: Python<'py>,
+    progress: Option<Bound<'py, PyAny>>,
+    run: impl FnOnce(&mut dyn FnMut(u64, u64) -> ControlFlow<()>) -> Result<serde_json::Value, E>,
 ) -> PyResult<String> {
-    let mut cb_err: Option<PyErr> = None;
-    let mut report = |done: u64, total: u64| {
-        if let (Some(cb), None) = (progress.as_ref(), cb_err.as_ref()) {
-            if let Err(e) = cb.call1((done, total)) {
-                cb_err = Some(e);
-            }
-        }
-    };
-    let result = run(&mut report);
-    if let Some(e) = cb_err {
-        return Err(e);
-    }
-    result.map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
+    let mut rep = Reporter::new(py, progress);
+    let result = run(&mut |done, total| rep.report((done, total)));
+    rep.result(result)
 }
 
 /// `scout ingest srsran`: reads srsRAN gNB logs (plain or gzip, in the order given) into a run
@@ -63,20 +106,23 @@ fn with_byte_progress<E: std::fmt::Display>(
 #[pyfunction]
 #[pyo3(signature = (logs, out, progress=None, traces=Vec::new(), metrics=Vec::new()))]
 fn ingest_srsran(
+    py: Python<'_>,
     logs: Vec<PathBuf>,
     out: PathBuf,
     progress: Option<Bound<'_, PyAny>>,
     traces: Vec<PathBuf>,
     metrics: Vec<PathBuf>,
 ) -> PyResult<String> {
-    with_byte_progress(progress, |report| scout_ingest::srsran::run::ingest(&logs, &traces, &metrics, &out, report))
+    with_byte_progress(py, progress, |report| scout_ingest::srsran::run::ingest(&logs, &traces, &metrics, &out, report))
 }
 
 /// `scout ingest pcap`: reads pcap/pcapng captures of N3, N6 and N4 into a run directory (UPF
 /// forwarding delay by packet identity, PFCP request/response pairs); returns the run's metadata.
 #[pyfunction]
 #[pyo3(signature = (files, out, progress=None, gtp_ports=vec![2152], n3=Vec::new(), n6=Vec::new(), window_s=2.0))]
+#[allow(clippy::too_many_arguments)] // the CLI's options, one by one, as the other entry points take them
 fn ingest_pcap(
+    py: Python<'_>,
     files: Vec<PathBuf>,
     out: PathBuf,
     progress: Option<Bound<'_, PyAny>>,
@@ -86,7 +132,7 @@ fn ingest_pcap(
     window_s: f64,
 ) -> PyResult<String> {
     let opts = scout_ingest::pcap::run::Options { gtp_ports, n3, n6, window_ns: (window_s * 1e9) as i64 };
-    with_byte_progress(progress, |report| scout_ingest::pcap::run::ingest(&files, &opts, &out, report))
+    with_byte_progress(py, progress, |report| scout_ingest::pcap::run::ingest(&files, &opts, &out, report))
 }
 
 /// `scout probe`: attaches Scout's TC-BPF programs to each UPF's N3 and N6 interfaces (inside

@@ -26,7 +26,8 @@ fn main() {
     let duration = loaded.scenario.duration_s;
     let mut sink = Counting::default();
     let t0 = std::time::Instant::now();
-    scout_sim::run(&loaded, loaded.scenario.seed, duration, &mut sink, &mut |_| {}).expect("run");
+    scout_sim::run(&loaded, loaded.scenario.seed, duration, &mut sink, &mut |_| std::ops::ControlFlow::Continue(()))
+        .expect("run");
     let wall = t0.elapsed().as_secs_f64();
     println!(
         "model alone: {duration} s simulated in {wall:.2} s = {:.1}x real time, {} events ({:.2} M events/s)",

@@ -7,6 +7,7 @@ pub mod traffic;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -31,6 +32,9 @@ pub enum SimError {
     Write(#[from] WriteError),
     #[error("{file}:{line}: {message}")]
     Trace { file: String, line: usize, message: String },
+    /// The progress callback asked to stop (Ctrl-C, SIGTERM) at simulated time `at_ns`.
+    #[error("interrupted at {:.3} s of simulated time", *at_ns as f64 / 1e9)]
+    Interrupted { at_ns: i64 },
 }
 
 /// Overrides from the command line.
@@ -268,13 +272,20 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
     Ok((stack, flows, sources))
 }
 
-/// Runs a loaded scenario into `sink`. `progress(fraction)` is called about every 1 % of sim time.
+/// How many steps of the event loop may pass between two calls of the progress callback: a
+/// simulation that spends long in little simulated time (a heavy cell) still answers a stop
+/// request within milliseconds.
+const PROGRESS_EVERY_STEPS: u32 = 1 << 14;
+
+/// Runs a loaded scenario into `sink`. `progress(fraction)` is called about every 1 % of sim time
+/// and at least every [`PROGRESS_EVERY_STEPS`] steps; when it returns `Break` the run stops with
+/// [`SimError::Interrupted`].
 pub fn run<S: Sink>(
     loaded: &Loaded,
     seed: u64,
     duration_s: f64,
     sink: &mut S,
-    progress: &mut dyn FnMut(f64),
+    progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
 ) -> Result<Outcome, SimError> {
     let (mut stack, flows, mut sources) = build(loaded, seed, duration_s)?;
     let end = (duration_s * 1e9) as i64;
@@ -295,6 +306,7 @@ pub fn run<S: Sink>(
     let mut rtts = Vec::new();
     let step = (end / 100).max(1);
     let mut next_progress = step;
+    let mut steps = 0u32;
     loop {
         let tg = heap.peek().map(|Reverse((t, _, _))| *t);
         let ts = stack.poll_timeout();
@@ -307,8 +319,12 @@ pub fn run<S: Sink>(
         if t >= end {
             break;
         }
-        if t >= next_progress {
-            progress(t as f64 / end as f64);
+        steps += 1;
+        if t >= next_progress || steps >= PROGRESS_EVERY_STEPS {
+            steps = 0;
+            if progress(t as f64 / end as f64).is_break() {
+                return Err(SimError::Interrupted { at_ns: t });
+            }
             next_progress = (t / step + 1) * step;
         }
         if tg == Some(t) {
@@ -355,7 +371,7 @@ pub fn run<S: Sink>(
             }
         }
     }
-    progress(1.0);
+    let _ = progress(1.0);
     let in_flight = stack.finish(end, sink);
     let flows_json = flows
         .iter()
@@ -426,7 +442,7 @@ pub fn simulate(
     scenario: &Path,
     out: &Path,
     opts: &RunOptions,
-    progress: &mut dyn FnMut(f64),
+    progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
 ) -> Result<Value, SimError> {
     let loaded = scenario::load(scenario, &opts.sets)?;
     let seed = opts.seed.unwrap_or(loaded.scenario.seed);

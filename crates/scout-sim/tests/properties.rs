@@ -18,7 +18,7 @@ fn builtin(name: &str) -> scout_sim::scenario::Loaded {
 
 fn run(l: &scout_sim::scenario::Loaded, seed: u64, dur: f64) -> (VecSink, scout_sim::Outcome) {
     let mut sink = VecSink::default();
-    let o = scout_sim::run(l, seed, dur, &mut sink, &mut |_| {}).expect("runs");
+    let o = scout_sim::run(l, seed, dur, &mut sink, &mut |_| std::ops::ControlFlow::Continue(())).expect("runs");
     (sink, o)
 }
 

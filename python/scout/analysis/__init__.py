@@ -3,7 +3,7 @@
     import scout
     a = scout.open("runs/udp-flood")      # analyses the run first if RUN/analysis/ is missing or stale
     a.journeys.filter(a.journeys.status == "dropped").to_pandas()
-    a.profiles.to_polars()
+    a.profiles.to_pandas()
 
 Tables (documented in docs/attribution.md): journeys, components, profiles, layer_delays, queues,
 sojourns, tti, drops, drop_series, phases, correlation, rtt.
@@ -21,9 +21,10 @@ import ibis.expr.types as ir
 
 from scout.analysis import engine as engine_ibis
 from scout.analysis.derived import correlation, metrics_check, phases
+from scout.analysis.headline import headline
 from scout.events import TABLES, RunError, open_run
 
-ANALYSIS_VERSION = 4
+ANALYSIS_VERSION = 5
 ENGINES = ("native", "ibis")
 TABLE_NAMES = [
     "journeys",
@@ -41,6 +42,9 @@ TABLE_NAMES = [
     "executors",
     "metrics_check",
 ]
+#: How many progress stages an analysis reports (the attribution kernel, loading the events, and
+#: each relational table); progress bars divide by it.
+STAGES = 12
 DEFAULT_WINDOW_S = 1.0
 DEFAULT_BIN_S = 0.1
 
@@ -66,6 +70,16 @@ def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
         except Exception as e:  # DuckDB raises its own IOException/InvalidInputException types
             raise RunError(f"{f}: not a readable Parquet file: {e}") from e
     return con, run.meta
+
+
+def discard_partial(run_path: Path) -> bool:
+    """Removes the tables an interrupted or failed analysis left unfinished (``*.partial``; its
+    ``summary.json`` was removed when it started, so the run counts as not analysed); returns
+    whether there were any."""
+    partial = list((Path(run_path) / "analysis").glob("*.partial"))
+    for p in partial:
+        p.unlink(missing_ok=True)
+    return bool(partial)
 
 
 def _stamp(run_path: Path) -> dict:
@@ -95,6 +109,8 @@ def analyze(
     """
     run_path = Path(run_path)
     t0 = time.perf_counter()
+    # Until the new summary is written, the run is not analysed (an interruption leaves it so).
+    (run_path / "analysis" / "summary.json").unlink(missing_ok=True)
     # The kernel needs no database: it runs before the connection is made.
     kernel = _kernel(run_path, check_run(run_path).meta, window_s, progress) if engine == "native" else None
     if progress:
@@ -194,6 +210,8 @@ def _analyze(
     metrics_check(ce, pe, table("components")).to_parquet(out / "metrics_check.parquet")
 
     summary = _summary(meta, j, comp, table("drops"), pe, ph, kernel)
+    say("headline")
+    summary["headline"] = headline(meta, j, table("layer_delays"), se, ce)
     summary.update(
         profile_population=population,
         engine=engine,
@@ -274,7 +292,7 @@ def _summary(meta, j: ir.Table, comp: ir.Table, drops: ir.Table, pe: ir.Table, p
 
 
 class Analysis:
-    """The analysis tables of one run as Ibis tables (lazy; ``.to_pandas()``, ``.to_polars()``, SQL)."""
+    """The analysis tables of one run as Ibis tables (lazy; ``.to_pandas()``, ``.to_pyarrow()``, SQL)."""
 
     def __init__(self, run_path: Path, con: ibis.BaseBackend, meta: dict, summary: dict):
         self.path = run_path
@@ -319,6 +337,7 @@ def open(run_path: str | Path, **kw) -> Analysis:  # noqa: A001 - scout.open is 
     p = Path(run_path)
     con, meta = connect(p)
     if not is_current(p):
+        (p / "analysis" / "summary.json").unlink(missing_ok=True)
         _analyze(con, meta, p, **kw)  # the kernel runs inside, after the connection
     summary = json.loads((p / "analysis" / "summary.json").read_text())
     return Analysis(p, con, meta, summary)

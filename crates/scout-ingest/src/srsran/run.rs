@@ -1,5 +1,6 @@
 //! `scout ingest srsran`: log files in, a run directory out (through the one event writer).
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use scout_events::writer::{RunWriter, WriteError};
@@ -18,6 +19,9 @@ pub enum IngestError {
     Input { path: String, message: String },
     #[error(transparent)]
     Write(#[from] WriteError),
+    /// The progress callback asked to stop (Ctrl-C, SIGTERM) after `done` bytes.
+    #[error("interrupted after {done} bytes")]
+    Interrupted { done: u64 },
 }
 
 /// Reads the logs (any number: rotated files, split CU and DU logs), merged by time, and writes the run.
@@ -29,7 +33,7 @@ pub fn ingest(
     traces: &[PathBuf],
     metrics: &[PathBuf],
     out: &Path,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>,
 ) -> Result<Value, IngestError> {
     if paths.is_empty() {
         return Err(IngestError::Input { path: "LOG".into(), message: "no log files given".into() });
@@ -144,7 +148,9 @@ pub fn ingest(
         let done: u64 = files.iter().map(|f| f.2.get()).sum();
         if done - last_report > 8 << 20 {
             last_report = done;
-            progress(done, total);
+            if progress(done, total).is_break() {
+                return Err(IngestError::Interrupted { done });
+            }
         }
     }
     let read_stats: Vec<Value> = files
@@ -166,7 +172,7 @@ pub fn ingest(
             })
         })
         .collect();
-    progress(total, total);
+    let _ = progress(total, total);
     g.finish(&mut w);
     let Gnb { st, slots, ues, .. } = g;
     let trace_stats = if traces.is_empty() {

@@ -25,7 +25,7 @@ fn main() {
         std::process::exit(2);
     };
     let t0 = Instant::now();
-    match scout_sim::simulate(scenario, out, &opts, &mut |_| {}) {
+    match scout_sim::simulate(scenario, out, &opts, &mut |_| std::ops::ControlFlow::Continue(())) {
         Ok(v) => {
             let wall = t0.elapsed().as_secs_f64();
             let sim = v["summary"]["duration_s"].as_f64().unwrap_or(0.0);
