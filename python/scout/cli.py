@@ -75,8 +75,10 @@ class Progress:
             self.tenth = int(frac * 10)
             print(f"{self.label}: {self.tenth * 10:3d} %" + (f" ({note})" if note else ""), file=sys.stderr, flush=True)
 
-    def done(self) -> float:
+    def done(self, finished: bool = True) -> float:
         wall = time.monotonic() - self.t0
+        if finished and not self.tty and 0 < self.tenth < 10:
+            self(1.0)  # the last line says it finished
         if self.tty:
             sys.stderr.write("\r" + " " * 120 + "\r")
         return wall
@@ -155,10 +157,10 @@ def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool,
             progress=None if quiet else prog,
         )
     except ValueError as e:
-        prog.done()
+        prog.done(finished=False)
         raise SystemExit(f"error: {e}") from None
     except BaseException:
-        prog.done()
+        prog.done(finished=False)
         raise
     _finished()
     wall = prog.done()
@@ -211,9 +213,12 @@ def run_analysis(
     try:
         s = analysis.analyze(run, progress=None if quiet else prog.stage, **kw)
     except RunError as e:
+        prog.done(finished=False)
         raise SystemExit(f"error: {e}") from None
-    finally:
-        prog.done()
+    except BaseException:
+        prog.done(finished=False)
+        raise
+    prog.done()
     _finished()
     return s
 
@@ -282,16 +287,18 @@ def _open(run: str, why: str = ""):
         raise SystemExit(f"error: {e}") from None
 
 
-def render_report(a, compare=None) -> Path:
+def render_report(a, compare=None, static: bool = False) -> Path:
     """Writes one run's report with progress; an unfinished report is removed."""
     from scout import report
 
     prog = Stages(f"report {a.path.name}", report.STAGES)
     _begin(f"unfinished report {a.path / 'report'}", lambda: report.discard(a.path))
     try:
-        path = report.render(a, compare, progress=prog.stage)
-    finally:
-        prog.done()
+        path = report.render(a, compare, progress=prog.stage, static=static)
+    except BaseException:
+        prog.done(finished=False)
+        raise
+    prog.done()
     _finished()
     return path
 
@@ -299,8 +306,9 @@ def render_report(a, compare=None) -> Path:
 def cmd_report(args: argparse.Namespace) -> int:
     analyses = [_open(r) for r in args.runs]
     for a in analyses:
-        path = render_report(a, analyses)
-        print(f"report: {path}  (figures: {path.parent / 'figures'}/*.png, *.pdf)")
+        path = render_report(a, analyses, static=args.static)
+        figs = f"  (figures: {path.parent / 'figures'}/*.png, *.pdf)" if args.static else ""
+        print(f"report: {path}{figs}")
     return 0
 
 
@@ -588,6 +596,10 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
                 ifaces = sorted({p["iface"] for p in pc.get("capture_points", []) if p.get("iface")})
                 seen = f"; the capture's interfaces: {', '.join(ifaces)}" if ifaces else " (the capture names no interfaces)"
                 print(f"  warning: --{side} {o['value']} matched no frame (neither an interface nor an address seen){seen}")
+    damaged = counts["skipped_inputs"].get("damaged_files") or []
+    for d in damaged:
+        lost = f"{d['bytes_not_read']:,} bytes after it not read" if d.get("bytes_not_read") is not None else "the rest not read"
+        print(f"  damaged: {d['file']} at byte {d['offset']:,}: {d['reason']}; {lost} (the frames before it are kept)")
     bad = counts["skipped_inputs"]["frames_not_decoded"]
     if bad:
         print(
@@ -595,6 +607,13 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
             + "; ".join(f"{x['cause']} ({x['count']:,}, first at {x['first']})" for x in bad[:3])
         )
     print(f"next: scout analyze {out}")
+    if damaged and not args.keep_going:
+        print(
+            f"scout ingest pcap: {len(damaged)} damaged capture(s): the run holds what was readable; exit status 3 "
+            "(--keep-going: 0)",
+            file=sys.stderr,
+        )
+        return 3
     return 0
 
 
@@ -770,11 +789,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser(
         "report",
-        help="write an HTML report with figures (PNG and PDF too)",
-        description="Writes RUN/report/index.html (self-contained, works offline) and RUN/report/figures/*.{png,pdf}. "
-        "Analyses the run first when needed. With several runs, each report also compares attribution across them.",
+        help="write an interactive HTML report (PNG and PDF figures with --static)",
+        description="Writes RUN/report/index.html: one self-contained file that works offline, with the source's "
+        "headline figures, attribution by layer and component, delay percentiles, queues with their drops and "
+        "overload phases, application RTT over queue sojourn, PRBs per UE per slot and a per-packet journey view "
+        "(time series zoom to a single slot). Analyses the run first when needed. With several runs, each report "
+        "also compares attribution across them (SCOUT fig. 4). docs/report.md",
     )
     r.add_argument("runs", nargs="+", metavar="RUN", help="run directories")
+    r.add_argument("--static", action="store_true", help="also write each figure as PNG and PDF in RUN/report/figures/")
     r.set_defaults(func=cmd_report)
 
     e = sub.add_parser(
@@ -887,6 +910,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=2.0,
         metavar="S",
         help="seconds a packet waits for its twin on the other side before it counts as unmatched (default 2)",
+    )
+    pc.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="exit 0 even when a capture is damaged part-way (cut inside a record, garbage after valid records); the "
+        "run keeps the frames before the damage either way and says what was lost; without it the exit status is 3",
     )
     _run_output_args(pc)
     pc.set_defaults(func=cmd_ingest_pcap)
