@@ -16,6 +16,7 @@ import ibis
 
 from scout import analysis
 from scout.analysis import engine
+from scout.errors import UsageError
 
 GRANULARITY_TABLES = {
     "packet": ["journeys", "components"],
@@ -45,6 +46,9 @@ def select_packets(a: analysis.Analysis, how: str, n: int, ids: list[int] | None
         return ids
     if how == "slowest":
         e = j.filter(j.status == "delivered").order_by([ibis.desc("delay_ns"), "pkt"])
+        if not int(e.count().execute()):
+            # A source that sees part of each path (a log, a capture): the longest measured spans.
+            e = j.filter(j.span_ns.notnull()).order_by([ibis.desc("span_ns"), "pkt"])
     elif how == "dropped":
         e = j.filter(j.status == "dropped").order_by("t_in_ns")
     elif how == "first":
@@ -113,31 +117,31 @@ def perfetto_packets(a: analysis.Analysis, pkts: list[int]) -> dict:
 
 def perfetto_tti(a: analysis.Analysis, limit_slots: int) -> dict:
     t = a.tti
-    t = t.filter(t.ue.notnull()).order_by(["t_ns", "dir", "ue"]).limit(limit_slots).to_pandas()
-    slot_ns = int((a.meta.get("cell") or {}).get("slot_ns") or 500_000)
+    # Arrow rows keep NULL as None (pandas would make a missing MCS or PRB count a float NaN).
+    rows = t.filter(t.ue.notnull()).order_by(["t_ns", "dir", "ue"]).limit(limit_slots).to_pyarrow().to_pylist()
+    spf = ((a.meta.get("ingest") or {}).get("slots") or {}).get("slots_per_frame")
+    slot_ns = int((a.meta.get("cell") or {}).get("slot_ns") or 0) or (10_000_000 // int(spf) if spf else 500_000)
     ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "cell scheduling"}}]
     tids = {}
-    for r in t.itertuples():
-        key = (r.dir, int(r.ue))
+    for r in rows:
+        key = (r["dir"], int(r["ue"]))
         if key not in tids:
             tids[key] = len(tids) + 1
             ev.append(
-                {"ph": "M", "name": "thread_name", "pid": 1, "tid": tids[key], "args": {"name": f"UE {r.ue} {r.dir.upper()}"}}
+                {"ph": "M", "name": "thread_name", "pid": 1, "tid": tids[key], "args": {"name": f"UE {key[1]} {key[0].upper()}"}}
             )
         ev.append(
             {
                 "ph": "X",
-                "name": f"{r.prbs} PRB MCS {r.mcs}" + (" retx" if r.is_retx else ""),
-                "cat": r.harq or "",
+                "name": f"{r['prbs']} PRB"
+                + (f" MCS {r['mcs']}" if r["mcs"] is not None else "")
+                + (" retx" if r["is_retx"] else ""),
+                "cat": r["harq"] or "",
                 "pid": 1,
                 "tid": tids[key],
-                "ts": _us(int(r.t_ns)),
+                "ts": _us(int(r["t_ns"])),
                 "dur": _us(slot_ns),
-                "args": {
-                    "tbs": None if r.tbs != r.tbs else int(r.tbs),
-                    "harq": r.harq,
-                    "harq_id": None if r.harq_id != r.harq_id else int(r.harq_id),
-                },
+                "args": {"tbs": r["tbs"], "harq": r["harq"], "harq_id": r["harq_id"]},
             }
         )
     return {"displayTimeUnit": "ns", "traceEvents": ev}
@@ -175,11 +179,25 @@ def export(
         return export_tables(a, fmt, granularity, out, written)
     out.mkdir(parents=True, exist_ok=True)
     if granularity == "packet":
-        trace = perfetto_packets(a, select_packets(a, select, n, ids))
+        pkts = select_packets(a, select, n, ids)
+        if not pkts:
+            why = {
+                "dropped": "the run dropped no packet",
+                "slowest": "the run has no packet with a measured delay or span",
+            }.get(select, "the run has no packet journeys")
+            raise UsageError(
+                f"nothing to trace: {why}"
+                + ("" if ids else f" (--select {select})")
+                + "; try another --select, --pkt IDS, or --granularity tti|aggregate"
+            )
+        trace = perfetto_packets(a, pkts)
     elif granularity == "tti":
         trace = perfetto_tti(a, limit_slots=max(n, 1) * 1000)
     else:
         trace = perfetto_aggregate(a)
+    if not any(e.get("ph") != "M" for e in trace.get("traceEvents", [])):
+        what = {"tti": "per-slot allocations (slot_events)", "aggregate": "queue telemetry"}.get(granularity, "events")
+        raise UsageError(f"nothing to trace: the run has no {what}; try another --granularity")
     path = out / f"trace-{granularity}.json"
     written.append(path)
     path.write_text(json.dumps(trace, separators=(",", ":"), allow_nan=False))

@@ -68,3 +68,58 @@ def test_a_side_option_that_matches_nothing_is_warned_about(tmp_path: Path) -> N
     r = scout_cmd("ingest", "pcap", str(fixture("pcap/n3-n6-ping-any.pcap")), "-o", str(tmp_path / "r"), "--n3", "eth7")
     assert r.returncode == 0, r.stderr
     assert "warning: --n3 eth7 matched no frame" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "kind,rel",
+    [
+        ("pcap", "pcap/n3-n6-ping-any.pcap"),
+        ("srsran", "srsran/srsran-23.10-info-drb.gnb.log"),
+        ("srsran", "srsran/srsran-24.10-debug-srb.gnb.log"),
+    ],
+)
+def test_perfetto_exports_are_never_silently_empty(tmp_path: Path, kind: str, rel: str) -> None:
+    out = tmp_path / "run"
+    assert scout_cmd("ingest", kind, str(fixture(rel)), "-o", str(out)).returncode == 0
+    for gran in ("packet", "tti", "aggregate"):
+        for select in ("slowest", "dropped"):
+            r = scout_cmd("export", str(out), "--format", "perfetto", "--granularity", gran, "--select", select)
+            assert "Traceback" not in r.stderr, r.stderr
+            trace = out / "export" / f"trace-{gran}.json"
+            if r.returncode == 0:
+                events = json.loads(trace.read_text())["traceEvents"]
+                assert any(e["ph"] != "M" for e in events), f"{gran}: an empty trace was written"
+                trace.unlink()
+            else:
+                lines = [x for x in r.stderr.splitlines() if x.startswith("scout export:")]
+                assert len(lines) == 1 and "nothing to trace" in lines[0], r.stderr
+                assert not trace.exists()
+
+
+@pytest.mark.parametrize("damage", ["cut", "garbage", "record-length"])
+def test_a_damaged_capture_keeps_its_valid_part_and_says_what_was_lost(tmp_path: Path, damage: str) -> None:
+    whole = fixture("pcap/n3-n6-ping-any.pcap").read_bytes()
+    if damage == "cut":
+        data = whole[:2_000_000]
+    elif damage == "garbage":
+        data = whole + bytes(range(256)) * 20
+    else:  # a classic pcap whose third record claims 300 000 bytes (more than Wireshark's 256 KiB)
+        data = fixture("pcap/gtp1_gn_normal_incl_fragmentation.pcap").read_bytes()
+        first = 24 + 16 + int.from_bytes(data[32:36], "little")
+        second = first + 16 + int.from_bytes(data[first + 8 : first + 12], "little")
+        data = data[: second + 8] + (300_000).to_bytes(4, "little") + data[second + 12 :]
+    f = tmp_path / "damaged.pcap"
+    f.write_bytes(data)
+    r = scout_cmd("ingest", "pcap", str(f), "-o", str(tmp_path / "r"))
+    assert r.returncode == 3, r.stderr
+    assert "Traceback" not in r.stderr
+    line = next(x for x in r.stdout.splitlines() if "damaged:" in x)
+    assert "at byte" in line and "not read" in line and "the frames before it are kept" in line, line
+    meta = json.loads((tmp_path / "r" / "run.json").read_text())
+    assert meta["complete"] is True
+    (d,) = meta["counts"]["skipped_inputs"]["damaged_files"]
+    assert d["offset"] + d["bytes_not_read"] == len(data)
+    frames = meta["pcap"]["files"][0]["frames"]
+    assert frames == (20_690 if damage == "garbage" else 2 if damage == "record-length" else frames) and frames > 0
+    ok = scout_cmd("ingest", "pcap", str(f), "-o", str(tmp_path / "k"), "--keep-going")
+    assert ok.returncode == 0 and "damaged:" in ok.stdout

@@ -70,7 +70,10 @@ def test_bad_captures_get_clear_errors(tmp_path: Path) -> None:
     short = tmp_path / "short.pcap"
     short.write_bytes(bytes.fromhex("d4c3b2a1020004000000000000000000ffff0000010000000000000000000000"))
     r = scout_cmd("ingest", "pcap", str(short), "-o", str(tmp_path / "y"))
-    assert r.returncode == 0, r.stderr  # a truncated last record is counted, not fatal
+    # A record cut short is damage: counted, said with its byte offset, and exit status 3 (the run
+    # keeps what was readable; --keep-going makes it 0).
+    assert r.returncode == 3, r.stderr
+    assert "damaged:" in r.stdout and "at byte 24" in r.stdout
     meta = json.loads((tmp_path / "y" / "run.json").read_text())
     assert meta["pcap"]["files"][0]["truncated_records"] == 1
 

@@ -229,6 +229,10 @@ fn frames_of(path: &Path) -> (Vec<String>, String) {
     while let Some(f) = r.next_frame().unwrap() {
         v.push(format!("{} {} {} {} {} {:?}", f.iface, f.t_ns, f.linktype, f.orig_len, f.offset, f.data));
     }
+    // A pipe's size is not known, so neither is how much of it a damage left unread.
+    if let Some(d) = r.stats.damage.as_mut() {
+        d.bytes_not_read = None;
+    }
     (v, format!("{:?}", r.stats))
 }
 
@@ -287,6 +291,12 @@ fn a_capture_reads_the_same_mapped_and_through_a_pipe() {
             assert!(!mapped.0.is_empty(), "{}", p.display());
             if cut < bytes.len() {
                 assert!(mapped.1.contains("truncated_frames: 1"), "{} cut at {cut}: {}", p.display(), mapped.1);
+                assert!(
+                    mapped.1.contains("cut short"),
+                    "{} cut at {cut}: the damage is recorded: {}",
+                    p.display(),
+                    mapped.1
+                );
             }
             assert_eq!(mapped, frames_through_a_pipe(bytes[..cut].to_vec()), "{} cut at {cut}", p.display());
         }

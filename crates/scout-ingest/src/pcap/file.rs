@@ -50,7 +50,24 @@ pub struct FileStats {
     pub truncated_frames: u64,
     pub other_blocks: u64,
     pub sections: u64,
+    /// Where the file stopped being readable after valid records (a cut, garbage, a bad length):
+    /// what came before is kept, as Wireshark does.
+    pub damage: Option<Damage>,
 }
+
+/// A capture that stops being readable part-way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damage {
+    /// The byte where the unreadable record starts.
+    pub offset: u64,
+    pub reason: String,
+    /// Bytes from `offset` to the end of the file (not read), where the file's size is known.
+    pub bytes_not_read: Option<u64>,
+}
+
+/// The largest packet a record may hold: Wireshark's `WTAP_MAX_PACKET_SIZE_STANDARD` (256 KiB).
+/// A longer record length is damage, not a packet.
+pub const MAX_RECORD: u32 = 262_144;
 
 enum Format {
     Pcap { big: bool, ns: bool, linktype: u16 },
@@ -124,6 +141,8 @@ pub struct CaptureReader {
     format: Format,
     pub ifaces: Vec<Iface>,
     offset: u64,
+    /// The file's size, where it is a regular file.
+    len: Option<u64>,
     pub stats: FileStats,
 }
 
@@ -135,6 +154,7 @@ impl CaptureReader {
     pub fn open(path: &Path) -> io::Result<Self> {
         let p = path.display().to_string();
         let f = File::open(path).map_err(|e| io::Error::new(e.kind(), format!("{p}: {e}")))?;
+        let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
         let mut me = CaptureReader {
             cur: None,
             src: Source::open(f).map_err(|e| io::Error::new(e.kind(), format!("{p}: {e}")))?,
@@ -142,6 +162,7 @@ impl CaptureReader {
             format: Format::PcapNg { big: false },
             ifaces: Vec::new(),
             offset: 4,
+            len,
             stats: FileStats::default(),
         };
         let mut head = [0u8; 4];
@@ -198,9 +219,37 @@ impl CaptureReader {
     }
 
     /// Loads the next frame (see [`CaptureReader::current`]); `false` at the end of the file.
+    ///
+    /// A file that stops being readable after valid records — cut inside a record, garbage, an
+    /// implausible length — ends there: the frames before it are kept and the damage is recorded
+    /// in [`FileStats::damage`]. Damage before the first record is an error.
     pub fn advance(&mut self) -> io::Result<bool> {
-        self.cur = self.load()?;
+        let truncated = self.stats.truncated_frames;
+        match self.load() {
+            Ok(cur) => {
+                self.cur = cur;
+                if cur.is_none() && self.stats.truncated_frames > truncated && self.stats.damage.is_none() {
+                    self.damage(self.offset, "the file ends inside a record (cut short)".into());
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::InvalidData && self.stats.frames > 0 => {
+                // The reader's message is "PATH: byte N: WHAT"; the damage keeps N and WHAT.
+                let m = e.to_string();
+                let (at, what) = m
+                    .split_once(": byte ")
+                    .and_then(|(_, r)| r.split_once(": "))
+                    .and_then(|(n, w)| Some((n.parse().ok()?, w)))
+                    .unwrap_or((self.offset, m.as_str()));
+                self.damage(at, what.to_string());
+                self.cur = None;
+            }
+            Err(e) => return Err(e),
+        }
         Ok(self.cur.is_some())
+    }
+
+    fn damage(&mut self, offset: u64, reason: String) {
+        self.stats.damage = Some(Damage { offset, reason, bytes_not_read: self.len.map(|l| l.saturating_sub(offset)) });
     }
 
     /// The frame [`CaptureReader::advance`] loaded.
@@ -227,8 +276,14 @@ impl CaptureReader {
                 let off = self.offset;
                 let (sec, frac, cap, orig) =
                     (u32_at(&h, 0, big), u32_at(&h, 4, big), u32_at(&h, 8, big), u32_at(&h, 12, big));
-                if cap > 1 << 26 {
-                    return Err(err(&self.path, off, format!("record length {cap} is not plausible")));
+                if cap > MAX_RECORD {
+                    return Err(err(
+                        &self.path,
+                        off,
+                        format!(
+                            "record length {cap} is more than {MAX_RECORD} bytes, the largest packet Wireshark reads"
+                        ),
+                    ));
                 }
                 let Some(data) = self.src.take(cap as usize, &mut self.stats.truncated_frames)? else {
                     // The record's header was whole: its data is missing.

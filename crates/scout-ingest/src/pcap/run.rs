@@ -434,6 +434,7 @@ pub fn ingest(
             json!({
                 "file": p.display().to_string(), "frames": r.stats.frames, "bytes": r.stats.bytes,
                 "truncated_records": r.stats.truncated_frames, "other_blocks": r.stats.other_blocks,
+                "damage": r.stats.damage.as_ref().map(|d| json!({"offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read})),
                 "interfaces": r.ifaces.iter().map(|i| json!({"linktype": i.linktype, "name": i.name})).collect::<Vec<_>>(),
             })
         })
@@ -489,7 +490,12 @@ pub fn ingest(
             "sessions": sessions,
         },
         "counts": {
-            "skipped_inputs": {"frames_not_decoded": causes.to_json()},
+            "skipped_inputs": {
+                "frames_not_decoded": causes.to_json(),
+                "damaged_files": m.files.iter().filter_map(|(p, r, _)| r.stats.damage.as_ref().map(|d| json!({
+                    "file": p.display().to_string(), "offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read,
+                }))).collect::<Vec<_>>(),
+            },
             "offered_packets": journeys.packets(),
             "delivered_packets": 0,
             "in_flight_packets": 0,
