@@ -33,12 +33,16 @@ def one_line_error(r: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("safety") / "flood"
-    r = scout_cmd("simulate", "udp-flood", "-o", str(out), "--duration", "1")
+def simulated(tmp_path_factory, scenario: str, seconds: str) -> Path:
+    out = tmp_path_factory.mktemp(scenario) / scenario
+    r = scout_cmd("simulate", scenario, "-o", str(out), "--duration", seconds)
     assert r.returncode == 0, r.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    return simulated(tmp_path_factory, "udp-flood", "1")
 
 
 # ---- output directories -------------------------------------------------------------------------
@@ -164,13 +168,10 @@ def test_a_simulation_stops_within_a_second_and_leaves_no_run(tmp_path: Path, si
 @pytest.fixture(scope="module")
 def big_run(tmp_path_factory) -> Path:
     """A run large enough that its analysis takes a few seconds here."""
-    out = tmp_path_factory.mktemp("big") / "big"
-    r = scout_cmd("simulate", "bench-60mbps", "-o", str(out), "--duration", "200")
-    assert r.returncode == 0, r.stderr
-    return out
+    return simulated(tmp_path_factory, "bench-60mbps", "200")
 
 
-def test_ctrl_c_in_analyze_and_report_removes_the_unfinished_tables(big_run: Path) -> None:
+def test_ctrl_c_in_analyze_report_and_export_removes_what_was_unfinished(big_run: Path) -> None:
     r, took = _stop_after(["analyze", str(big_run)], 1.0, signal.SIGINT, big_run.parent)
     assert r.returncode == 130 and took < 1.5, (r.returncode, took, r.stderr)
     assert "Traceback" not in r.stderr and "interrupted" in r.stderr
@@ -181,6 +182,11 @@ def test_ctrl_c_in_analyze_and_report_removes_the_unfinished_tables(big_run: Pat
     r, took = _stop_after(["report", str(big_run)], 1.5, signal.SIGINT, big_run.parent)
     assert r.returncode == 130 and took < 1.5, (r.returncode, took, r.stderr)
     assert "removed the unfinished report" in r.stderr and not (big_run / "report").exists()
+    out = big_run.parent / "csv"
+    r, took = _stop_after(["export", str(big_run), "--format", "csv", "-o", str(out)], 1.5, signal.SIGINT, big_run.parent)
+    assert r.returncode == 130 and took < 1.5, (r.returncode, took, r.stderr)
+    assert "Traceback" not in r.stderr and "interrupted" in r.stderr
+    assert not out.exists(), "an interrupted export leaves no half-written file (nor the directory it made)"
 
 
 def test_an_interrupted_ingest_leaves_no_run(tmp_path: Path) -> None:

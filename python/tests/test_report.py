@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 SIZES = [(1400, 900), (720, 1000)]
+#: Where the screenshots are kept for a person to look at (gitignored); their paths are printed in
+#: the test summary.
+SHOTS = ROOT / "test-output" / "report"
 needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed (scripts/test.sh installs Debian's chromium)"
 )
@@ -90,9 +94,11 @@ def browser_check(index: Path) -> list[dict]:
             if page.query_selector("#journey-select option:nth-child(2)"):
                 page.select_option("#journey-select", index=1)
                 res["journey_after_select"] = page.evaluate("window.scoutFigures.journey.points")
-            shot = index.parent / f"screenshot-{w}x{h}.png"
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            run = index.parent.parent
+            shot = SHOTS / f"{run.parent.name}-{run.name}-{w}x{h}.png"
             page.screenshot(path=str(shot), full_page=True)
-            print(f"screenshot: {shot}")
+            warnings.warn(f"screenshot: {shot}", stacklevel=1)
             res["screenshot"] = shot
             page.close()
             results.append(res)

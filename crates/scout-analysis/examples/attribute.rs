@@ -13,6 +13,7 @@ fn main() {
         window_ns: (window_s > 0.0).then_some((window_s * 1e9) as i64),
         duration_ns: 0,
         threads: 2,
+        stop: scout_analysis::Stop::default(),
     };
     let t0 = Instant::now();
     let mut last = t0;

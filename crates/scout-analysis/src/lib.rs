@@ -39,6 +39,28 @@ pub enum Error {
     Range { path: PathBuf, t: i64 },
     #[error(transparent)]
     Write(#[from] scout_events::writer::WriteError),
+    /// [`Stop::stop`] was called (Ctrl-C): nothing written is complete.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// Asks a running analysis to stop: it returns [`Error::Interrupted`] at its next check (every
+/// 64 Ki rows read, every walk chunk, every stage), within milliseconds.
+#[derive(Clone, Debug, Default)]
+pub struct Stop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Stop {
+    pub fn stop(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn check(&self) -> Result<(), Error> {
+        if self.0.load(std::sync::atomic::Ordering::Relaxed) {
+            Err(Error::Interrupted)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 impl Error {

@@ -245,7 +245,7 @@ pub struct Scanned {
 /// ([`crate::journey`]) among its packet's. A first pass over the `pkt` column alone (cheap: delta
 /// encoded) counts each packet's events, so that keys go straight to their place: a counting sort
 /// without an intermediate copy of the events.
-pub fn scan(path: &Path, threads: usize) -> Result<Scanned, Error> {
+pub fn scan(path: &Path, threads: usize, stop: &crate::Stop) -> Result<Scanned, Error> {
     let b = open(path)?;
     let groups = b.metadata().num_row_groups();
     let rows: Vec<i64> = (0..groups).map(|g| b.metadata().row_group(g).num_rows()).collect();
@@ -298,7 +298,7 @@ pub fn scan(path: &Path, threads: usize) -> Result<Scanned, Error> {
             .iter()
             .map(|(groups, span)| {
                 let mask = pkt_mask.clone();
-                s.spawn(move || count_part(path, groups.clone(), mask, *span, ids_ref))
+                s.spawn(move || count_part(path, groups.clone(), mask, *span, ids_ref, stop))
             })
             .collect();
         hs.into_iter().map(|h| h.join().expect("reader thread panicked")).collect::<Result<Vec<_>, _>>()
@@ -348,7 +348,9 @@ pub fn scan(path: &Path, threads: usize) -> Result<Scanned, Error> {
             .map(|(((groups, span), counts), cursor)| {
                 let mask = mask.clone();
                 let (out, base) = (&out, &base);
-                s.spawn(move || scan_part(path, groups, mask, span, ids_ref, Slots { cursor, left: counts, out, base }))
+                s.spawn(move || {
+                    scan_part(path, groups, mask, span, ids_ref, Slots { cursor, left: counts, out, base }, stop)
+                })
             })
             .collect();
         handles.into_iter().map(|h| h.join().expect("reader thread panicked")).collect::<Result<Vec<_>, _>>()
@@ -380,6 +382,7 @@ fn count_part(
     mask: ProjectionMask,
     (first, end): (usize, usize),
     ids: &Ids,
+    stop: &crate::Stop,
 ) -> Result<(Vec<u32>, Vec<i64>), Error> {
     let mut counts = vec![0u32; end.saturating_sub(first)];
     let mut tmin = vec![i64::MAX; end.saturating_sub(first)];
@@ -394,6 +397,7 @@ fn count_part(
         .map_err(|e| Error::parquet(path, e))?;
     let (mut pkt, mut t): (Vec<u64>, Vec<i64>) = (Vec::new(), Vec::new());
     for batch in reader {
+        stop.check()?;
         let batch = batch.map_err(|e| Error::parquet(path, e))?;
         let col = |name: &str| batch.column(batch.schema().index_of(name).expect("projected")).clone();
         pkt.clear();
@@ -460,6 +464,7 @@ fn scan_part(
     (first, end): (usize, usize),
     ids: &Ids,
     mut slots: Slots,
+    stop: &crate::Stop,
 ) -> Result<Part, Error> {
     let mut part = Part { first, acc: vec![EMPTY; end.saturating_sub(first)], ..Part::default() };
     if groups.is_empty() {
@@ -474,6 +479,7 @@ fn scan_part(
     let mut c = Cols::default();
     let mut layer_lc: Vec<u8> = Vec::new();
     for batch in reader {
+        stop.check()?;
         let batch = batch.map_err(|e| Error::parquet(path, e))?;
         c.decode(path, &batch, &mut part)?;
         while layer_lc.len() < part.layers.names.names.len() {

@@ -27,6 +27,8 @@ pub struct Options {
     pub duration_ns: i64,
     /// Threads for reading and profiles.
     pub threads: usize,
+    /// Stops the analysis from another thread.
+    pub stop: crate::Stop,
 }
 
 /// What the summary reports from these tables.
@@ -271,12 +273,14 @@ pub fn analyze(
     let threads = opt.threads.max(1);
     let packet = events_dir.join("packet.parquet");
     progress("read");
-    let scanned = read::scan(&packet, threads)?;
+    let scanned = read::scan(&packet, threads, &opt.stop)?;
     let in_flight = read::in_flight(&events_dir.join("control.parquet"))?;
     let events: u64 = scanned.parts.iter().map(|p| p.events).sum();
+    opt.stop.check()?;
     progress("group");
     let mut grouped = journey::group(scanned, &in_flight, &packet)?;
     fs::create_dir_all(out_dir).map_err(|e| Error::Io { path: out_dir.to_path_buf(), source: e })?;
+    opt.stop.check()?;
     progress("journeys");
     let tables = Tables::create(out_dir, &grouped.dicts, true)?;
     let rest = Tables::create(out_dir, &grouped.dicts, false)?;
@@ -307,6 +311,9 @@ pub fn analyze(
         let slots = grouped.slots();
         let mut at = 0;
         while at < slots {
+            if opt.stop.check().is_err() {
+                break; // returned below, once the writers are joined
+            }
             let mut b = recycled.try_recv().unwrap_or_default();
             let end = (at + WALK_SLOTS).min(slots);
             grouped.walk(at..end, &mut b, &mut prof, &mut closure);
@@ -324,6 +331,7 @@ pub fn analyze(
         }
         Ok(rows)
     })?;
+    opt.stop.check()?;
     progress("profiles");
     let delivered = prof.status.iter().filter(|&&s| s == journey::DELIVERED).count() as u64;
     let population_delivered = delivered > 0;

@@ -252,7 +252,7 @@ fn schema_columns() -> Vec<(String, Vec<String>)> {
 
 /// The attribution kernel (`scout-analysis`): writes `journeys`, `components`, `layer_delays` and
 /// `profiles` of the run whose event tables are in `events_dir` into `out_dir`; returns what the
-/// summary reports from them as JSON. Runs without the GIL.
+/// summary reports from them as JSON. Runs without the GIL; Ctrl-C stops it.
 #[pyfunction]
 #[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, threads=2))]
 fn attribute(
@@ -267,10 +267,22 @@ fn attribute(
         window_ns: window_s.filter(|w| *w > 0.0).map(|w| (w * 1e9) as i64),
         duration_ns,
         threads,
+        stop: scout_analysis::Stop::default(),
     };
-    let s = py
-        .detach(|| scout_analysis::analyze(&events_dir, &out_dir, &opt, &mut |_| {}))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    // The kernel runs on a thread of its own without the GIL; this thread runs Python's signal
+    // handlers every 20 ms, so Ctrl-C stops the kernel (at its next check) within milliseconds.
+    let s = std::thread::scope(|scope| {
+        let work = scope.spawn(|| scout_analysis::analyze(&events_dir, &out_dir, &opt, &mut |_| {}));
+        while !work.is_finished() {
+            if let Err(e) = py.check_signals() {
+                opt.stop.stop();
+                let _ = work.join();
+                return Err(e);
+            }
+            py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
+        }
+        work.join().expect("the attribution kernel panicked").map_err(|e| PyValueError::new_err(e.to_string()))
+    })?;
     let c = &s.closure;
     let v = serde_json::json!({
         "events": s.events,
