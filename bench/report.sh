@@ -11,7 +11,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "== input: scenarios/bench-60mbps.yaml for $sim s, analysed"
 ./target/release/scout-sim scenarios/bench-60mbps.yaml "$work/run" --duration "$sim" | tail -1
-.venv/bin/scout analyze "$work/run" 2>/dev/null | head -1
+.venv/bin/scout analyze "$work/run" >"$work/analyze.txt" 2>/dev/null
+head -1 "$work/analyze.txt"
 echo "== scout report (3 runs)"
 walls=()
 for i in 1 2 3; do
