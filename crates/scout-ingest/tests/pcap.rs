@@ -388,3 +388,38 @@ fn write_pcap_ns(path: &Path, frames: &[(i64, Vec<u8>)]) {
         f.write_all(d).unwrap();
     }
 }
+
+/// A little-endian pcapng block: type, total length, body (padded to 4 bytes), total length.
+fn block(btype: u32, body: &[u8]) -> Vec<u8> {
+    let mut b = body.to_vec();
+    b.resize(body.len().div_ceil(4) * 4, 0);
+    let len = (12 + b.len()) as u32;
+    [&btype.to_le_bytes()[..], &len.to_le_bytes(), &b, &len.to_le_bytes()].concat()
+}
+
+/// A Simple Packet Block of 12 bytes (no room for its packet length) once panicked the reader
+/// (issue 20): it is damage, after which nothing is read, and before which everything is kept.
+#[test]
+fn a_simple_packet_block_without_a_length_is_damage_not_a_panic() {
+    let d = tempdir::Dir::new();
+    let shb = block(
+        0x0a0d0d0a,
+        &[&0x1a2b3c4du32.to_le_bytes()[..], &1u16.to_le_bytes(), &0u16.to_le_bytes(), &(-1i64).to_le_bytes()].concat(),
+    );
+    let idb = block(1, &[&1u16.to_le_bytes()[..], &0u16.to_le_bytes(), &65535u32.to_le_bytes()].concat());
+    let frame = eth(&udp_v4([10, 0, 0, 1], [10, 0, 0, 2], 1, &[7; 20], None));
+    let good = block(3, &[&(frame.len() as u32).to_le_bytes()[..], &frame].concat());
+    let empty = [&3u32.to_le_bytes()[..], &12u32.to_le_bytes(), &12u32.to_le_bytes()].concat();
+    // Before any packet the file is unreadable: an error naming the byte offset.
+    let p = d.0.join("spb-first.pcapng");
+    std::fs::write(&p, [&shb[..], &idb, &empty].concat()).unwrap();
+    let mut r = scout_ingest::pcap::file::CaptureReader::open(&p).unwrap();
+    let e = r.advance().unwrap_err().to_string();
+    assert!(e.contains(&format!("byte {}: short simple packet block (12 bytes)", shb.len() + idb.len())), "{e}");
+    // After a packet: that packet is kept and the damage recorded.
+    let p = d.0.join("spb-after.pcapng");
+    std::fs::write(&p, [&shb[..], &idb, &good, &empty, &good].concat()).unwrap();
+    let (frames, stats) = frames_of(&p);
+    assert_eq!(frames.len(), 1, "{stats}");
+    assert!(stats.contains("short simple packet block"), "{stats}");
+}

@@ -43,6 +43,9 @@ pub enum ConfigError {
     Invalid { key: String, message: String },
 }
 
+/// The longest SR periodicity, in slots (TS 38.331 `periodicityAndOffset` sl640).
+pub const MAX_SR_PERIOD_SLOTS: u64 = 640;
+
 fn invalid(key: &str, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid { key: key.into(), message: message.into() }
 }
@@ -440,7 +443,22 @@ impl Stack {
             });
         }
         let slots_per_ms = (MS / slot_ns) as f64;
-        let sr_period_slots = ((c.pucch.sr_period_ms * slots_per_ms).round() as u64).max(1);
+        // TS 38.331 SchedulingRequestResourceConfig periodicityAndOffset: at most sl640 (640 slots);
+        // the shortest, sym2, is below a slot and taken as every slot. (An SR period of 2e9 ms
+        // once allocated a table of that many slots.)
+        let sr_slots = c.pucch.sr_period_ms * slots_per_ms;
+        if !(sr_slots.is_finite() && c.pucch.sr_period_ms > 0.0 && sr_slots.round() <= MAX_SR_PERIOD_SLOTS as f64) {
+            return Err(invalid(
+                "pucch.sr_period_ms",
+                format!(
+                    "{}; accepted: > 0 and at most {MAX_SR_PERIOD_SLOTS} slots ({} ms at this numerology), the longest \
+                     SR periodicity of TS 38.331 (sl640)",
+                    c.pucch.sr_period_ms,
+                    MAX_SR_PERIOD_SLOTS as f64 / slots_per_ms
+                ),
+            ));
+        }
+        let sr_period_slots = (sr_slots.round() as u64).max(1);
         // SR occasions (TS 38.213 §9.2.4: slot n with (n − offset) mod period = 0) are given to each
         // UE on a slot that carries UL symbols, round robin over those slots, as srsRAN places PUCCH
         // SR resources in UL slots; an offset on a DL-only slot would never let the UE ask for a grant.

@@ -492,3 +492,29 @@ pub fn simulate(
     let meta = writer.finish(extra)?;
     Ok(json!({"run": out.display().to_string(), "summary": meta["summary"], "events": meta["counts"]["events"]}))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An SR period of 2e9 ms passed validation and allocated a table of that many slots (8 GiB,
+    /// issue 20): the model refuses what TS 38.331 cannot configure, naming the key.
+    #[test]
+    fn an_sr_period_longer_than_sl640_is_refused() {
+        let text =
+            "name: t\nduration_s: 1\nues: [{count: 1}]\ntraffic: [{type: udp_cbr, ue: 0, dir: ul, rate_mbps: 1}]\n";
+        // At μ1 (the default, 0.5 ms slots) sl640 is 320 ms.
+        for (v, ok) in [("2e9", false), (".nan", false), ("0", false), ("321", false), ("320", true), ("20", true)] {
+            let (scenario, resolved) =
+                scenario::parse(text, "s.yaml", &[format!("cell_cfg.pucch.sr_period_ms={v}")]).expect("parses");
+            let loaded = Loaded { scenario, dir: Default::default(), file: "s.yaml".into(), resolved };
+            match build(&loaded, 1, 1.0) {
+                Ok(_) => assert!(ok, "{v} was accepted"),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(!ok && e.contains("pucch.sr_period_ms") && e.contains("sl640"), "{v}: {e}");
+                }
+            }
+        }
+    }
+}

@@ -287,6 +287,9 @@ pub fn load(path: &Path, sets: &[String]) -> Result<Loaded, ScenarioError> {
     Ok(Loaded { scenario, dir, file, resolved })
 }
 
+/// The most packets one video frame may hold (they are queued at once).
+pub const MAX_PACKETS_PER_FRAME: f64 = 100_000.0;
+
 fn validate(s: &Scenario) -> Result<(), (String, String)> {
     if !(s.duration_s > 0.0 && s.duration_s <= 86_400.0) {
         return Err(("duration_s".into(), format!("{}; accepted: 0 < duration_s <= 86400", s.duration_s)));
@@ -319,15 +322,52 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             | TrafficSpec::OnOff { ue, rate_mbps, size_bytes, start_s, stop_s, .. } => {
                 (ue, *rate_mbps, *size_bytes, *start_s, *stop_s)
             }
-            TrafficSpec::Video { ue, rate_mbps, packet_bytes, start_s, stop_s, fps, .. } => {
+            TrafficSpec::Video {
+                ue,
+                rate_mbps,
+                packet_bytes,
+                start_s,
+                stop_s,
+                fps,
+                size_std_frac,
+                jitter_std_ms,
+                ..
+            } => {
                 if !(*fps > 0.0 && *fps <= 1000.0) {
                     return Err((key("fps"), format!("{fps}; accepted: 0 < fps <= 1000")));
+                }
+                if !(*jitter_std_ms >= 0.0 && *jitter_std_ms <= 1000.0) {
+                    return Err((
+                        key("jitter_std_ms"),
+                        format!("{jitter_std_ms}; accepted: 0 <= jitter_std_ms <= 1000"),
+                    ));
+                }
+                if !(*size_std_frac >= 0.0 && *size_std_frac <= 10.0) {
+                    return Err((key("size_std_frac"), format!("{size_std_frac}; accepted: 0 <= size_std_frac <= 10")));
+                }
+                // A frame's packets are queued at once: bounded, so that one frame cannot take the
+                // simulator's memory (10^11 packets once did).
+                let per_frame = rate_mbps * 1e6 / 8.0 / fps / f64::from((*packet_bytes).max(1));
+                if per_frame > MAX_PACKETS_PER_FRAME {
+                    return Err((
+                        key("fps"),
+                        format!(
+                            "{rate_mbps} Mbit/s at {fps} frames/s in {packet_bytes}-byte packets is {per_frame:.0} packets a \
+                             frame; accepted: at most {MAX_PACKETS_PER_FRAME} (a frame is queued at once): raise fps"
+                        ),
+                    ));
                 }
                 (ue, *rate_mbps, *packet_bytes, *start_s, *stop_s)
             }
             TrafficSpec::Ping { ue, interval_ms, size_bytes, start_s, stop_s, .. } => {
-                if *interval_ms <= 0.0 {
-                    return Err((key("interval_ms"), "must be > 0".into()));
+                // NaN fails every comparison: `!(x >= lo && x <= hi)` refuses it.
+                if !(*interval_ms >= 0.01 && *interval_ms <= 3_600_000.0) {
+                    return Err((
+                        key("interval_ms"),
+                        format!(
+                            "{interval_ms}; accepted: 0.01 <= interval_ms <= 3600000 (100 000 pings/s to one an hour)"
+                        ),
+                    ));
                 }
                 (ue, 1.0, *size_bytes, *start_s, *stop_s)
             }
@@ -338,8 +378,8 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         if !(20..=9000).contains(&size) {
             return Err((key("size_bytes"), format!("{size}; accepted: 20..=9000 (IP datagram bytes)")));
         }
-        if start < 0.0 || stop.is_some_and(|e| e <= start) {
-            return Err((key("stop_s"), "must be after start_s (and start_s >= 0)".into()));
+        if !(start >= 0.0 && start.is_finite()) || stop.is_some_and(|e| !(e > start && e.is_finite())) {
+            return Err((key("stop_s"), "must be after start_s; accepted: 0 <= start_s < stop_s, both finite".into()));
         }
         let ids: Vec<u32> = match ue {
             UeSel::One(u) => vec![*u],
@@ -372,6 +412,26 @@ mod tests {
     fn bad_enum_value_lists_variants() {
         let e = parse(MIN, "s.yaml", &["cell_cfg.scheduler.policy=fastest".into()]).unwrap_err().to_string();
         assert!(e.contains("cell_cfg.scheduler.policy") && e.contains("time_rr"), "{e}");
+    }
+
+    /// Values that passed validation once and then hung, panicked or exhausted memory (issue 20).
+    #[test]
+    fn values_that_cannot_run_are_refused_with_the_accepted_range() {
+        let video =
+            "name: t\nduration_s: 1\nues: [{count: 1}]\ntraffic: [{type: video, ue: 0, dir: dl, rate_mbps: 5}]\n";
+        let ping = "name: t\nduration_s: 1\nues: [{count: 1}]\ntraffic: [{type: ping, ue: 0}]\n";
+        for (text, set, key) in [
+            (ping, "traffic[0].interval_ms=.nan", "interval_ms"),
+            (ping, "traffic[0].interval_ms=0", "interval_ms"),
+            (video, "traffic[0].jitter_std_ms=-1", "jitter_std_ms"),
+            (video, "traffic[0].jitter_std_ms=.nan", "jitter_std_ms"),
+            (video, "traffic[0].size_std_frac=.nan", "size_std_frac"),
+            (video, "traffic[0].rate_mbps=90000", "fps"),
+            (MIN, "traffic[0].start_s=.inf", "stop_s"),
+        ] {
+            let e = parse(text, "s.yaml", &[set.into()]).map(|_| ()).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains("accepted"), "{set}: {e}");
+        }
     }
 
     #[test]

@@ -384,6 +384,10 @@ impl CaptureReader {
                         let Some(ifc) = self.ifaces.first() else {
                             return Err(err(&self.path, off, "simple packet block before any interface block"));
                         };
+                        if body.len() < 4 {
+                            // A block of 12 bytes (or 13-15, padded) has no room for its packet length.
+                            return Err(err(&self.path, off, format!("short simple packet block ({len} bytes)")));
+                        }
                         let orig = u32_at(body, 0, big);
                         let cap = (orig as usize).min(body.len() - 4);
                         let linktype = ifc.linktype;

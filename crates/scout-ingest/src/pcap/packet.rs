@@ -193,6 +193,9 @@ pub struct Reassembler {
     pub reassembled: u64,
     pub expired: u64,
     pub overlapping: u64,
+    /// Fragments (or parts of them) beyond the end the last fragment gave: not part of the
+    /// packet, left out of it (Wireshark likewise reassembles up to the last fragment's end).
+    pub beyond_end: u64,
 }
 
 struct Partial {
@@ -233,6 +236,9 @@ impl Reassembler {
         p.pieces.sort_by_key(|x| x.0);
         let mut have = 0u32;
         for (o, b) in &p.pieces {
+            if have >= end {
+                break; // what lies beyond the end is not part of the packet
+            }
             if *o > have {
                 return None;
             }
@@ -246,6 +252,12 @@ impl Reassembler {
         let mut out = header.clone();
         out.resize(header.len() + end as usize, 0);
         for (o, b) in p.pieces {
+            if o as usize + b.len() > end as usize {
+                self.beyond_end += 1;
+            }
+            if o >= end {
+                continue;
+            }
             let s = header.len() + o as usize;
             let n = b.len().min(out.len() - s);
             out[s..s + n].copy_from_slice(&b[..n]);
@@ -482,5 +494,27 @@ mod tests {
         let (out, h) = r.add(1, &ip(0x0800, &f1).unwrap()).unwrap();
         assert_eq!(&out[h..], &whole[20..]);
         assert_eq!(r.pending(), 0);
+    }
+
+    /// A piece that lies beyond the final fragment's end once underflowed the copy (issue 20): it is
+    /// left out of the packet and counted.
+    #[test]
+    fn a_fragment_beyond_the_last_ones_end_is_left_out_and_counted() {
+        let payload: Vec<u8> = (0..96u8).collect();
+        let mk = |off: usize, more: bool, data: &[u8]| {
+            let mut p = v4([1, 1, 1, 1], [2, 2, 2, 2], 17, 9, 64, data);
+            let ff = ((off / 8) as u16) | if more { 0x2000 } else { 0 };
+            p[6] = (ff >> 8) as u8;
+            p[7] = ff as u8;
+            p
+        };
+        let mut r = Reassembler::default();
+        // Bytes 64..96 and 0..24, then 24..48 as the last fragment: the packet ends at 48, and the
+        // piece at 64 lies beyond it.
+        assert!(r.add(0, &ip(0x0800, &mk(64, true, &payload[64..])).unwrap()).is_none());
+        assert!(r.add(1, &ip(0x0800, &mk(0, true, &payload[..24])).unwrap()).is_none());
+        let (out, h) = r.add(2, &ip(0x0800, &mk(24, false, &payload[24..48])).unwrap()).unwrap();
+        assert_eq!(&out[h..], &payload[..48]);
+        assert_eq!((r.beyond_end, r.pending()), (1, 0));
     }
 }

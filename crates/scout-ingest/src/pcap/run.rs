@@ -476,7 +476,7 @@ pub fn ingest(
                 "n3": opts.n3.iter().zip(&side_matches[0]).map(|(o, n)| json!({"value": o, "frames": n})).collect::<Vec<_>>(),
                 "n6": opts.n6.iter().zip(&side_matches[1]).map(|(o, n)| json!({"value": o, "frames": n})).collect::<Vec<_>>(),
             },
-            "ip_fragments": {"frames_held": fragments_held, "reassembled": dec.frag.reassembled, "expired": dec.frag.expired, "pending_at_end": dec.frag.pending(), "overlapping": dec.frag.overlapping},
+            "ip_fragments": {"frames_held": fragments_held, "reassembled": dec.frag.reassembled, "expired": dec.frag.expired, "pending_at_end": dec.frag.pending(), "overlapping": dec.frag.overlapping, "beyond_end": dec.frag.beyond_end},
         },
         "pfcp": {
             "messages": pfcp.messages,
