@@ -490,6 +490,16 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
             f"  {f['file']}: {f['entries']:,} entries, {f['continuation_lines']:,} continuation lines, "
             f"{f['orphan_lines']:,} orphan, {f['out_of_order_entries']:,} out of order, {gaps} log gap marker(s)"
         )
+        if f.get("impossible_time_lines"):
+            print(
+                f"  {f['file']}: {f['impossible_time_lines']:,} line(s) with an impossible time (outside 1970-2200, "
+                f"or no such hour) skipped, the first at line {f['first_impossible_time_line']:,}"
+            )
+        if f.get("overlong_lines"):
+            print(
+                f"  {f['file']}: {f['overlong_lines']:,} line(s) longer than 1 MiB skipped, the first at line "
+                f"{f['first_overlong_line']:,}"
+            )
     ev = counts["events"]
     if not ing["packets"]:
         srb = f" ({ing['srb_lines']:,} signalling-bearer lines)" if ing.get("srb_lines") else ""

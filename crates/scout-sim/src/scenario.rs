@@ -287,6 +287,9 @@ pub fn load(path: &Path, sets: &[String]) -> Result<Loaded, ScenarioError> {
     Ok(Loaded { scenario, dir, file, resolved })
 }
 
+/// The most DRBs a UE may have (TS 38.331 maxDRB).
+pub const MAX_DRBS: usize = 29;
+
 /// The most packets one video frame may hold (they are queued at once).
 pub const MAX_PACKETS_PER_FRAME: f64 = 100_000.0;
 
@@ -313,6 +316,14 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         }
         if g.five_qis.is_empty() {
             return Err((format!("ues[{i}].five_qis"), "at least one 5QI is needed".into()));
+        }
+        // One DRB per 5QI: a UE has at most maxDRB = 29 (TS 38.331 §6.4); DRB ids once wrapped
+        // as u8 past 255.
+        if g.five_qis.len() > MAX_DRBS {
+            return Err((
+                format!("ues[{i}].five_qis"),
+                format!("{} 5QIs, one DRB each; accepted: 1..={MAX_DRBS} (maxDRB, TS 38.331 §6.4)", g.five_qis.len()),
+            ));
         }
     }
     for (i, t) in s.traffic.iter().enumerate() {
@@ -428,6 +439,7 @@ mod tests {
             (video, "traffic[0].size_std_frac=.nan", "size_std_frac"),
             (video, "traffic[0].rate_mbps=90000", "fps"),
             (MIN, "traffic[0].start_s=.inf", "stop_s"),
+            (MIN, &format!("ues[0].five_qis=[{}]", vec!["9"; 30].join(",")), "five_qis"),
         ] {
             let e = parse(text, "s.yaml", &[set.into()]).map(|_| ()).unwrap_err().to_string();
             assert!(e.contains(key) && e.contains("accepted"), "{set}: {e}");

@@ -61,6 +61,8 @@ def inputs_table(meta: dict) -> pd.DataFrame:
         for key, what in [
             ("orphan_lines", "lines before the first log entry"),
             ("invalid_utf8_lines", "lines that are not UTF-8 (read with replacement characters)"),
+            ("overlong_lines", "lines longer than 1 MiB (skipped)"),
+            ("impossible_time_lines", "entries with an impossible time (skipped)"),
             ("out_of_order_entries", "entries older than one before them (asynchronous logger)"),
         ]:
             if f.get(key):

@@ -45,6 +45,26 @@ fn digits(b: &[u8]) -> Option<i64> {
     Some(v)
 }
 
+/// The years a log line may carry: any two of them are less than 2^63 ns apart, so `t_ns` (time
+/// since the run's first entry) cannot wrap. A line dated outside is not an entry: the reader
+/// counts it (`impossible_time_lines`) and skips it.
+pub const YEARS: std::ops::RangeInclusive<i64> = 1970..=2200;
+
+/// Whether a line has the shape of a srslog header (`YYYY-MM-DDTHH:MM:SS.ffffff [`), whatever its
+/// values: a header [`parse_header`] refuses is an impossible time, not a continuation line.
+pub fn looks_like_header(line: &str) -> bool {
+    let s = line.as_bytes();
+    s.len() >= 28
+        && [4, 7].iter().all(|&i| s[i] == b'-')
+        && s[10] == b'T'
+        && s[13] == b':'
+        && s[16] == b':'
+        && s[19] == b'.'
+        && s[26] == b' '
+        && s[27] == b'['
+        && [0..4, 5..7, 8..10, 11..13, 14..16, 17..19, 20..26].into_iter().all(|r| s[r].iter().all(u8::is_ascii_digit))
+}
+
 /// Parses `YYYY-MM-DDTHH:MM:SS.ffffff` (26 bytes) into µs since the epoch.
 pub fn parse_timestamp(s: &[u8]) -> Option<i64> {
     if s.len() < 26 || s[4] != b'-' || s[7] != b'-' || s[10] != b'T' || s[13] != b':' || s[16] != b':' || s[19] != b'.'
@@ -54,6 +74,10 @@ pub fn parse_timestamp(s: &[u8]) -> Option<i64> {
     let (y, mo, d) = (digits(&s[0..4])?, digits(&s[5..7])?, digits(&s[8..10])?);
     let (h, mi, se, us) = (digits(&s[11..13])?, digits(&s[14..16])?, digits(&s[17..19])?, digits(&s[20..26])?);
     if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    if !YEARS.contains(&y) {
+        // Year 9999 against 2023 is 2.5e20 ns: it would wrap `t_ns`.
         return None;
     }
     // Consecutive lines share their date: remember the last one's day number.

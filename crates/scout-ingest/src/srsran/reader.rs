@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
-use super::line::{parse_header, Header};
+use super::line::{looks_like_header, parse_header, Header};
 
 /// srslog writes this once per sink when its queue is ≥ 98 % full (`format_full_queue_error`).
 pub const SKIPPED_MARKER: &str = "Potentially skipped log lines";
@@ -41,6 +41,13 @@ pub struct ReadStats {
     pub orphan_lines: u64,
     /// Lines that are not valid UTF-8 (read lossily).
     pub invalid_utf8_lines: u64,
+    /// Lines longer than [`MAX_LINE`] bytes, skipped (never held in memory whole), and the first.
+    pub overlong_lines: u64,
+    pub first_overlong_line: Option<u64>,
+    /// Header lines with an impossible time (a date outside [`super::line::YEARS`], a 25th hour),
+    /// skipped, and the first.
+    pub impossible_time_lines: u64,
+    pub first_impossible_time_line: Option<u64>,
     /// srslog "Potentially skipped log lines" markers, with the line number of each.
     pub skipped_markers: Vec<u64>,
     /// Entries whose timestamp is earlier than the latest seen before them, and the largest step back.
@@ -48,6 +55,15 @@ pub struct ReadStats {
     pub max_step_back_us: i64,
     pub first_t_us: Option<i64>,
     pub last_t_us: Option<i64>,
+}
+
+/// The longest line kept: srsRAN's longest lines (hex dumps of at most 1024 bytes, JSON
+/// messages) are far shorter; a longer one is skipped and counted, never held whole (a 1.5 GiB
+/// line once took 4.7 GB).
+pub const MAX_LINE: usize = 1 << 20;
+
+fn memchr_nl(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b'\n')
 }
 
 /// Reads entries from any buffered reader.
@@ -66,6 +82,8 @@ pub struct EntryReader<R: BufRead> {
     cont: String,
     line_no: u64,
     eof: bool,
+    /// The line `read_line` just read was longer than [`MAX_LINE`].
+    overlong: bool,
     max_t: i64,
     pub stats: ReadStats,
 }
@@ -126,15 +144,39 @@ impl<R: BufRead> EntryReader<R> {
             cont: String::new(),
             line_no: 0,
             eof: false,
+            overlong: false,
             max_t: i64::MIN,
             stats: ReadStats::default(),
         }
     }
 
-    /// Reads one line into `raw` (without the line ending); false at end of input.
+    /// Reads one line into `raw` (without the line ending); false at end of input. A line longer
+    /// than [`MAX_LINE`] keeps only its first [`MAX_LINE`] bytes in `raw` (the rest is read and
+    /// dropped as it comes) and is reported by `overlong`.
     fn read_line(&mut self) -> io::Result<bool> {
         self.raw.clear();
-        let n = self.r.read_until(b'\n', &mut self.raw)?;
+        self.overlong = false;
+        let mut n = 0usize;
+        loop {
+            let buf = self.r.fill_buf()?;
+            if buf.is_empty() {
+                break;
+            }
+            let (take, done) = match memchr_nl(buf) {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            let room = MAX_LINE.saturating_sub(self.raw.len());
+            if take > room {
+                self.overlong = true;
+            }
+            self.raw.extend_from_slice(&buf[..take.min(room)]);
+            self.r.consume(take);
+            n += take;
+            if done {
+                break;
+            }
+        }
         if n == 0 {
             return Ok(false);
         }
@@ -154,6 +196,11 @@ impl<R: BufRead> EntryReader<R> {
             if !self.read_line()? {
                 return Ok(false);
             }
+            if self.overlong {
+                self.stats.overlong_lines += 1;
+                self.stats.first_overlong_line.get_or_insert(self.line_no);
+                continue;
+            }
             let s: &str = match std::str::from_utf8(&self.raw) {
                 Ok(s) => s,
                 Err(_) => {
@@ -172,6 +219,11 @@ impl<R: BufRead> EntryReader<R> {
                 self.next.push_str(s);
                 self.next_line = self.line_no;
                 return Ok(true);
+            }
+            if looks_like_header(s) {
+                self.stats.impossible_time_lines += 1;
+                self.stats.first_impossible_time_line.get_or_insert(self.line_no);
+                continue;
             }
             other(&mut self.stats, s);
         }
@@ -287,6 +339,44 @@ preamble without a header
         let e = r.next_entry().unwrap().unwrap();
         assert_eq!(e.header.logger, "PDCP");
         assert_eq!(e.continuation, "    0000: 80 00 45 00 00 4c\n    0010: 01 02");
+    }
+
+    /// A line of several MiB (issue 20: one of 1.5 GiB took 4.7 GB) is skipped and counted without
+    /// being held whole; the entries around it are read.
+    #[test]
+    fn an_impossible_time_is_a_counted_skip_not_a_wrapped_t_ns() {
+        let log = "2023-11-06T20:04:25.872601 [PDCP    ] [I] ue=0 DRB1 DL: one
+9999-11-06T20:04:25.872602 [PDCP    ] [I] ue=0 DRB1 DL: far future
+0001-01-01T00:00:00.000000 [PDCP    ] [I] ue=0 DRB1 DL: far past
+2023-11-06T25:04:25.872603 [PDCP    ] [I] ue=0 DRB1 DL: 25th hour
+2023-11-06T20:04:25.872604 [PDCP    ] [I] ue=0 DRB1 DL: two
+";
+        let mut r = EntryReader::new(log.as_bytes());
+        let mut got = Vec::new();
+        while let Some(e) = r.next_entry().unwrap() {
+            got.push((e.header.body.to_string(), e.continuation.to_string()));
+        }
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got.iter().all(|(_, c)| c.is_empty()), "not taken for continuation lines: {got:?}");
+        assert_eq!((r.stats.impossible_time_lines, r.stats.first_impossible_time_line), (3, Some(2)));
+        assert_eq!(r.stats.out_of_order, 0);
+    }
+
+    #[test]
+    fn an_overlong_line_is_skipped_and_counted() {
+        let mut text = String::from("2023-11-06T20:04:25.872601 [PDCP    ] [I] ue=0 DRB1 DL: one\n");
+        text.push_str(&"x".repeat(3 * MAX_LINE));
+        text.push('\n');
+        text.push_str("2023-11-06T20:04:25.872602 [PDCP    ] [I] ue=0 DRB1 DL: two\n");
+        let mut r = EntryReader::new(text.as_bytes());
+        let mut bodies = Vec::new();
+        while let Some(e) = r.next_entry().unwrap() {
+            bodies.push(e.header.body.to_string());
+            assert!(e.continuation.len() < MAX_LINE);
+        }
+        assert_eq!(bodies.len(), 2, "{bodies:?}");
+        assert_eq!((r.stats.overlong_lines, r.stats.first_overlong_line, r.stats.lines), (1, Some(2), 3));
+        assert!(r.raw.capacity() <= 2 * MAX_LINE, "the long line was not held whole");
     }
 
     #[test]
