@@ -414,6 +414,15 @@ def _prepare_output(args: argparse.Namespace) -> Path:
     return out
 
 
+def _keep_going_arg(p: argparse.ArgumentParser, when: str) -> None:
+    p.add_argument(
+        "--keep-going",
+        action="store_true",
+        help=f"exit 0 even when {when}; the run keeps what came before the damage either way and says what was "
+        "lost; without it the exit status is 3",
+    )
+
+
 def _check_inputs(paths, what: str) -> None:
     """Input files named on the command line exist and are readable, before any work."""
     for p in paths:
@@ -536,6 +545,12 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
         )
     for k, v in (counts.get("drops") or {}).items():
         print(f"  drops at {k}: " + ", ".join(f"{r} {n:,}" for r, n in v.items()))
+    damaged = counts["skipped_inputs"].get("damaged_files") or []
+    for d in damaged:
+        print(
+            f"  damaged: {d['file']} after line {d['after_line']:,}: {d['reason']}; "
+            "the rest not read (the lines before it are kept)"
+        )
     sk = counts["skipped_inputs"]
     if sk.get("unlinked_lines"):
         print("  lines that could not be linked: " + ", ".join(f"{k} {v:,}" for k, v in sk["unlinked_lines"].items()))
@@ -546,6 +561,19 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
             + "; ".join(f"{x['message']} ({x['count']:,}, first at line {x['first_line']})" for x in nh[:3])
         )
     print(f"next: scout analyze {out}   (inferred links are listed in run.json 'links')")
+    return _damaged_status("srsran", damaged, args.keep_going)
+
+
+def _damaged_status(source: str, damaged: list, keep_going: bool) -> int:
+    """Exit status 3 when an input was damaged part-way (the run holds what was readable), 0 with
+    --keep-going or when nothing was damaged."""
+    if damaged and not keep_going:
+        print(
+            f"scout ingest {source}: {len(damaged)} damaged input(s): the run holds what was readable; exit status 3 "
+            "(--keep-going: 0)",
+            file=sys.stderr,
+        )
+        return 3
     return 0
 
 
@@ -606,6 +634,12 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
                 ifaces = sorted({p["iface"] for p in pc.get("capture_points", []) if p.get("iface")})
                 seen = f"; the capture's interfaces: {', '.join(ifaces)}" if ifaces else " (the capture names no interfaces)"
                 print(f"  warning: --{side} {o['value']} matched no frame (neither an interface nor an address seen){seen}")
+    for f in pc["files"]:
+        if f.get("impossible_time_frames"):
+            print(
+                f"  {f['file']}: {f['impossible_time_frames']:,} packet(s) with a time before 1970 or after 2200 "
+                "(a bad if_tsoffset or if_tsresol) skipped"
+            )
     damaged = counts["skipped_inputs"].get("damaged_files") or []
     for d in damaged:
         lost = f"{d['bytes_not_read']:,} bytes after it not read" if d.get("bytes_not_read") is not None else "the rest not read"
@@ -617,14 +651,7 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
             + "; ".join(f"{x['cause']} ({x['count']:,}, first at {x['first']})" for x in bad[:3])
         )
     print(f"next: scout analyze {out}")
-    if damaged and not args.keep_going:
-        print(
-            f"scout ingest pcap: {len(damaged)} damaged capture(s): the run holds what was readable; exit status 3 "
-            "(--keep-going: 0)",
-            file=sys.stderr,
-        )
-        return 3
-    return 0
+    return _damaged_status("pcap", damaged, args.keep_going)
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
@@ -882,6 +909,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="srsRAN JSON metrics saved one object per line (remote-control WebSocket or UDP), repeatable: kept "
         "as aggregates and cross-checked against the per-packet results in the report",
     )
+    _keep_going_arg(sr, "a log is damaged part-way (a corrupt or truncated gzip stream)")
     _run_output_args(sr)
     sr.set_defaults(func=cmd_ingest_srsran)
     pc = isub.add_parser(
@@ -921,12 +949,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="seconds a packet waits for its twin on the other side before it counts as unmatched (default 2)",
     )
-    pc.add_argument(
-        "--keep-going",
-        action="store_true",
-        help="exit 0 even when a capture is damaged part-way (cut inside a record, garbage after valid records); the "
-        "run keeps the frames before the damage either way and says what was lost; without it the exit status is 3",
-    )
+    _keep_going_arg(pc, "a capture is damaged part-way (cut inside a record, garbage after valid records)")
     _run_output_args(pc)
     pc.set_defaults(func=cmd_ingest_pcap)
 

@@ -123,3 +123,20 @@ def test_a_damaged_capture_keeps_its_valid_part_and_says_what_was_lost(tmp_path:
     assert frames == (20_690 if damage == "garbage" else 2 if damage == "record-length" else frames) and frames > 0
     ok = scout_cmd("ingest", "pcap", str(f), "-o", str(tmp_path / "k"), "--keep-going")
     assert ok.returncode == 0 and "damaged:" in ok.stdout
+
+
+def test_a_damaged_gzip_log_keeps_its_valid_part_and_says_where(tmp_path: Path) -> None:
+    import gzip
+
+    gz = gzip.compress(fixture("srsran/srsran-23.10-info-drb.gnb.log").read_bytes())
+    f = tmp_path / "cut.gnb.log.gz"
+    f.write_bytes(gz[: len(gz) // 2])
+    r = scout_cmd("ingest", "srsran", str(f), "-o", str(tmp_path / "r"))
+    assert r.returncode == 3, r.stderr
+    assert "Traceback" not in r.stderr
+    line = next(x for x in r.stdout.splitlines() if "damaged:" in x)
+    assert "after line" in line and "the lines before it are kept" in line, line
+    meta = json.loads((tmp_path / "r" / "run.json").read_text())
+    (d,) = meta["counts"]["skipped_inputs"]["damaged_files"]
+    assert d["after_line"] > 1000 and meta["ingest"]["files"][0]["entries"] > 1000
+    assert scout_cmd("ingest", "srsran", str(f), "-o", str(tmp_path / "k"), "--keep-going").returncode == 0

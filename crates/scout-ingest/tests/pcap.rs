@@ -423,3 +423,44 @@ fn a_simple_packet_block_without_a_length_is_damage_not_a_panic() {
     assert_eq!(frames.len(), 1, "{stats}");
     assert!(stats.contains("short simple packet block"), "{stats}");
 }
+
+/// An `if_tsoffset` of 2^62 s once wrapped the epoch (issue 20): a packet whose time is before 1970
+/// or after 2200 is counted and skipped; the other interface's packets are read.
+#[test]
+fn a_packet_time_that_cannot_be_is_counted_and_skipped() {
+    let d = tempdir::Dir::new();
+    let shb = block(
+        0x0a0d0d0a,
+        &[&0x1a2b3c4du32.to_le_bytes()[..], &1u16.to_le_bytes(), &0u16.to_le_bytes(), &(-1i64).to_le_bytes()].concat(),
+    );
+    let idb = |offset: Option<u64>| {
+        let mut body = [&1u16.to_le_bytes()[..], &0u16.to_le_bytes(), &65535u32.to_le_bytes()].concat();
+        if let Some(o) = offset {
+            body.extend([&14u16.to_le_bytes()[..], &8u16.to_le_bytes(), &o.to_le_bytes(), &[0; 4]].concat());
+        }
+        block(1, &body)
+    };
+    let frame = eth(&udp_v4([10, 0, 0, 1], [10, 0, 0, 2], 1, &[7; 20], None));
+    let epb = |iface: u32| {
+        let ts: u64 = 1_700_000_000_000_000; // µs
+        let mut body = [
+            &iface.to_le_bytes()[..],
+            &((ts >> 32) as u32).to_le_bytes(),
+            &(ts as u32).to_le_bytes(),
+            &(frame.len() as u32).to_le_bytes(),
+            &(frame.len() as u32).to_le_bytes(),
+        ]
+        .concat();
+        body.extend(&frame);
+        block(6, &body)
+    };
+    let p = d.0.join("tsoffset.pcapng");
+    std::fs::write(&p, [shb, idb(None), idb(Some(1 << 62)), epb(0), epb(1), epb(0)].concat()).unwrap();
+    let mut r = scout_ingest::pcap::file::CaptureReader::open(&p).unwrap();
+    let mut times = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        times.push(f.t_ns);
+    }
+    assert_eq!(times, vec![1_700_000_000_000_000_000; 2]);
+    assert_eq!(r.stats.impossible_time_frames, 1);
+}

@@ -50,6 +50,9 @@ pub struct FileStats {
     pub truncated_frames: u64,
     pub other_blocks: u64,
     pub sections: u64,
+    /// Packets whose time is before 1970 or after 2200 (a bad `if_tsoffset` or `if_tsresol`),
+    /// skipped.
+    pub impossible_time_frames: u64,
     /// Where the file stopped being readable after valid records (a cut, garbage, a bad length):
     /// what came before is kept, as Wireshark does.
     pub damage: Option<Damage>,
@@ -372,7 +375,12 @@ impl CaptureReader {
                         if 20 + cap > body.len() {
                             return Err(err(&self.path, off, format!("captured length {cap} exceeds its block")));
                         }
-                        let t_ns = ts_to_ns(ts, ifc.units_per_s) + ifc.ts_offset_s * 1_000_000_000;
+                        let Some(t_ns) = ts_to_ns(ts, ifc.units_per_s, ifc.ts_offset_s) else {
+                            // A time that cannot be (an if_tsoffset of 2^62 once wrapped the epoch):
+                            // counted and skipped.
+                            self.stats.impossible_time_frames += 1;
+                            continue;
+                        };
                         let linktype = ifc.linktype;
                         self.stats.frames += 1;
                         self.stats.bytes += cap as u64;
@@ -426,14 +434,15 @@ impl CaptureReader {
     }
 }
 
-fn ts_to_ns(ts: u64, units_per_s: u64) -> i64 {
-    if units_per_s == 1_000_000_000 {
-        ts as i64
-    } else if units_per_s == 1_000_000 {
-        ts as i64 * 1000
-    } else {
-        (ts as i128 * 1_000_000_000 / units_per_s.max(1) as i128) as i64
-    }
+/// The latest time a frame may carry: 2200-01-01T00:00:00Z in ns since the Unix epoch (the same
+/// bound as srsRAN log dates; any two times up to it are less than 2^63 ns apart).
+pub const MAX_T_NS: i64 = 7_258_118_400_000_000_000;
+
+/// An Enhanced Packet Block's time in ns since the Unix epoch (`if_tsresol` units, plus
+/// `if_tsoffset` seconds), or `None` when it is before 1970 or after [`MAX_T_NS`].
+fn ts_to_ns(ts: u64, units_per_s: u64, offset_s: i64) -> Option<i64> {
+    let t = i128::from(ts) * 1_000_000_000 / i128::from(units_per_s.max(1)) + i128::from(offset_s) * 1_000_000_000;
+    (0..=i128::from(MAX_T_NS)).contains(&t).then_some(t as i64)
 }
 
 /// Fills `buf` completely; `Ok(false)` at a clean end of file, a truncated record counted.

@@ -434,6 +434,7 @@ pub fn ingest(
             json!({
                 "file": p.display().to_string(), "frames": r.stats.frames, "bytes": r.stats.bytes,
                 "truncated_records": r.stats.truncated_frames, "other_blocks": r.stats.other_blocks,
+                "impossible_time_frames": r.stats.impossible_time_frames,
                 "damage": r.stats.damage.as_ref().map(|d| json!({"offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read})),
                 "interfaces": r.ifaces.iter().map(|i| json!({"linktype": i.linktype, "name": i.name})).collect::<Vec<_>>(),
             })

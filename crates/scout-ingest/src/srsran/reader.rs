@@ -48,6 +48,9 @@ pub struct ReadStats {
     /// skipped, and the first.
     pub impossible_time_lines: u64,
     pub first_impossible_time_line: Option<u64>,
+    /// Where the log stopped being readable (a corrupt or truncated gzip stream): the lines
+    /// before it are kept.
+    pub damage: Option<LogDamage>,
     /// srslog "Potentially skipped log lines" markers, with the line number of each.
     pub skipped_markers: Vec<u64>,
     /// Entries whose timestamp is earlier than the latest seen before them, and the largest step back.
@@ -64,6 +67,14 @@ pub const MAX_LINE: usize = 1 << 20;
 
 fn memchr_nl(b: &[u8]) -> Option<usize> {
     b.iter().position(|&c| c == b'\n')
+}
+
+/// A log that stops being readable part-way (a gzip stream that is corrupt or cut short).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogDamage {
+    /// The last line read whole before it.
+    pub after_line: u64,
+    pub reason: String,
 }
 
 /// Reads entries from any buffered reader.
@@ -158,7 +169,22 @@ impl<R: BufRead> EntryReader<R> {
         self.overlong = false;
         let mut n = 0usize;
         loop {
-            let buf = self.r.fill_buf()?;
+            let buf = match self.r.fill_buf() {
+                Ok(b) => b,
+                // A decompression error (corrupt data, a stream cut short): the file ends here for
+                // the reader, what came before is kept, and the damage is recorded.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::InvalidData | io::ErrorKind::InvalidInput | io::ErrorKind::UnexpectedEof
+                    ) =>
+                {
+                    self.stats.damage = Some(LogDamage { after_line: self.line_no, reason: e.to_string() });
+                    self.raw.clear();
+                    return Ok(false);
+                }
+                Err(e) => return Err(e),
+            };
             if buf.is_empty() {
                 break;
             }
@@ -377,6 +403,41 @@ preamble without a header
         assert_eq!(bodies.len(), 2, "{bodies:?}");
         assert_eq!((r.stats.overlong_lines, r.stats.first_overlong_line, r.stats.lines), (1, Some(2), 3));
         assert!(r.raw.capacity() <= 2 * MAX_LINE, "the long line was not held whole");
+    }
+
+    /// A corrupt or truncated gzip log once failed the whole ingest with no position (issue 20):
+    /// the lines before the damage are read, and where it is is recorded.
+    #[test]
+    fn a_damaged_gzip_log_keeps_what_was_read_before_the_damage() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("scout-ingest-gzbad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut text = String::new();
+        for i in 0..20_000 {
+            text.push_str(&format!(
+                "2023-11-06T20:04:25.{:06} [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. sn={i}\n",
+                i % 1_000_000
+            ));
+        }
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(text.as_bytes()).unwrap();
+        let gz = enc.finish().unwrap();
+        let mut corrupt = gz.clone();
+        let mid = corrupt.len() / 2;
+        corrupt[mid..mid + 64].fill(0xff);
+        for (name, bytes) in [("cut.log.gz", gz[..gz.len() / 2].to_vec()), ("corrupt.log.gz", corrupt)] {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).unwrap();
+            let mut r = open_log(&p).unwrap();
+            let mut n = 0u64;
+            while r.next_entry().unwrap().is_some() {
+                n += 1;
+            }
+            let d = r.stats.damage.clone().unwrap_or_else(|| panic!("{name}: no damage recorded"));
+            assert!(n > 1000 && n < 20_000, "{name}: {n} entries");
+            assert!(d.after_line >= n && d.after_line < 20_000, "{name}: {d:?}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

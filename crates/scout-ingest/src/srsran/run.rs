@@ -153,6 +153,14 @@ pub fn ingest(
             }
         }
     }
+    let damaged: Vec<Value> = files
+        .iter()
+        .filter_map(|(p, r, _)| {
+            r.stats.damage.as_ref().map(|d| {
+                json!({"file": p.display().to_string(), "after_line": d.after_line, "reason": d.reason, "bytes_not_read": Value::Null})
+            })
+        })
+        .collect();
     let read_stats: Vec<Value> = files
         .iter()
         .map(|(p, r, _)| {
@@ -167,6 +175,7 @@ pub fn ingest(
                 "overlong_lines": r.stats.overlong_lines,
                 "first_overlong_line": r.stats.first_overlong_line,
                 "impossible_time_lines": r.stats.impossible_time_lines,
+                "damage": r.stats.damage.as_ref().map(|d| json!({"after_line": d.after_line, "reason": d.reason})),
                 "first_impossible_time_line": r.stats.first_impossible_time_line,
                 "skipped_log_lines_markers": r.stats.skipped_markers,
                 "out_of_order_entries": r.stats.out_of_order,
@@ -235,6 +244,7 @@ pub fn ingest(
             "skipped_inputs": {
                 "unlinked_lines": s.unlinked,
                 "unlinked_first": s.unlinked_first.iter().map(|(k, &(f, line))| (k.to_string(), json!(format!("{}:{line}", paths[f].display())))).collect::<serde_json::Map<_, _>>(),
+                "damaged_files": damaged,
                 "per_packet_lines_not_turned_into_events": not_handled.iter().map(|(k, n, (f, line))| json!({"message": k, "count": n, "first_line": line, "first": format!("{}:{line}", paths[*f].display())})).collect::<Vec<_>>(),
             },
             "offered_packets": s.packets,
