@@ -256,6 +256,7 @@ pub fn apply_set(root: &mut Value, assignment: &str) -> Result<(), String> {
 
 /// Parses scenario text, applying overrides; errors name the file and key path.
 pub fn parse(text: &str, file: &str, sets: &[String]) -> Result<(Scenario, Value), ScenarioError> {
+    check_flow_depth(text).map_err(|message| ScenarioError::Syntax { file: file.into(), message })?;
     let mut root: Value =
         serde_yaml::from_str(text).map_err(|e| ScenarioError::Syntax { file: file.into(), message: e.to_string() })?;
     for s in sets {
@@ -292,6 +293,57 @@ pub const MAX_DRBS: usize = 29;
 
 /// The most packets one video frame may hold (they are queued at once).
 pub const MAX_PACKETS_PER_FRAME: f64 = 100_000.0;
+
+/// The deepest `[`/`{` nesting a scenario may have. Scenarios nest a few levels; the YAML parser
+/// takes time quadratic in the depth before it refuses a deep one (22 s for 100 000 levels), so
+/// this linear scan refuses it first.
+pub const MAX_FLOW_DEPTH: usize = 64;
+
+/// Refuses flow collections nested deeper than [`MAX_FLOW_DEPTH`], naming the line and column;
+/// brackets inside quoted strings and comments do not count.
+fn check_flow_depth(text: &str) -> Result<(), String> {
+    let (mut depth, mut quote, mut comment) = (0usize, None::<char>, false);
+    let mut prev = '\n';
+    let mut chars = text.chars().peekable();
+    let (mut line, mut col) = (1usize, 0usize);
+    while let Some(c) = chars.next() {
+        col += 1;
+        if c == '\n' {
+            // (A quoted scalar may span lines: it still ends at its closing quote.)
+            (line, col, comment) = (line + 1, 0, false);
+        } else if comment {
+            // Up to the end of the line.
+        } else if let Some(q) = quote {
+            if q == '"' && c == '\\' {
+                chars.next();
+                col += 1;
+            } else if c == q {
+                if q == '\'' && chars.peek() == Some(&'\'') {
+                    chars.next(); // '' is a quote inside a single-quoted scalar
+                    col += 1;
+                } else {
+                    quote = None;
+                }
+            }
+        } else if c == '#' && (prev.is_whitespace() || prev == '\n') {
+            comment = true;
+        } else if c == '"' || c == '\'' {
+            quote = Some(c);
+        } else if c == '[' || c == '{' {
+            depth += 1;
+            if depth > MAX_FLOW_DEPTH {
+                return Err(format!(
+                    "line {line} column {col}: collections nested more than {MAX_FLOW_DEPTH} deep; accepted: at \
+                     most {MAX_FLOW_DEPTH} (a scenario nests a few levels)"
+                ));
+            }
+        } else if c == ']' || c == '}' {
+            depth = depth.saturating_sub(1);
+        }
+        prev = c;
+    }
+    Ok(())
+}
 
 fn validate(s: &Scenario) -> Result<(), (String, String)> {
     if !(s.duration_s > 0.0 && s.duration_s <= 86_400.0) {
@@ -444,6 +496,18 @@ mod tests {
             let e = parse(text, "s.yaml", &[set.into()]).map(|_| ()).unwrap_err().to_string();
             assert!(e.contains(key) && e.contains("accepted"), "{set}: {e}");
         }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_at_once_with_its_position() {
+        let text = format!("{MIN}x: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let t = std::time::Instant::now();
+        let e = parse(&text, "s.yaml", &[]).unwrap_err().to_string();
+        assert!(e.contains("line 5 column 68") && e.contains("nested more than 64"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1), "{:?}", t.elapsed());
+        // Brackets in quotes and comments are not nesting.
+        let quoted = format!("{MIN}description: \"{}\" # {}\n", "[".repeat(100), "{".repeat(100));
+        assert!(parse(&quoted, "s.yaml", &[]).is_ok());
     }
 
     #[test]
