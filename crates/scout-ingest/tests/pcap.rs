@@ -397,16 +397,30 @@ fn block(btype: u32, body: &[u8]) -> Vec<u8> {
     [&btype.to_le_bytes()[..], &len.to_le_bytes(), &b, &len.to_le_bytes()].concat()
 }
 
+/// A little-endian section header block (version 1.0, length unknown).
+fn section_header() -> Vec<u8> {
+    block(
+        0x0a0d0d0a,
+        &[&0x1a2b3c4du32.to_le_bytes()[..], &1u16.to_le_bytes(), &0u16.to_le_bytes(), &(-1i64).to_le_bytes()].concat(),
+    )
+}
+
+/// An Ethernet interface description block, with an `if_tsoffset` option if given.
+fn interface(ts_offset_s: Option<u64>) -> Vec<u8> {
+    let mut body = [&1u16.to_le_bytes()[..], &0u16.to_le_bytes(), &65535u32.to_le_bytes()].concat();
+    if let Some(o) = ts_offset_s {
+        body.extend([&14u16.to_le_bytes()[..], &8u16.to_le_bytes(), &o.to_le_bytes(), &[0; 4]].concat());
+    }
+    block(1, &body)
+}
+
 /// A Simple Packet Block of 12 bytes (no room for its packet length) once panicked the reader
 /// (issue 20): it is damage, after which nothing is read, and before which everything is kept.
 #[test]
 fn a_simple_packet_block_without_a_length_is_damage_not_a_panic() {
     let d = tempdir::Dir::new();
-    let shb = block(
-        0x0a0d0d0a,
-        &[&0x1a2b3c4du32.to_le_bytes()[..], &1u16.to_le_bytes(), &0u16.to_le_bytes(), &(-1i64).to_le_bytes()].concat(),
-    );
-    let idb = block(1, &[&1u16.to_le_bytes()[..], &0u16.to_le_bytes(), &65535u32.to_le_bytes()].concat());
+    let shb = section_header();
+    let idb = interface(None);
     let frame = eth(&udp_v4([10, 0, 0, 1], [10, 0, 0, 2], 1, &[7; 20], None));
     let good = block(3, &[&(frame.len() as u32).to_le_bytes()[..], &frame].concat());
     let empty = [&3u32.to_le_bytes()[..], &12u32.to_le_bytes(), &12u32.to_le_bytes()].concat();
@@ -429,17 +443,7 @@ fn a_simple_packet_block_without_a_length_is_damage_not_a_panic() {
 #[test]
 fn a_packet_time_that_cannot_be_is_counted_and_skipped() {
     let d = tempdir::Dir::new();
-    let shb = block(
-        0x0a0d0d0a,
-        &[&0x1a2b3c4du32.to_le_bytes()[..], &1u16.to_le_bytes(), &0u16.to_le_bytes(), &(-1i64).to_le_bytes()].concat(),
-    );
-    let idb = |offset: Option<u64>| {
-        let mut body = [&1u16.to_le_bytes()[..], &0u16.to_le_bytes(), &65535u32.to_le_bytes()].concat();
-        if let Some(o) = offset {
-            body.extend([&14u16.to_le_bytes()[..], &8u16.to_le_bytes(), &o.to_le_bytes(), &[0; 4]].concat());
-        }
-        block(1, &body)
-    };
+    let shb = section_header();
     let frame = eth(&udp_v4([10, 0, 0, 1], [10, 0, 0, 2], 1, &[7; 20], None));
     let epb = |iface: u32| {
         let ts: u64 = 1_700_000_000_000_000; // µs
@@ -455,7 +459,7 @@ fn a_packet_time_that_cannot_be_is_counted_and_skipped() {
         block(6, &body)
     };
     let p = d.0.join("tsoffset.pcapng");
-    std::fs::write(&p, [shb, idb(None), idb(Some(1 << 62)), epb(0), epb(1), epb(0)].concat()).unwrap();
+    std::fs::write(&p, [shb, interface(None), interface(Some(1 << 62)), epb(0), epb(1), epb(0)].concat()).unwrap();
     let mut r = scout_ingest::pcap::file::CaptureReader::open(&p).unwrap();
     let mut times = Vec::new();
     while let Some(f) = r.next_frame().unwrap() {
