@@ -51,6 +51,13 @@ class Run:
         return self.table("control_events")
 
 
+def slot_ns(meta: dict) -> int:
+    """The slot duration a run's metadata states: the simulator's cell, else a 10 ms frame
+    (TS 38.211 §4.3.1) over the slots per frame the srsRAN ingest inferred; 0 when unknown."""
+    spf = ((meta.get("ingest") or {}).get("slots") or {}).get("slots_per_frame")
+    return int((meta.get("cell") or {}).get("slot_ns") or 0) or (10_000_000 // int(spf) if spf else 0)
+
+
 def open_run(path: str | Path) -> Run:
     """Opens a run directory, checking it is complete and of a schema version this Scout reads."""
     p = Path(path)

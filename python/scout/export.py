@@ -14,7 +14,7 @@ from pathlib import Path
 
 import ibis
 
-from scout import analysis
+from scout import analysis, events
 from scout.analysis import engine
 from scout.errors import UsageError
 
@@ -119,8 +119,7 @@ def perfetto_tti(a: analysis.Analysis, limit_slots: int) -> dict:
     t = a.tti
     # Arrow rows keep NULL as None (pandas would make a missing MCS or PRB count a float NaN).
     rows = t.filter(t.ue.notnull()).order_by(["t_ns", "dir", "ue"]).limit(limit_slots).to_pyarrow().to_pylist()
-    spf = ((a.meta.get("ingest") or {}).get("slots") or {}).get("slots_per_frame")
-    slot_ns = int((a.meta.get("cell") or {}).get("slot_ns") or 0) or (10_000_000 // int(spf) if spf else 500_000)
+    slot_ns = events.slot_ns(a.meta) or 500_000
     ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "cell scheduling"}}]
     tids = {}
     for r in rows:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from scout import analysis
+from scout import analysis, events
 from scout.analysis.engine import COMPONENTS, LAYER_ORDER
 
 #: At most this many time bins per series: a 60 s run at μ1 (0.5 ms slots) is drawn slot by slot;
@@ -57,13 +57,7 @@ def collect(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None
     con = a.con
     (t0, t1), *_ = _rows(con, "SELECT min(t_ns), max(t_ns) FROM packet_events") or [(0, 0)]
     duration = max(int((t1 or 0) - (t0 or 0)), 1)
-    spf = ((a.meta.get("ingest") or {}).get("slots") or {}).get("slots_per_frame")
-    slot_ns = (
-        int((a.meta.get("cell") or {}).get("slot_ns") or 0)
-        or (10_000_000 // int(spf) if spf else 0)  # a 10 ms frame (TS 38.211 §4.3.1)
-        or _slot_from_events(con)
-        or 1_000_000
-    )
+    slot_ns = events.slot_ns(a.meta) or _slot_from_events(con) or 1_000_000
     bin_ns = max(slot_ns, -(-duration // MAX_BINS))
     d = ReportData(
         run=str(s.get("run") or a.path.name),
