@@ -622,11 +622,21 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
     )
     if pc["gtpu_other_messages"]:
         print("  other GTP-U messages: " + ", ".join(f"{k} {v:,}" for k, v in pc["gtpu_other_messages"].items()))
+    if pc.get("gtpu_length_field_mismatch"):
+        print(
+            f"  GTP-U length field disagrees with the datagram in {pc['gtpu_length_field_mismatch']:,} message(s): "
+            "decoded from the datagram, as Wireshark does"
+        )
     if pf["messages"]:
         print(
             f"  PFCP: {pf['messages']:,} messages, {pf['pairs']:,} request/response pairs, "
             f"{len(pf['unanswered_requests']):,} unanswered, {pf['retransmissions']:,} retransmissions, "
             f"{len(pf['sessions']):,} sessions"
+            + (
+                f" ({pf['duplicate_sightings']:,} duplicate sightings at other capture points)"
+                if pf.get("duplicate_sightings")
+                else ""
+            )
         )
     for side, opts in (pc.get("side_option_matches") or {}).items():
         for o in opts:
@@ -635,6 +645,9 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
                 seen = f"; the capture's interfaces: {', '.join(ifaces)}" if ifaces else " (the capture names no interfaces)"
                 print(f"  warning: --{side} {o['value']} matched no frame (neither an interface nor an address seen){seen}")
     for f in pc["files"]:
+        if f.get("other_blocks"):
+            kinds = ", ".join(f"{n:,} {k}" for k, n in (f.get("other_block_types") or {}).items())
+            print(f"  {f['file']}: {f['other_blocks']:,} pcapng block(s) without packets skipped ({kinds})")
         if f.get("impossible_time_frames"):
             print(
                 f"  {f['file']}: {f['impossible_time_frames']:,} packet(s) with a time before 1970 or after 2200 "

@@ -70,12 +70,57 @@ def test_bad_captures_get_clear_errors(tmp_path: Path) -> None:
     short = tmp_path / "short.pcap"
     short.write_bytes(bytes.fromhex("d4c3b2a1020004000000000000000000ffff0000010000000000000000000000"))
     r = scout_cmd("ingest", "pcap", str(short), "-o", str(tmp_path / "y"))
-    # A record cut short is damage: counted, said with its byte offset, and exit status 3 (the run
-    # keeps what was readable; --keep-going makes it 0).
+    # Its only record cut short: not a success with 0 frames, but an error that says what the
+    # file held and where it stops being readable.
+    assert r.returncode == 1, r.stderr
+    assert "no packets to read" in r.stderr and "unreadable from byte 24" in r.stderr, r.stderr
+    assert not (tmp_path / "y").exists()
+    # After a whole record, the same cut is damage: counted, said with its byte offset, and exit
+    # status 3 (the run keeps what was readable; --keep-going makes it 0).
+    frame = bytes(60)
+    rec = bytes.fromhex("0100000000000000") + len(frame).to_bytes(4, "little") * 2 + frame
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(short.read_bytes()[:24] + rec + rec[:20])
+    r = scout_cmd("ingest", "pcap", str(cut), "-o", str(tmp_path / "z"))
     assert r.returncode == 3, r.stderr
-    assert "damaged:" in r.stdout and "at byte 24" in r.stdout
-    meta = json.loads((tmp_path / "y" / "run.json").read_text())
+    assert "damaged:" in r.stdout and f"at byte {24 + len(rec)}" in r.stdout
+    meta = json.loads((tmp_path / "z" / "run.json").read_text())
     assert meta["pcap"]["files"][0]["truncated_records"] == 1
+
+
+def test_capture_oddities_are_said_in_the_summary_and_the_report(tmp_path: Path) -> None:
+    """A GTP-U length field that disagrees with its datagram, a PFCP message seen at two capture
+    points and a pcapng block without packets: each decoded or skipped as documented, and said."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "fuzz"))
+    import seeds  # the fuzz seeds' packet builders
+
+    ps = seeds.packets()
+    frames, changed = [], 0
+    for t, p, side in ps:
+        if side == "n3" and p[9] == 17 and p[28 + 1] == 0xFF:  # a G-PDU: add 4 to its length field
+            changed += 1
+            g = bytearray(p)
+            g[28 + 2 : 28 + 4] = (int.from_bytes(g[30:32], "big") + 4).to_bytes(2, "big")
+            p = bytes(g)
+        frames.append((t, seeds.eth(p), side))
+        if side is None:  # PFCP: seen again at a second capture point, 10 µs later
+            frames.append((t + 10_000, seeds.eth(p), side))
+    frames.sort(key=lambda f: f[0])
+    cap = tmp_path / "odd.pcapng"
+    cap.write_bytes(seeds.pcapng(frames))
+    out = tmp_path / "run"
+    r = scout_cmd("ingest", "pcap", str(cap), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert changed == 9  # 8 G-PDUs and the first fragment of a fragmented one
+    assert f"GTP-U length field disagrees with the datagram in {changed} message(s)" in r.stdout, r.stdout
+    assert "unmatched: N3 0, N6 0" in r.stdout, r.stdout  # every G-PDU still paired
+    assert "4 messages, 1 request/response pairs" in r.stdout and "(4 duplicate sightings" in r.stdout, r.stdout
+    assert "1 custom" in r.stdout, r.stdout
+    from scout.report.tables import inputs_table
+
+    t = inputs_table(json.loads((out / "run.json").read_text()))
+    what = " | ".join(t.what)
+    assert "GTP-U length field disagrees" in what and "PFCP messages seen again" in what and "custom" in what, what
 
 
 def test_probe_reports_bad_interfaces_clearly(tmp_path: Path) -> None:

@@ -1010,19 +1010,7 @@ impl RunWriter {
         if self.lost_rows > 0 {
             return Err(WriteError::Thread(format!("{} rows were not written", self.lost_rows)));
         }
-        let mut meta = std::mem::take(&mut self.meta);
-        merge(&mut meta, extra);
-        let counts = &mut meta["counts"];
-        if !counts.is_object() {
-            *counts = json!({});
-        }
-        counts["events"] = json!({
-            "packet_events": self.rows[0],
-            "slot_events": self.rows[1],
-            "control_events": self.rows[2],
-        });
-        counts["telemetry_lost"] = json!(0);
-        meta["complete"] = json!(true);
+        let meta = completed(std::mem::take(&mut self.meta), extra, self.rows);
         write_json_atomically(&self.dir.join("run.json"), &meta)?;
         self.finished = true;
         Ok(meta)
@@ -1054,6 +1042,70 @@ impl Sink for RunWriter {
             self.flush(Table::Control);
         }
     }
+}
+
+/// Where a producer's events and its closing metadata go: a run directory ([`RunWriter`]), or
+/// only their counts ([`CountingRun`]: fuzzing, tests).
+pub trait RunOutput: Sink {
+    /// Ends the run with `extra` merged into its metadata and returns the whole `run.json`.
+    fn finish_run(self, extra: Value) -> Result<Value, WriteError>;
+}
+
+impl RunOutput for RunWriter {
+    fn finish_run(self, extra: Value) -> Result<Value, WriteError> {
+        self.finish(extra)
+    }
+}
+
+/// A run that keeps its metadata and counts its events, writing nothing: what a fuzz target reads
+/// a producer's `run.json` from, thousands of times a second.
+#[derive(Debug)]
+pub struct CountingRun {
+    meta: Value,
+    rows: [u64; 3],
+}
+
+impl CountingRun {
+    pub fn new(meta: Value) -> Self {
+        let mut meta = meta;
+        meta["schema_version"] = json!(SCHEMA_VERSION);
+        CountingRun { meta, rows: [0; 3] }
+    }
+}
+
+impl Sink for CountingRun {
+    fn packet(&mut self, _: PacketEvent) {
+        self.rows[0] += 1;
+    }
+    fn slot(&mut self, _: SlotEvent) {
+        self.rows[1] += 1;
+    }
+    fn control(&mut self, _: ControlEvent) {
+        self.rows[2] += 1;
+    }
+}
+
+impl RunOutput for CountingRun {
+    fn finish_run(self, extra: Value) -> Result<Value, WriteError> {
+        Ok(completed(self.meta, extra, self.rows))
+    }
+}
+
+/// A finished run's metadata: `extra` merged in, `counts.events` filled from `rows`, complete.
+fn completed(mut meta: Value, extra: Value, rows: [u64; 3]) -> Value {
+    merge(&mut meta, extra);
+    let counts = &mut meta["counts"];
+    if !counts.is_object() {
+        *counts = json!({});
+    }
+    counts["events"] = json!({
+        "packet_events": rows[0],
+        "slot_events": rows[1],
+        "control_events": rows[2],
+    });
+    counts["telemetry_lost"] = json!(0);
+    meta["complete"] = json!(true);
+    meta
 }
 
 /// Merges `extra` into `base` (objects recursively; anything else replaces).

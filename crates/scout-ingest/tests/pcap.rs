@@ -468,3 +468,148 @@ fn a_packet_time_that_cannot_be_is_counted_and_skipped() {
     assert_eq!(times, vec![1_700_000_000_000_000_000; 2]);
     assert_eq!(r.stats.impossible_time_frames, 1);
 }
+
+/// A PFCP heartbeat request (type 1) or response (type 2) with a Recovery Time Stamp IE.
+fn heartbeat(msg_type: u8, seq: u32) -> Vec<u8> {
+    let s = seq.to_be_bytes();
+    [&[0x20, msg_type, 0, 12, s[1], s[2], s[3], 0][..], &[0, 96, 0, 4, 0xe0, 0, 0, 0]].concat()
+}
+
+/// On an `any` capture one PFCP message is seen once per interface it crosses. Those sightings
+/// (the same IP packet, microseconds apart) were counted as a retransmission and a response
+/// without request (issue 20); a real retransmission is a new packet seconds later.
+#[test]
+fn a_pfcp_message_seen_at_two_capture_points_is_one_message() {
+    let d = tempdir::Dir::new();
+    let (smf, upf) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    let t0 = 1_700_000_000_000_000_000i64;
+    let pkt = |src, dst, id, m: Vec<u8>| eth(&udp_v4(src, dst, id, &m, Some(8805)));
+    let frames = vec![
+        (t0, pkt(smf, upf, 100, heartbeat(1, 1))),
+        (t0 + 20_000, pkt(smf, upf, 100, heartbeat(1, 1))),
+        (t0 + 1_000_000, pkt(upf, smf, 200, heartbeat(2, 1))),
+        (t0 + 1_020_000, pkt(upf, smf, 200, heartbeat(2, 1))),
+        (t0 + 10_000_000, pkt(smf, upf, 101, heartbeat(1, 2))),
+        // T1 expired: the SMF sends the request again, a new IP packet.
+        (t0 + 3_010_000_000, pkt(smf, upf, 102, heartbeat(1, 2))),
+        (t0 + 3_011_000_000, pkt(upf, smf, 201, heartbeat(2, 2))),
+    ];
+    let p = d.0.join("pfcp-twice.pcap");
+    write_pcap_ns(&p, &frames);
+    let (meta, _d) = run(&[p], &Options::default());
+    let pf = &meta["pfcp"];
+    assert_eq!(n(&pf["duplicate_sightings"]), 2, "{pf}");
+    assert_eq!(n(&pf["messages"]), 5, "{pf}");
+    assert_eq!(n(&pf["pairs"]), 2, "{pf}");
+    assert_eq!(n(&pf["retransmissions"]), 1, "{pf}");
+    assert_eq!(n(&pf["responses_without_request"]), 0, "{pf}");
+    assert!(pf["unanswered_requests"].as_array().unwrap().is_empty(), "{pf}");
+    assert_eq!(n(&meta["pcap"]["pfcp_frames"]), 7);
+    assert_eq!(accounted(&meta), n(&meta["pcap"]["frames"]));
+}
+
+/// A G-PDU whose GTP-U length field disagrees with its datagram but whose T-PDU is intact was
+/// refused as truncated (issue 20): it is decoded as Wireshark does — the T-PDU is the rest of the
+/// datagram — paired, and the disagreement counted.
+#[test]
+fn a_gtpu_length_field_that_disagrees_with_the_datagram_is_counted_not_fatal() {
+    let d = tempdir::Dir::new();
+    let (gnb, upf) = ([10, 0, 0, 3], [10, 0, 0, 2]);
+    let t0 = 1_700_000_000_000_000_000i64;
+    let mut frames = Vec::new();
+    for (i, delta) in [(0u16, 0i32), (1, 10), (2, -4)] {
+        let inner = udp_v4([10, 45, 0, 2], [8, 8, 8, 8], 500 + i, &[i as u8; 40], None);
+        let mut g = gtp(0x100, &inner);
+        let len = (u16::from_be_bytes([g[2], g[3]]) as i32 + delta) as u16;
+        g[2..4].copy_from_slice(&len.to_be_bytes());
+        let t = t0 + i64::from(i) * 1_000_000;
+        frames.push((t, eth(&udp_v4(gnb, upf, 900 + i, &g, Some(2152)))));
+        frames.push((t + 10_000, eth(&inner)));
+    }
+    let p = d.0.join("gtp-length.pcap");
+    write_pcap_ns(&p, &frames);
+    let (meta, _d) = run(&[p], &Options::default());
+    let pc = &meta["pcap"];
+    assert_eq!(n(&pc["upf_delay"]["ul"]["pairs"]), 3, "{pc}");
+    assert_eq!(n(&pc["gtpu_length_field_mismatch"]), 2, "{pc}");
+    assert_eq!(accounted(&meta), n(&pc["frames"]));
+}
+
+/// A section in either byte order (draft-ietf-opsawg-pcapng §4.1): every section of a file is
+/// read in its own order, the obsolete Packet Block (type 2) as well; blocks without packets are
+/// counted by type; a capture without a single packet is an error that says what it held, never a
+/// success with 0 frames (issue 20).
+#[test]
+fn pcapng_sections_in_both_byte_orders_and_a_capture_without_packets() {
+    let d = tempdir::Dir::new();
+    let frame = eth(&udp_v4([10, 0, 0, 1], [10, 0, 0, 2], 1, &[7; 20], None));
+    let ts: u64 = 1_700_000_000_000_000; // µs
+    let be_block = |btype: u32, body: &[u8]| {
+        let mut b = body.to_vec();
+        b.resize(body.len().div_ceil(4) * 4, 0);
+        let len = (12 + b.len()) as u32;
+        [&btype.to_be_bytes()[..], &len.to_be_bytes(), &b, &len.to_be_bytes()].concat()
+    };
+    let be_shb = be_block(
+        0x0a0d0d0a,
+        &[&0x1a2b3c4du32.to_be_bytes()[..], &1u16.to_be_bytes(), &0u16.to_be_bytes(), &(-1i64).to_be_bytes()].concat(),
+    );
+    let be_idb = be_block(1, &[&1u16.to_be_bytes()[..], &0u16.to_be_bytes(), &65535u32.to_be_bytes()].concat());
+    let be_epb = be_block(
+        6,
+        &[
+            &0u32.to_be_bytes()[..],
+            &((ts >> 32) as u32).to_be_bytes(),
+            &(ts as u32).to_be_bytes(),
+            &(frame.len() as u32).to_be_bytes(),
+            &(frame.len() as u32).to_be_bytes(),
+            &frame,
+        ]
+        .concat(),
+    );
+    let le_pb = block(
+        2,
+        &[
+            &0u16.to_le_bytes()[..],
+            &0u16.to_le_bytes(),
+            &((ts >> 32) as u32).to_le_bytes(),
+            &((ts + 5) as u32).to_le_bytes(),
+            &(frame.len() as u32).to_le_bytes(),
+            &(frame.len() as u32).to_le_bytes(),
+            &frame,
+        ]
+        .concat(),
+    );
+    let isb = block(5, &[0; 12]);
+    let unknown = block(0x0777, &[1, 2, 3, 4]);
+    let p = d.0.join("two-orders.pcapng");
+    std::fs::write(
+        &p,
+        [be_shb.clone(), be_idb.clone(), be_epb, section_header(), interface(None), le_pb, isb.clone(), unknown]
+            .concat(),
+    )
+    .unwrap();
+    let mut r = scout_ingest::pcap::file::CaptureReader::open(&p).unwrap();
+    let mut times = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        times.push((f.t_ns, f.data.len()));
+    }
+    assert_eq!(times, vec![(1_700_000_000_000_000_000, frame.len()), (1_700_000_000_000_005_000, frame.len())]);
+    assert_eq!(r.stats.sections, 2);
+    assert_eq!(r.stats.other_block_types.into_iter().collect::<Vec<_>>(), vec![(5, 1), (0x777, 1)]);
+    // Interfaces and statistics but no packet: an error that says so.
+    let p = d.0.join("no-packets.pcapng");
+    std::fs::write(&p, [be_shb, be_idb, be_block(5, &[0; 12])].concat()).unwrap();
+    let e = ingest(std::slice::from_ref(&p), &Options::default(), &d.0.join("run"), &mut |_, _| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("no packets to read")
+            && e.contains("1 interface_statistics")
+            && e.contains(&p.display().to_string()),
+        "{e}"
+    );
+    assert!(!d.0.join("run").exists(), "no run directory for a capture without packets");
+}

@@ -79,11 +79,63 @@ def inputs_table(meta: dict) -> pd.DataFrame:
         rows.append([f"not turned into events: {x['message']}", layer, x["count"], x.get("first", x.get("first_line"))])
     if ing.get("srb_lines"):
         rows.append(["signalling-bearer (SRB) lines, not user plane", "", ing["srb_lines"], ""])
+    rows += _pcap_rows(meta)
     for key in ("trace", "metrics"):
         t = meta.get(key) or {}
         if t.get("bad_lines"):
             rows.append([f"{key} lines that are not events", key, t["bad_lines"], ", ".join(t.get("first_bad_lines", []))])
     return pd.DataFrame(rows, columns=["what", "layer", "count", "first"])
+
+
+def _pcap_rows(meta: dict) -> list[list]:
+    """What of a capture was not used (`scout ingest pcap`), by cause."""
+    pc, pf = meta.get("pcap") or {}, meta.get("pfcp") or {}
+    if not pc:
+        return []
+    rows = []
+    for f in pc.get("files", []):
+        name = f.get("file", "")
+        if f.get("damage"):
+            d = f["damage"]
+            rows.append(
+                [
+                    f"damaged file, not read from here: {d['reason']}",
+                    "capture",
+                    d.get("bytes_not_read") or 0,
+                    f"{name}: byte {d['offset']}",
+                ]
+            )
+        if f.get("impossible_time_frames"):
+            rows.append(["packets with a time before 1970 or after 2200 (skipped)", "capture", f["impossible_time_frames"], name])
+        for kind, n in (f.get("other_block_types") or {}).items():
+            rows.append([f"pcapng blocks without packets: {kind}", "capture", n, name])
+    sk = (meta.get("counts") or {}).get("skipped_inputs") or {}
+    for x in sk.get("frames_not_decoded") or []:
+        rows.append([f"frames not decoded: {x['cause']}", "capture", x["count"], x.get("first", "")])
+    un = pc.get("unmatched") or {}
+    for side in ("n3", "n6"):
+        u = un.get(side) or {}
+        for key, what in (("no_twin_within_window", "no twin within the window"), ("capture_ended", "the capture ended first")):
+            if u.get(key):
+                rows.append([f"{side.upper()} sightings without their twin: {what}", side, u[key], ""])
+    if pc.get("not_user_plane_frames"):
+        rows.append(
+            ["frames of other traffic (not between a tunnel's inner addresses)", "capture", pc["not_user_plane_frames"], ""]
+        )
+    if pc.get("gtpu_length_field_mismatch"):
+        rows.append(
+            [
+                "GTP-U length field disagrees with the datagram (decoded from the datagram)",
+                "gtpu",
+                pc["gtpu_length_field_mismatch"],
+                "",
+            ]
+        )
+    for x in pf.get("undecodable") or []:
+        rows.append([f"PFCP messages not decoded: {x['cause']}", "pfcp", x["count"], x.get("first", "")])
+    if pf.get("duplicate_sightings"):
+        rows.append(["PFCP messages seen again at another capture point (counted once)", "pfcp", pf["duplicate_sightings"], ""])
+    return rows
 
 
 def summary_tables(a: analysis.Analysis) -> dict[str, str]:

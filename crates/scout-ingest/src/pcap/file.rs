@@ -2,8 +2,8 @@
 //!
 //! - pcap (libpcap format): either byte order; magic `a1b2c3d4` (µs timestamps) or `a1b23c4d`
 //!   (ns); one link type per file.
-//! - pcapng (draft-ietf-opsawg-pcapng): any number of sections and interfaces; Enhanced and Simple
-//!   Packet Blocks; per-interface `if_tsresol` (10^-n or 2^-n s) and `if_tsoffset`; interface
+//! - pcapng (draft-ietf-opsawg-pcapng): any number of sections, each in its own byte order, and
+//!   interfaces; Enhanced, Simple and (obsolete) Packet Blocks; per-interface `if_tsresol` (10^-n or 2^-n s) and `if_tsoffset`; interface
 //!   names (`if_name`) kept for telling N3 from N6. Other blocks are skipped and counted.
 //!
 //! Errors name the file and byte offset.
@@ -48,7 +48,10 @@ pub struct FileStats {
     pub frames: u64,
     pub bytes: u64,
     pub truncated_frames: u64,
+    /// Blocks that carry no packet (name resolution, statistics, decryption secrets, custom and
+    /// unknown types), skipped: how many, and how many of each type.
     pub other_blocks: u64,
+    pub other_block_types: std::collections::BTreeMap<u32, u64>,
     pub sections: u64,
     /// Packets whose time is before 1970 or after 2200 (a bad `if_tsoffset` or `if_tsresol`),
     /// skipped.
@@ -79,8 +82,8 @@ enum Format {
 
 /// Where a capture's bytes come from.
 enum Source {
-    /// A regular file, mapped; `pos` is the next byte to take.
-    Mapped { map: memmap2::Mmap, pos: usize },
+    /// A regular file, mapped, or bytes already in memory; `pos` is the next byte to take.
+    Mapped { map: Box<dyn AsRef<[u8]> + Send>, pos: usize },
     /// Anything else, read into `buf` one record at a time.
     Read { r: BufReader<File>, buf: Vec<u8> },
 }
@@ -93,7 +96,7 @@ impl Source {
             let map = unsafe { memmap2::Mmap::map(&f)? };
             #[cfg(unix)]
             let _ = map.advise(memmap2::Advice::Sequential);
-            return Ok(Source::Mapped { map, pos: 0 });
+            return Ok(Source::Mapped { map: Box::new(map), pos: 0 });
         }
         Ok(Source::Read { r: BufReader::with_capacity(1 << 20, f), buf: Vec::with_capacity(1 << 16) })
     }
@@ -103,6 +106,7 @@ impl Source {
     fn take(&mut self, n: usize, truncated: &mut u64) -> io::Result<Option<Range<usize>>> {
         match self {
             Source::Mapped { map, pos } => {
+                let map = (**map).as_ref();
                 let start = *pos;
                 if map.len() - start < n {
                     if map.len() > start {
@@ -129,7 +133,7 @@ impl Source {
     /// The bytes every slice [`Source::take`] returns lies in.
     fn all(&self) -> &[u8] {
         match self {
-            Source::Mapped { map, .. } => map,
+            Source::Mapped { map, .. } => (**map).as_ref(),
             Source::Read { buf, .. } => buf,
         }
     }
@@ -158,9 +162,26 @@ impl CaptureReader {
         let p = path.display().to_string();
         let f = File::open(path).map_err(|e| io::Error::new(e.kind(), format!("{p}: {e}")))?;
         let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        let src = Source::open(f).map_err(|e| io::Error::new(e.kind(), format!("{p}: {e}")))?;
+        Self::start(p, src, len)
+    }
+
+    /// The capture's size in bytes (0 where it is not a regular file).
+    pub fn size(&self) -> u64 {
+        self.len.unwrap_or(0)
+    }
+
+    /// Reads a capture held in memory; `name` stands for its path in messages.
+    pub fn from_bytes(name: &str, data: std::sync::Arc<[u8]>) -> io::Result<Self> {
+        let len = Some(data.len() as u64);
+        Self::start(name.to_string(), Source::Mapped { map: Box::new(data), pos: 0 }, len)
+    }
+
+    /// Reads the file header (pcap) or first section header (pcapng).
+    fn start(p: String, src: Source, len: Option<u64>) -> io::Result<Self> {
         let mut me = CaptureReader {
             cur: None,
-            src: Source::open(f).map_err(|e| io::Error::new(e.kind(), format!("{p}: {e}")))?,
+            src,
             path: p.clone(),
             format: Format::PcapNg { big: false },
             ifaces: Vec::new(),
@@ -363,29 +384,14 @@ impl CaptureReader {
                         }
                         let iface = u32_at(body, 0, big);
                         let ts = (u64::from(u32_at(body, 4, big)) << 32) | u64::from(u32_at(body, 8, big));
-                        let cap = u32_at(body, 12, big) as usize;
-                        let orig = u32_at(body, 16, big);
-                        let Some(ifc) = self.ifaces.get(iface as usize) else {
-                            return Err(err(
-                                &self.path,
-                                off,
-                                format!("packet on interface {iface}, which no interface block described"),
-                            ));
-                        };
-                        if 20 + cap > body.len() {
-                            return Err(err(&self.path, off, format!("captured length {cap} exceeds its block")));
+                        let (cap, orig) = (u32_at(body, 12, big) as usize, u32_at(body, 16, big));
+                        match self.packet(off, iface, ts, cap, body.len())? {
+                            Some((t_ns, linktype)) => {
+                                let a = body_at + 20;
+                                return Ok(Some((iface, t_ns, linktype, orig, off, a, a + cap)));
+                            }
+                            None => continue,
                         }
-                        let Some(t_ns) = ts_to_ns(ts, ifc.units_per_s, ifc.ts_offset_s) else {
-                            // A time that cannot be (an if_tsoffset of 2^62 once wrapped the epoch):
-                            // counted and skipped.
-                            self.stats.impossible_time_frames += 1;
-                            continue;
-                        };
-                        let linktype = ifc.linktype;
-                        self.stats.frames += 1;
-                        self.stats.bytes += cap as u64;
-                        let a = body_at + 20;
-                        return Ok(Some((iface, t_ns, linktype, orig, off, a, a + cap)));
                     }
                     3 => {
                         // Simple Packet Block: interface 0, no timestamp.
@@ -404,10 +410,53 @@ impl CaptureReader {
                         let a = body_at + 4;
                         return Ok(Some((0, 0, linktype, orig, off, a, a + cap)));
                     }
-                    _ => self.stats.other_blocks += 1,
+                    2 => {
+                        // Packet Block (obsolete, still written by old tools): a 16-bit interface
+                        // id and drops count, then as an Enhanced Packet Block.
+                        if body.len() < 20 {
+                            return Err(err(&self.path, off, "short packet block"));
+                        }
+                        let iface = u32::from(u16_at(body, 0, big));
+                        let ts = (u64::from(u32_at(body, 4, big)) << 32) | u64::from(u32_at(body, 8, big));
+                        let (cap, orig) = (u32_at(body, 12, big) as usize, u32_at(body, 16, big));
+                        match self.packet(off, iface, ts, cap, body.len())? {
+                            Some((t_ns, linktype)) => {
+                                let a = body_at + 20;
+                                return Ok(Some((iface, t_ns, linktype, orig, off, a, a + cap)));
+                            }
+                            None => continue,
+                        }
+                    }
+                    t => {
+                        self.stats.other_blocks += 1;
+                        *self.stats.other_block_types.entry(t).or_insert(0) += 1;
+                    }
                 }
             },
         }
+    }
+
+    /// Checks an (Enhanced) Packet Block's fields against its interface and block (of `body_len`
+    /// bytes, 20 before the packet) and counts the frame; `None` for a time that cannot be (an
+    /// `if_tsoffset` of 2^62 once wrapped the epoch), counted and skipped.
+    fn packet(&mut self, off: u64, iface: u32, ts: u64, cap: usize, body_len: usize) -> io::Result<Option<(i64, u16)>> {
+        let Some(ifc) = self.ifaces.get(iface as usize) else {
+            return Err(err(
+                &self.path,
+                off,
+                format!("packet on interface {iface}, which no interface block described"),
+            ));
+        };
+        if 20 + cap > body_len {
+            return Err(err(&self.path, off, format!("captured length {cap} exceeds its block")));
+        }
+        let Some(t_ns) = ts_to_ns(ts, ifc.units_per_s, ifc.ts_offset_s) else {
+            self.stats.impossible_time_frames += 1;
+            return Ok(None);
+        };
+        self.stats.frames += 1;
+        self.stats.bytes += cap as u64;
+        Ok(Some((t_ns, ifc.linktype)))
     }
 
     /// The rest of an SHB after its type and length (at `offset - 8`): byte-order magic, then

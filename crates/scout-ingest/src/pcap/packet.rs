@@ -84,7 +84,7 @@ pub fn link(linktype: u16, d: &[u8]) -> Result<(u16, &[u8], u32, bool), Cause> {
                 _ => return Err("loopback frame is not IP"),
             }
         }
-        _ => return Err("link type not supported"),
+        _ => return Err("link type not supported (read: Ethernet 1, Linux cooked 113 and 276, raw IP 101/12/14/228/229, BSD loopback 0)"),
     };
     // 802.1Q / 802.1ad / QinQ tags.
     while matches!(et, 0x8100 | 0x88a8 | 0x9100) {
@@ -190,6 +190,8 @@ fn ipv6(d: &[u8]) -> Result<Ip<'_>, Cause> {
 #[derive(Default)]
 pub struct Reassembler {
     parts: HashMap<(IpAddr, IpAddr, u8, u32), Partial>,
+    /// Bytes held in all `parts`.
+    held: usize,
     pub reassembled: u64,
     pub expired: u64,
     pub overlapping: u64,
@@ -203,26 +205,62 @@ struct Partial {
     /// The first fragment's IP header (to rebuild a whole packet) once seen.
     header: Option<Vec<u8>>,
     pieces: Vec<(u32, Vec<u8>)>,
+    /// Bytes in `pieces` and `header`.
+    held: usize,
     end: Option<u32>,
 }
 
 /// Fragments older than this are given up (Linux's `ipfrag_time` default: 30 s).
 pub const FRAG_TIMEOUT_NS: i64 = 30_000_000_000;
 
+/// The largest reassembled payload: IPv4's total length and IPv6's payload length are 16-bit
+/// (RFC 791 §3.1, RFC 8200 §4.5; jumbograms are never fragmented). A fragment ending beyond it is
+/// refused, as Linux refuses it.
+pub const MAX_REASSEMBLED: u32 = 65_535;
+
+/// The most bytes held for one packet (overlapping fragments count each time): twice the
+/// largest packet. More is a flood of overlaps, refused and counted.
+pub const MAX_HELD_PER_PACKET: usize = 2 * MAX_REASSEMBLED as usize;
+
+/// The most bytes held for all packets waiting for their fragments (Linux holds at most 4 MiB
+/// per network namespace, `ipfrag_high_thresh`); beyond it new fragments are refused and counted.
+pub const MAX_HELD: usize = 64 << 20;
+
+/// A fragment that is not held (each is counted as a frame not decoded, by cause).
+pub const FRAGMENT_BEYOND_MAX: Cause = "IP fragment ending beyond 65 535 bytes (refused, as by Linux)";
+pub const FRAGMENT_FLOOD: Cause = "IP fragment refused: more than 128 KiB of fragments for one packet (overlaps)";
+pub const FRAGMENTS_FULL: Cause = "IP fragment refused: 64 MiB of fragments already wait for reassembly";
+
 impl Reassembler {
     /// Adds a fragment; returns the whole packet's upper-layer bytes (with its first fragment's
-    /// IP header in front, its length fields not rewritten) when it is complete.
-    pub fn add(&mut self, t_ns: i64, ip: &Ip) -> Option<(Vec<u8>, usize)> {
-        let (off, more, id) = ip.frag?;
+    /// IP header in front, its length fields not rewritten) when it is complete, `Ok(None)` while
+    /// it waits, and the cause when the fragment is refused (see [`MAX_REASSEMBLED`],
+    /// [`MAX_HELD_PER_PACKET`], [`MAX_HELD`]).
+    pub fn add(&mut self, t_ns: i64, ip: &Ip) -> Result<Option<(Vec<u8>, usize)>, Cause> {
+        let Some((off, more, id)) = ip.frag else { return Ok(None) };
+        if u64::from(off) + ip.l4.len() as u64 > u64::from(MAX_REASSEMBLED) {
+            return Err(FRAGMENT_BEYOND_MAX);
+        }
+        let header_len = if off == 0 { ip.packet.len() - ip.l4.len() } else { 0 };
+        let size = ip.l4.len() + header_len;
+        if self.held + size > MAX_HELD {
+            return Err(FRAGMENTS_FULL);
+        }
         let key = (ip.src, ip.dst, ip.proto, id);
         let p = self.parts.entry(key).or_insert_with(|| Partial {
             first_t: t_ns,
             header: None,
             pieces: Vec::new(),
+            held: 0,
             end: None,
         });
+        if p.held + size > MAX_HELD_PER_PACKET {
+            return Err(FRAGMENT_FLOOD);
+        }
+        p.held += size;
+        self.held += size;
         if off == 0 {
-            p.header = Some(ip.packet[..ip.packet.len() - ip.l4.len()].to_vec());
+            p.header = Some(ip.packet[..header_len].to_vec());
         }
         if !more {
             p.end = Some(off + ip.l4.len() as u32);
@@ -231,8 +269,10 @@ impl Reassembler {
             self.overlapping += 1;
         }
         p.pieces.push((off, ip.l4.to_vec()));
-        let end = p.end?;
-        p.header.as_ref()?;
+        let Some(end) = p.end else { return Ok(None) };
+        if p.header.is_none() {
+            return Ok(None);
+        }
         p.pieces.sort_by_key(|x| x.0);
         let mut have = 0u32;
         for (o, b) in &p.pieces {
@@ -240,14 +280,15 @@ impl Reassembler {
                 break; // what lies beyond the end is not part of the packet
             }
             if *o > have {
-                return None;
+                return Ok(None);
             }
             have = have.max(o + b.len() as u32);
         }
         if have < end {
-            return None;
+            return Ok(None);
         }
-        let p = self.parts.remove(&key)?;
+        let Some(p) = self.parts.remove(&key) else { return Ok(None) };
+        self.held -= p.held;
         let header = p.header.unwrap_or_default();
         let mut out = header.clone();
         out.resize(header.len() + end as usize, 0);
@@ -263,13 +304,20 @@ impl Reassembler {
             out[s..s + n].copy_from_slice(&b[..n]);
         }
         self.reassembled += 1;
-        Some((out, header.len()))
+        Ok(Some((out, header.len())))
     }
 
     /// Gives up fragments older than [`FRAG_TIMEOUT_NS`] (or all, at the end).
     pub fn expire(&mut self, now_ns: i64) {
         let before = self.parts.len();
-        self.parts.retain(|_, p| now_ns - p.first_t < FRAG_TIMEOUT_NS);
+        let held = &mut self.held;
+        self.parts.retain(|_, p| {
+            let keep = now_ns.saturating_sub(p.first_t) < FRAG_TIMEOUT_NS;
+            if !keep {
+                *held -= p.held;
+            }
+            keep
+        });
         self.expired += (before - self.parts.len()) as u64;
     }
 
@@ -299,6 +347,8 @@ pub struct Gtpu<'a> {
     pub qfi: Option<u8>,
     /// The T-PDU (G-PDU) or information elements.
     pub payload: &'a [u8],
+    /// The length field does not give the datagram's length after the mandatory header.
+    pub length_mismatch: bool,
 }
 
 #[inline]
@@ -316,11 +366,11 @@ pub fn gtpu(d: &[u8]) -> Result<Gtpu<'_>, Cause> {
     let msg_type = d[1];
     let len = usize::from(u16::from_be_bytes([d[2], d[3]]));
     let teid = u32::from_be_bytes([d[4], d[5], d[6], d[7]]);
-    if d.len() < 8 + len {
-        return Err("GTP-U message truncated (length field beyond the datagram)");
-    }
-    let body = &d[8..8 + len];
-    let mut g = Gtpu { msg_type, teid, ..Gtpu::default() };
+    // As Wireshark does, the message is the rest of the datagram whatever the length field says
+    // (a sender that counts the optional fields twice, or pads, still carries an intact T-PDU);
+    // the disagreement is reported, and counted by the ingest.
+    let body = &d[8..];
+    let mut g = Gtpu { msg_type, teid, length_mismatch: len != body.len(), ..Gtpu::default() };
     let mut o = 0;
     if flags & 0x07 != 0 {
         if body.len() < 4 {
@@ -470,7 +520,11 @@ mod tests {
         let g = gtpu(&d).unwrap();
         assert_eq!((g.msg_type, g.teid, g.seq, g.pdu_type, g.qfi), (255, 5, Some(0x0102), Some(1), Some(9)));
         assert_eq!(g.payload, &inner[..]);
-        assert!(gtpu(&d[..d.len() - 1]).is_err());
+        assert!(!g.length_mismatch);
+        // A length field that disagrees with the datagram: the datagram wins (Wireshark).
+        let g = gtpu(&d[..d.len() - 1]).unwrap();
+        assert!(g.length_mismatch && g.payload == &inner[..inner.len() - 1]);
+        assert!(gtpu(&d[..11]).is_err());
         let mut bad = d.clone();
         bad[12] = 0; // extension length 0
         assert_eq!(gtpu(&bad), Err("GTP-U extension header with a bad length"));
@@ -490,8 +544,8 @@ mod tests {
         let f2 = mk(48, false, &payload[48..]);
         let f1 = mk(0, true, &payload[..48]);
         let mut r = Reassembler::default();
-        assert!(r.add(0, &ip(0x0800, &f2).unwrap()).is_none());
-        let (out, h) = r.add(1, &ip(0x0800, &f1).unwrap()).unwrap();
+        assert!(r.add(0, &ip(0x0800, &f2).unwrap()).unwrap().is_none());
+        let (out, h) = r.add(1, &ip(0x0800, &f1).unwrap()).unwrap().unwrap();
         assert_eq!(&out[h..], &whole[20..]);
         assert_eq!(r.pending(), 0);
     }
@@ -511,10 +565,41 @@ mod tests {
         let mut r = Reassembler::default();
         // Bytes 64..96 and 0..24, then 24..48 as the last fragment: the packet ends at 48, and the
         // piece at 64 lies beyond it.
-        assert!(r.add(0, &ip(0x0800, &mk(64, true, &payload[64..])).unwrap()).is_none());
-        assert!(r.add(1, &ip(0x0800, &mk(0, true, &payload[..24])).unwrap()).is_none());
-        let (out, h) = r.add(2, &ip(0x0800, &mk(24, false, &payload[24..48])).unwrap()).unwrap();
+        assert!(r.add(0, &ip(0x0800, &mk(64, true, &payload[64..])).unwrap()).unwrap().is_none());
+        assert!(r.add(1, &ip(0x0800, &mk(0, true, &payload[..24])).unwrap()).unwrap().is_none());
+        let (out, h) = r.add(2, &ip(0x0800, &mk(24, false, &payload[24..48])).unwrap()).unwrap().unwrap();
         assert_eq!(&out[h..], &payload[..48]);
         assert_eq!((r.beyond_end, r.pending()), (1, 0));
+    }
+
+    /// Reassembly holds bounded memory (issue 20): a fragment ending beyond 65 535 bytes is refused,
+    /// as is an endless stream of overlapping fragments of one packet, each with its cause; the
+    /// packet's fragments before the flood still make it whole.
+    #[test]
+    fn reassembly_buffers_are_capped() {
+        let mk = |id: u16, off: usize, more: bool, data: &[u8]| {
+            let mut p = v4([1, 1, 1, 1], [2, 2, 2, 2], 17, id, 64, data);
+            let ff = ((off / 8) as u16) | if more { 0x2000 } else { 0 };
+            p[6] = (ff >> 8) as u8;
+            p[7] = ff as u8;
+            p
+        };
+        let mut r = Reassembler::default();
+        let big = vec![0u8; 1000];
+        assert_eq!(r.add(0, &ip(0x0800, &mk(1, 65_000, true, &big)).unwrap()), Err(FRAGMENT_BEYOND_MAX));
+        let mut refused = 0;
+        for i in 0..200 {
+            match r.add(i, &ip(0x0800, &mk(2, 0, true, &big)).unwrap()) {
+                Ok(None) => {}
+                Err(c) => {
+                    assert_eq!(c, FRAGMENT_FLOOD);
+                    refused += 1;
+                }
+                Ok(Some(_)) => panic!("no last fragment was sent"),
+            }
+        }
+        assert!(refused > 60 && r.held <= MAX_HELD_PER_PACKET, "{refused} {}", r.held);
+        r.expire(i64::MAX);
+        assert_eq!((r.held, r.pending()), (0, 0));
     }
 }

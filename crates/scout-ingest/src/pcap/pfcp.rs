@@ -217,6 +217,12 @@ fn dns_labels(v: &[u8]) -> String {
     out
 }
 
+/// How close two sightings of one IP packet must be to count as one message seen at two capture
+/// points. A retransmission is a new IP packet (a new IPv4 identification) sent when T1 expires,
+/// seconds later in every core (TS 29.244 §6.4 leaves T1 to the implementation; Open5GS and
+/// free5GC use 3 s); sightings of one packet on the interfaces it crosses are microseconds apart.
+pub const DUPLICATE_WINDOW_NS: i64 = 100_000_000;
+
 /// A session as learned from its messages.
 #[derive(Clone, Debug, Default)]
 pub struct Session {
@@ -241,7 +247,15 @@ pub struct Tracker {
     pub unanswered: Vec<Value>,
     pub responses_without_request: u64,
     pub retransmissions: u64,
+    /// Distinct messages (a message seen again at another capture point counts once).
     pub messages: u64,
+    /// The same IP packet seen again within [`DUPLICATE_WINDOW_NS`]: one message seen at two
+    /// capture points (an `any` capture sees it on each interface it crosses), not a
+    /// retransmission.
+    pub duplicate_sightings: u64,
+    /// Packet identity → when it was last seen, for duplicate sightings.
+    seen: HashMap<u64, i64>,
+    seen_order: std::collections::VecDeque<(i64, u64)>,
     pub by_type: HashMap<&'static str, u64>,
     pub unknown_types: u64,
     pub sessions: Vec<Session>,
@@ -270,6 +284,31 @@ pub struct Pair {
 }
 
 impl Tracker {
+    /// One sighting of a PFCP message whose IP packet has `identity`
+    /// ([`super::packet::identity`]); returns false when it is a duplicate sighting.
+    pub fn sighting(&mut self, t_ns: i64, identity: u64, src: SocketAddr, dst: SocketAddr, m: &Msg) -> bool {
+        // (The identity hashes 16 bytes past the IP header; the sequence number lies beyond them.)
+        let identity = identity ^ (u64::from(m.seq) << 8 | u64::from(m.msg_type)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        while let Some(&(t, k)) = self.seen_order.front() {
+            if t >= t_ns.saturating_sub(DUPLICATE_WINDOW_NS) {
+                break;
+            }
+            self.seen_order.pop_front();
+            if self.seen.get(&k) == Some(&t) {
+                self.seen.remove(&k);
+            }
+        }
+        if self.seen.get(&identity).is_some_and(|&t| t_ns.saturating_sub(t) <= DUPLICATE_WINDOW_NS) {
+            self.duplicate_sightings += 1;
+            return false;
+        }
+        self.seen.insert(identity, t_ns);
+        self.seen_order.push_back((t_ns, identity));
+        self.message(t_ns, src, dst, m);
+        true
+    }
+
+    /// One message (each message once: see [`Tracker::sighting`]).
     pub fn message(&mut self, t_ns: i64, src: SocketAddr, dst: SocketAddr, m: &Msg) {
         self.messages += 1;
         let Some((kind, request)) = msg_kind(m.msg_type) else {

@@ -13,8 +13,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use scout_events::writer::RunWriter;
+use scout_events::writer::{RunOutput, RunWriter};
 use serde_json::{json, Value};
 
 use super::file::CaptureReader;
@@ -42,17 +43,41 @@ impl Default for Options {
     }
 }
 
+/// A capture to read: a file, or bytes already in memory (fuzz targets, tests).
+#[derive(Clone, Debug)]
+pub enum Capture {
+    File(PathBuf),
+    Bytes { name: String, data: Arc<[u8]> },
+}
+
+impl Capture {
+    /// The file's path, or the name given to the bytes.
+    pub fn name(&self) -> String {
+        match self {
+            Capture::File(p) => p.display().to_string(),
+            Capture::Bytes { name, .. } => name.clone(),
+        }
+    }
+
+    fn open(&self) -> Result<CaptureReader, IngestError> {
+        match self {
+            Capture::File(p) => CaptureReader::open(p),
+            Capture::Bytes { name, data } => CaptureReader::from_bytes(name, data.clone()),
+        }
+        .map_err(|e| input(&self.name(), e))
+    }
+}
+
 /// Files merged by time.
 struct Merged {
-    files: Vec<(PathBuf, CaptureReader, bool)>,
+    files: Vec<(String, CaptureReader, bool)>,
 }
 
 impl Merged {
-    fn open(paths: &[PathBuf]) -> Result<Self, IngestError> {
+    fn open(captures: &[Capture]) -> Result<Self, IngestError> {
         let mut files = Vec::new();
-        for p in paths {
-            let r = CaptureReader::open(p).map_err(|e| input(p, e))?;
-            files.push((p.clone(), r, false));
+        for c in captures {
+            files.push((c.name(), c.open()?, false));
         }
         Ok(Merged { files })
     }
@@ -87,9 +112,11 @@ const FRAGMENT_HELD: Cause = "IP fragment (held for reassembly)";
 enum Kind<'a> {
     /// A G-PDU: the outer IP packet's length and the GTP-U header with its T-PDU.
     GPdu(u32, (IpAddr, IpAddr), Gtpu<'a>, Ip<'a>),
-    /// Another GTP-U message (echo, error indication, end marker, …).
-    GtpOther(u8),
-    Pfcp(SocketAddr, SocketAddr, &'a [u8]),
+    /// Another GTP-U message (echo, error indication, end marker, …) and whether its length
+    /// field disagrees with the datagram.
+    GtpOther(u8, bool),
+    /// A PFCP message: its peers, its IP packet's identity and its bytes.
+    Pfcp(SocketAddr, SocketAddr, u64, &'a [u8]),
     Plain(Ip<'a>),
 }
 
@@ -110,7 +137,7 @@ impl Decoder {
         let mut ip = packet::ip(et, l3)?;
         if ip.frag.is_some() {
             let Decoder { frag, scratch, .. } = self;
-            match frag.add(t_ns, &ip) {
+            match frag.add(t_ns, &ip)? {
                 Some((whole, hl)) => {
                     *scratch = whole;
                     let sc: &'a Vec<u8> = scratch;
@@ -130,13 +157,14 @@ impl Decoder {
             if self.gtp_ports.contains(&dp) || self.gtp_ports.contains(&sp) {
                 let g = packet::gtpu(udp)?;
                 if g.msg_type != packet::GTPU_G_PDU {
-                    return Ok((Kind::GtpOther(g.msg_type), sub, out));
+                    return Ok((Kind::GtpOther(g.msg_type, g.length_mismatch), sub, out));
                 }
                 let inner = packet::ip(0, g.payload).map_err(|_| "G-PDU whose T-PDU is not an IP packet")?;
                 return Ok((Kind::GPdu(ip.packet.len() as u32, (ip.src, ip.dst), g, inner), sub, out));
             }
             if dp == PFCP_PORT || sp == PFCP_PORT {
-                return Ok((Kind::Pfcp(SocketAddr::new(ip.src, sp), SocketAddr::new(ip.dst, dp), udp), sub, out));
+                let id = packet::identity(&ip);
+                return Ok((Kind::Pfcp(SocketAddr::new(ip.src, sp), SocketAddr::new(ip.dst, dp), id, udp), sub, out));
             }
         }
         Ok((Kind::Plain(ip), sub, out))
@@ -187,6 +215,7 @@ struct Pairing {
     duplicates: [u64; 2],
 }
 
+/// `scout ingest pcap`: reads the capture files and writes the run directory `out`.
 pub fn ingest(
     paths: &[PathBuf],
     opts: &Options,
@@ -196,9 +225,8 @@ pub fn ingest(
     if paths.is_empty() {
         return Err(IngestError::Input { path: "FILE".into(), message: "no capture files given".into() });
     }
-    let mut total = 0u64;
     for p in paths {
-        let m = std::fs::metadata(p).map_err(|e| input(p, e))?;
+        let m = std::fs::metadata(p).map_err(|e| input(&p.display().to_string(), e))?;
         if !m.is_file() {
             // Pass 2 would open it again and find it drained.
             return Err(IngestError::Input {
@@ -208,10 +236,22 @@ pub fn ingest(
                     .into(),
             });
         }
-        total += m.len();
     }
+    let captures: Vec<Capture> = paths.iter().cloned().map(Capture::File).collect();
+    ingest_captures(&captures, opts, |meta, slices| Ok(RunWriter::create(out, meta, slices)?), progress)
+}
+
+/// Reads `captures` (merged by time) into the output `create` makes from the run's metadata and
+/// slice names, and returns the finished run's metadata (`run.json`).
+pub fn ingest_captures<O: RunOutput>(
+    captures: &[Capture],
+    opts: &Options,
+    create: impl FnOnce(Value, &[String]) -> Result<O, IngestError>,
+    progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>,
+) -> Result<Value, IngestError> {
     // Pass 1: PFCP, the inner address pairs of tunnels, the epoch.
-    let mut m = Merged::open(paths)?;
+    let mut m = Merged::open(captures)?;
+    let total: u64 = m.files.iter().map(|(_, r, _)| r.size()).sum();
     let mut dec = Decoder::new(&opts.gtp_ports);
     let mut pfcp = Tracker::default();
     let mut pfcp_bad = Causes::default();
@@ -233,9 +273,11 @@ pub fn ingest(
         epoch.get_or_insert(f.t_ns);
         let (t, off) = (f.t_ns, f.offset);
         match dec.decode(f.t_ns, f.linktype, f.data) {
-            Ok((Kind::Pfcp(src, dst, d), _, _)) => match pfcp::parse(d) {
-                Ok(msg) => pfcp.message(t, src, dst, &msg),
-                Err(c) => pfcp_bad.add(c, || format!("{}: byte {off}", p.display())),
+            Ok((Kind::Pfcp(src, dst, id, d), _, _)) => match pfcp::parse(d) {
+                Ok(msg) => {
+                    pfcp.sighting(t, id, src, dst, &msg);
+                }
+                Err(c) => pfcp_bad.add(c, || format!("{p}: byte {off}")),
             },
             Ok((Kind::GPdu(_, _, _, inner), _, _)) => {
                 tunnels.insert(ordered(inner.src, inner.dst));
@@ -243,7 +285,14 @@ pub fn ingest(
             _ => {}
         }
     }
-    let epoch = epoch.unwrap_or(0);
+    let Some(epoch) = epoch else {
+        // Never a success that read nothing: say what each file held instead.
+        let what: Vec<String> = m.files.iter().map(|(p, r, _)| format!("{p}: {}", no_packets(r))).collect();
+        return Err(IngestError::Input {
+            path: m.files.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(", "),
+            message: format!("no packets to read ({})", what.join("; ")),
+        });
+    };
     pfcp.finish(epoch);
     let mut slice_names = vec!["default".to_string()];
     let mut slice_of_session = Vec::new();
@@ -261,7 +310,7 @@ pub fn ingest(
     let meta = json!({
         "source": "pcap",
         "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
-        "files": paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "files": captures.iter().map(Capture::name).collect::<Vec<_>>(),
         "wall_clock_epoch_s": epoch as f64 / 1e9,
         "clock_domains": [{"name": "capture", "offset_ns": 0, "note": "capture timestamps (one host's clock when all files come from one host)"}],
         "slices": slice_names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>(),
@@ -272,7 +321,7 @@ pub fn ingest(
         },
         "pairing": {"window_s": opts.window_ns as f64 / 1e9, "gtp_ports": opts.gtp_ports, "n3": opts.n3, "n6": opts.n6},
     });
-    let mut w = RunWriter::create(out, meta, &slice_names)?;
+    let mut w = create(meta, &slice_names)?;
     pfcp.write_pairs(epoch, &mut w);
 
     // Pass 2: pair the user plane.
@@ -283,11 +332,12 @@ pub fn ingest(
             journeys.ue(a);
         }
     }
-    let mut m = Merged::open(paths)?;
+    let mut m = Merged::open(captures)?;
     let mut dec = Decoder::new(&opts.gtp_ports);
     let mut causes = Causes::default();
     let mut gtp_other: HashMap<&'static str, u64> = HashMap::new();
     let mut not_user_plane = 0u64;
+    let mut gtp_length_mismatch = 0u64;
     let mut pfcp_frames = 0u64;
     let mut fragments_held = 0u64;
     let mut filtered = [0u64; 2];
@@ -328,7 +378,7 @@ pub fn ingest(
                 continue;
             }
             Err(c) => {
-                causes.add(c, || format!("{}: byte {off}", p.display()));
+                causes.add(c, || format!("{p}: byte {off}"));
                 continue;
             }
         };
@@ -338,7 +388,8 @@ pub fn ingest(
                 pfcp_frames += 1;
                 continue;
             }
-            Kind::GtpOther(t) => {
+            Kind::GtpOther(t, mismatch) => {
+                gtp_length_mismatch += u64::from(mismatch);
                 let name = match t {
                     packet::GTPU_ECHO_REQUEST => "echo_request",
                     packet::GTPU_ECHO_RESPONSE => "echo_response",
@@ -351,6 +402,7 @@ pub fn ingest(
                 continue;
             }
             Kind::GPdu(outer_len, outer, g, inner) => {
+                gtp_length_mismatch += u64::from(g.length_mismatch);
                 if !opts.n3.is_empty() {
                     match matches_side(&opts.n3, iface_name, Some(outer)) {
                         Some(k) => side_matches[0][k] += 1,
@@ -432,8 +484,9 @@ pub fn ingest(
         .iter()
         .map(|(p, r, _)| {
             json!({
-                "file": p.display().to_string(), "frames": r.stats.frames, "bytes": r.stats.bytes,
+                "file": p, "frames": r.stats.frames, "bytes": r.stats.bytes,
                 "truncated_records": r.stats.truncated_frames, "other_blocks": r.stats.other_blocks,
+                "other_block_types": r.stats.other_block_types.iter().map(|(t, n)| (block_name(*t), json!(n))).collect::<serde_json::Map<_, _>>(),
                 "impossible_time_frames": r.stats.impossible_time_frames,
                 "damage": r.stats.damage.as_ref().map(|d| json!({"offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read})),
                 "interfaces": r.ifaces.iter().map(|i| json!({"linktype": i.linktype, "name": i.name})).collect::<Vec<_>>(),
@@ -470,6 +523,7 @@ pub fn ingest(
             "duplicate_sightings": {"n3": pairing.duplicates[0], "n6": pairing.duplicates[1]},
             "capture_points": pts.iter().map(|(p, c)| json!({"file": p.file, "iface": p.iface, "sub": p.sub, "outgoing": p.outgoing, "n3_sightings": c[0], "n6_sightings": c[1]})).collect::<Vec<_>>(),
             "gtpu_other_messages": gtp_other,
+            "gtpu_length_field_mismatch": gtp_length_mismatch,
             "not_user_plane_frames": not_user_plane,
             "pfcp_frames": pfcp_frames,
             "excluded_by_side_options": {"n3": filtered[0], "n6": filtered[1]},
@@ -481,6 +535,7 @@ pub fn ingest(
         },
         "pfcp": {
             "messages": pfcp.messages,
+            "duplicate_sightings": pfcp.duplicate_sightings,
             "by_procedure": pfcp.by_type,
             "pairs": pfcp.pairs.len(),
             "unanswered_requests": pfcp.unanswered,
@@ -494,7 +549,7 @@ pub fn ingest(
             "skipped_inputs": {
                 "frames_not_decoded": causes.to_json(),
                 "damaged_files": m.files.iter().filter_map(|(p, r, _)| r.stats.damage.as_ref().map(|d| json!({
-                    "file": p.display().to_string(), "offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read,
+                    "file": p, "offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read,
                 }))).collect::<Vec<_>>(),
             },
             "offered_packets": journeys.packets(),
@@ -502,7 +557,7 @@ pub fn ingest(
             "in_flight_packets": 0,
         },
     });
-    Ok(w.finish(extra)?)
+    Ok(w.finish_run(extra)?)
 }
 
 impl Sight {
@@ -556,6 +611,40 @@ impl Pairing {
     }
 }
 
+/// A pcapng block type as `run.json` names it.
+fn block_name(t: u32) -> String {
+    match t {
+        4 => "name_resolution".into(),
+        5 => "interface_statistics".into(),
+        9 => "systemd_journal_export".into(),
+        10 => "decryption_secrets".into(),
+        0xBAD | 0x4000_0BAD => "custom".into(),
+        _ => format!("unknown {t:#x}"),
+    }
+}
+
+/// What a capture without a single packet held.
+fn no_packets(r: &CaptureReader) -> String {
+    let st = &r.stats;
+    let mut parts = vec![format!("{} interface(s)", r.ifaces.len())];
+    if st.sections > 0 {
+        parts.insert(0, format!("{} pcapng section(s)", st.sections));
+    }
+    if st.other_blocks > 0 {
+        let types: Vec<String> = st.other_block_types.iter().map(|(t, n)| format!("{n} {}", block_name(*t))).collect();
+        parts.push(format!("{} block(s) without packets: {}", st.other_blocks, types.join(", ")));
+    }
+    if st.impossible_time_frames > 0 {
+        parts.push(format!("{} packet(s) with a time before 1970 or after 2200, skipped", st.impossible_time_frames));
+    }
+    if let Some(d) = &st.damage {
+        parts.push(format!("unreadable from byte {}: {}", d.offset, d.reason));
+    } else if st.truncated_frames > 0 {
+        parts.push("cut short inside its first record".into());
+    }
+    parts.join(", ")
+}
+
 fn ordered(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
     if a <= b {
         (a, b)
@@ -573,8 +662,8 @@ fn matches_side(specs: &[String], iface: Option<&str>, addrs: Option<(IpAddr, Ip
 }
 
 /// An input error naming the file once (the reader's own errors already begin with it).
-fn input(p: &Path, e: std::io::Error) -> IngestError {
-    let path = p.display().to_string();
+fn input(path: &str, e: std::io::Error) -> IngestError {
+    let path = path.to_string();
     let m = e.to_string();
     let message = match m.strip_prefix(&format!("{path}: ")) {
         Some(rest) => rest.to_string(),

@@ -40,7 +40,7 @@ fn digits(b: &[u8]) -> Option<i64> {
         if !c.is_ascii_digit() {
             return None;
         }
-        v = v * 10 + i64::from(c - b'0');
+        v = v.checked_mul(10)?.checked_add(i64::from(c - b'0'))?;
     }
     Some(v)
 }
@@ -135,14 +135,24 @@ pub fn parse_header(line: &str) -> Option<Header<'_>> {
         if let Some(end) = super::message::find_byte(inner, b']') {
             let ctx = inner[..end].trim_start();
             if let Some((sfn, sl)) = ctx.split_once('.') {
-                if let (Some(sfn), Some(sl)) = (digits(sfn.as_bytes()), digits(sl.as_bytes())) {
-                    slot = Some((sfn as u32, sl as u32));
+                if let Some(at) = digits(sfn.as_bytes()).zip(digits(sl.as_bytes())).and_then(slot_context) {
+                    slot = Some(at);
                     rest = inner[end + 1..].strip_prefix(' ').unwrap_or(&inner[end + 1..]);
                 }
             }
         }
     }
     Some(Header { t_us, logger, level, slot, body: rest })
+}
+
+/// The largest slots per frame: 10 · 2^µ with µ ≤ 6 (TS 38.211 §4.3.1, Table 4.3.2-1, Rel-17).
+pub const MAX_SLOTS_PER_FRAME: i64 = 640;
+
+/// A `(sfn, slot)` that can be: SFN 0..=1023 (TS 38.211 §4.3.1) and a slot below
+/// [`MAX_SLOTS_PER_FRAME`]. Anything else is not a slot context (a corrupt line's numbers once
+/// overflowed the frame counter).
+pub fn slot_context((sfn, slot): (i64, i64)) -> Option<(u32, u32)> {
+    ((0..1024).contains(&sfn) && (0..MAX_SLOTS_PER_FRAME).contains(&slot)).then_some((sfn as u32, slot as u32))
 }
 
 #[cfg(test)]
@@ -188,5 +198,17 @@ mod tests {
         for bad in ["    0000: 80 00 45", "- DL PDCCH: rnti=0x4601", "", "2024-11-25T15:08:25.16 [X] [I] y", "{"] {
             assert!(parse_header(bad).is_none(), "{bad:?}");
         }
+    }
+
+    /// A slot context that cannot be (an SFN past 1023, numbers past i64) once overflowed the
+    /// frame counter (found by the fuzzer, issue 20): it is not a slot context.
+    #[test]
+    fn impossible_slot_contexts_are_not_slots() {
+        let h = |ctx: &str| parse_header(&format!("2023-11-06T20:04:25.872601 [MAC     ] [I] [{ctx}] x")).unwrap().slot;
+        assert_eq!(h("1023.79"), Some((1023, 79)));
+        assert_eq!(h("   276.14"), Some((276, 14)));
+        assert_eq!(h("1024.0"), None);
+        assert_eq!(h("7.640"), None);
+        assert_eq!(h("99999999999999999999.5"), None);
     }
 }

@@ -130,8 +130,13 @@ impl<R: Read> Read for Counting<R> {
 
 /// [`open_log`], also returning the count of the file's bytes read.
 pub fn open_log_counted(path: &Path) -> io::Result<(EntryReader<Box<dyn BufRead>>, FileBytes)> {
+    log_reader(Box::new(File::open(path)?))
+}
+
+/// Reads a log from any byte stream, gzip-compressed or plain, counting the bytes it takes.
+pub fn log_reader(inner: Box<dyn Read>) -> io::Result<(EntryReader<Box<dyn BufRead>>, FileBytes)> {
     let n = FileBytes::default();
-    let mut f = BufReader::with_capacity(1 << 20, Counting { inner: File::open(path)?, n: n.clone() });
+    let mut f = BufReader::with_capacity(1 << 20, Counting { inner, n: n.clone() });
     let gz = f.fill_buf()?.starts_with(&[0x1f, 0x8b]);
     let r: Box<dyn BufRead> = if gz {
         Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(f)))

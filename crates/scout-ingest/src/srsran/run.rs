@@ -1,13 +1,15 @@
 //! `scout ingest srsran`: log files in, a run directory out (through the one event writer).
 
+use std::io;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use scout_events::writer::{RunWriter, WriteError};
+use scout_events::writer::{RunOutput, RunWriter, WriteError};
 use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
 
-use super::reader::open_log_counted;
+use super::reader::{log_reader, open_log_counted};
 use super::slots::SlotStitcher;
 use super::stitch::Stitcher;
 use super::ues::UeMap;
@@ -24,6 +26,23 @@ pub enum IngestError {
     Interrupted { done: u64 },
 }
 
+/// A log to read: a file, or bytes already in memory (fuzz targets, tests).
+#[derive(Clone, Debug)]
+pub enum LogInput {
+    File(PathBuf),
+    Bytes { name: String, data: Arc<[u8]> },
+}
+
+impl LogInput {
+    /// The file's path, or the name given to the bytes.
+    pub fn name(&self) -> String {
+        match self {
+            LogInput::File(p) => p.display().to_string(),
+            LogInput::Bytes { name, .. } => name.clone(),
+        }
+    }
+}
+
 /// Reads the logs (any number: rotated files, split CU and DU logs), merged by time, and writes the run.
 ///
 /// `traces` are srsRAN event-tracer files (Chrome trace JSON) and `metrics` files of srsRAN JSON
@@ -35,20 +54,41 @@ pub fn ingest(
     out: &Path,
     progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>,
 ) -> Result<Value, IngestError> {
-    if paths.is_empty() {
+    let logs: Vec<LogInput> = paths.iter().cloned().map(LogInput::File).collect();
+    ingest_logs(&logs, traces, metrics, |meta, slices| Ok(RunWriter::create(out, meta, slices)?), progress)
+}
+
+/// Reads `logs` (merged by time) into the output `create` makes from the run's metadata and slice
+/// names, and returns the finished run's metadata (`run.json`).
+pub fn ingest_logs<O: RunOutput>(
+    logs: &[LogInput],
+    traces: &[PathBuf],
+    metrics: &[PathBuf],
+    create: impl FnOnce(Value, &[String]) -> Result<O, IngestError>,
+    progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>,
+) -> Result<Value, IngestError> {
+    if logs.is_empty() {
         return Err(IngestError::Input { path: "LOG".into(), message: "no log files given".into() });
     }
+    let paths: Vec<String> = logs.iter().map(LogInput::name).collect();
     let mut total = 0u64;
-    for p in paths {
-        let md = std::fs::metadata(p)
-            .map_err(|e| IngestError::Input { path: p.display().to_string(), message: e.to_string() })?;
-        total += md.len();
+    for l in logs {
+        total += match l {
+            LogInput::File(p) => std::fs::metadata(p)
+                .map_err(|e| IngestError::Input { path: p.display().to_string(), message: e.to_string() })?
+                .len(),
+            LogInput::Bytes { data, .. } => data.len() as u64,
+        };
     }
     // Every file is read at once, entries merged by time: split CU and DU logs interleave as
     // they happened, rotated logs follow each other. The epoch is the earliest entry.
-    let mut files = Vec::with_capacity(paths.len());
-    for p in paths {
-        let (mut r, n) = open_log_counted(p).map_err(|e| input(p, e))?;
+    let mut files = Vec::with_capacity(logs.len());
+    for (l, p) in logs.iter().zip(&paths) {
+        let (mut r, n) = match l {
+            LogInput::File(f) => open_log_counted(f),
+            LogInput::Bytes { data, .. } => log_reader(Box::new(io::Cursor::new(data.clone()))),
+        }
+        .map_err(|e| input(p, e))?;
         r.peek_t_us().map_err(|e| input(p, e))?;
         files.push((p, r, n));
     }
@@ -60,7 +100,7 @@ pub fn ingest(
     }
     let Some(epoch_us) = epoch_us else {
         return Err(IngestError::Input {
-            path: paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            path: paths.join(", "),
             message: "no srsRAN log entries (expected lines like `2023-11-06T20:04:25.872601 [PDCP    ] [I] ...`)"
                 .into(),
         });
@@ -68,7 +108,7 @@ pub fn ingest(
     let meta = json!({
         "source": "srsran",
         "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
-        "files": paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "files": paths,
         "wall_clock_epoch_s": epoch_us as f64 / 1e6,
         "clock_domains": [{"name": "gnb_log", "offset_ns": 0, "note": "srslog wall-clock timestamps (UTC, µs), taken on the logging thread"}],
         "slices": [{"name": "default"}],
@@ -89,7 +129,7 @@ pub fn ingest(
             "dl_grant_to_harq_ack": "inferred: the latest DL grant of that RNTI and HARQ id (debug HARQ-ACK lines)",
         },
     });
-    let mut w = RunWriter::create(out, meta, &["default".to_string()])?;
+    let mut w = create(meta, &["default".to_string()])?;
     let mut g = Gnb::new(epoch_us);
     let mut version = VersionDetector::default();
     let mut gaps = vec![0usize; files.len()];
@@ -141,7 +181,9 @@ pub fn ingest(
                 drb: None,
                 sn: Some(line as i64),
                 value: None,
-                detail: Some(json!({"file": p.display().to_string(), "line": line, "cause": "srslog: Potentially skipped log lines"}).to_string()),
+                detail: Some(
+                    json!({"file": p, "line": line, "cause": "srslog: Potentially skipped log lines"}).to_string(),
+                ),
             });
             gaps[i] = markers;
         }
@@ -156,16 +198,16 @@ pub fn ingest(
     let damaged: Vec<Value> = files
         .iter()
         .filter_map(|(p, r, _)| {
-            r.stats.damage.as_ref().map(|d| {
-                json!({"file": p.display().to_string(), "after_line": d.after_line, "reason": d.reason, "bytes_not_read": Value::Null})
-            })
+            r.stats.damage.as_ref().map(
+                |d| json!({"file": p, "after_line": d.after_line, "reason": d.reason, "bytes_not_read": Value::Null}),
+            )
         })
         .collect();
     let read_stats: Vec<Value> = files
         .iter()
         .map(|(p, r, _)| {
             json!({
-                "file": p.display().to_string(),
+                "file": p,
                 "bytes": r.stats.bytes,
                 "lines": r.stats.lines,
                 "entries": r.stats.entries,
@@ -243,16 +285,16 @@ pub fn ingest(
             "drops": drops,
             "skipped_inputs": {
                 "unlinked_lines": s.unlinked,
-                "unlinked_first": s.unlinked_first.iter().map(|(k, &(f, line))| (k.to_string(), json!(format!("{}:{line}", paths[f].display())))).collect::<serde_json::Map<_, _>>(),
+                "unlinked_first": s.unlinked_first.iter().map(|(k, &(f, line))| (k.to_string(), json!(format!("{}:{line}", paths[f])))).collect::<serde_json::Map<_, _>>(),
                 "damaged_files": damaged,
-                "per_packet_lines_not_turned_into_events": not_handled.iter().map(|(k, n, (f, line))| json!({"message": k, "count": n, "first_line": line, "first": format!("{}:{line}", paths[*f].display())})).collect::<Vec<_>>(),
+                "per_packet_lines_not_turned_into_events": not_handled.iter().map(|(k, n, (f, line))| json!({"message": k, "count": n, "first_line": line, "first": format!("{}:{line}", paths[*f])})).collect::<Vec<_>>(),
             },
             "offered_packets": s.packets,
             "delivered_packets": 0,
             "in_flight_packets": 0,
         },
     });
-    Ok(w.finish(extra)?)
+    Ok(w.finish_run(extra)?)
 }
 
 /// The per-entry stages of a gNB log: UE identity, packet journeys and slot rows.
@@ -306,6 +348,6 @@ fn path_rank(header_line: &str) -> u8 {
     }
 }
 
-fn input(p: &Path, e: std::io::Error) -> IngestError {
-    IngestError::Input { path: p.display().to_string(), message: e.to_string() }
+fn input(p: &str, e: std::io::Error) -> IngestError {
+    IngestError::Input { path: p.to_string(), message: e.to_string() }
 }

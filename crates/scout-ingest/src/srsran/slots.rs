@@ -131,7 +131,7 @@ fn num(f: &[(&str, &str)], k: &str) -> Option<u64> {
 /// `(sfn, slot)` of a `sfn.slot` value.
 fn sfn_slot(v: &str) -> Option<(u32, u32)> {
     let (a, b) = v.split_once('.')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
+    super::line::slot_context((a.parse().ok()?, b.parse().ok()?))
 }
 
 impl SlotStitcher {
