@@ -64,13 +64,13 @@ main() {
     echo "== fuzzing $t for ${seconds} s (seeds: ${dirs[*]:1})"
     log=fuzz/artifacts/$t/last-run.log
     set +e
-    /usr/bin/time -f "%U %S %M" -o "fuzz/artifacts/$t/last-run.time" \
+    /usr/bin/time -f "%U %S %M %e" -o "fuzz/artifacts/$t/last-run.time" \
       "$bin/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
       -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$t/" "${dirs[@]}" >"$log" 2>&1
     rc=$?
     set -e
     # (GNU time writes "Command exited with non-zero status N" first when the fuzzer fails.)
-    read -r user sys rss < <(tail -1 "fuzz/artifacts/$t/last-run.time") || true
+    read -r user sys rss wall < <(tail -1 "fuzz/artifacts/$t/last-run.time") || true
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
@@ -84,7 +84,7 @@ main() {
       art=$(sed -n 's/.*Test unit written to \(fuzz\/artifacts\/[^ ]*\).*/\1/p' "$log" | tail -1)
       outcome="FAILED (exit $rc): $(grep -m1 -E '^(thread .* panicked|==[0-9]+== ERROR|ALARM|.*out-of-memory)' "$log" | cut -c1-160); input kept as ${art:-?} (full log: $log)"
     fi
-    echo "$t: ${execs:-0} executions in ${seconds} s wall, ${cpu} CPU s (${rate:-0}/s), coverage ${cov:-0} edges / ${feat:-0} features, corpus ${units}, peak RSS $((${rss:-0} / 1024)) MB: $outcome"
+    echo "$t: ${execs:-0} executions in ${wall%.*} s wall, ${cpu} CPU s (${rate:-0}/s), coverage ${cov:-0} edges / ${feat:-0} features, corpus ${units}, peak RSS $((${rss:-0} / 1024)) MB: $outcome"
   done
   return $status
 }

@@ -43,6 +43,9 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 [ -f /usr/include/bpf/bpf_helpers.h ] || need_apt+=(libbpf-dev)
 command -v ip >/dev/null 2>&1 || need_apt+=(iproute2)
+# The emulator's tests run real applications through it.
+command -v ping >/dev/null 2>&1 || need_apt+=(iputils-ping)
+command -v iperf3 >/dev/null 2>&1 || need_apt+=(iperf3)
 if ((${#need_apt[@]})); then
   step "Debian packages: ${need_apt[*]}" apt_install "${need_apt[@]}"
 fi

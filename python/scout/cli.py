@@ -142,6 +142,9 @@ def print_summary(name: str, result: dict, wall: float) -> None:
     if s.get("app_rtt"):
         r = s["app_rtt"]
         print(f"  app RTT (ping): p50 {fmt_ms(r['p50_ns'])} ms, p99 {fmt_ms(r['p99_ns'])} ms")
+    if result.get("apps_not_run"):
+        a = result["apps_not_run"]
+        print(f"  note: the scenario's {a['count']} app(s) were not run: {a['why']}")
 
 
 def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool, quiet: bool = False) -> dict:

@@ -520,6 +520,11 @@ impl Stack {
         self.prbs
     }
 
+    /// The number of UEs in the cell.
+    pub fn nof_ues(&self) -> usize {
+        self.ues.len()
+    }
+
     pub fn slot_ns(&self) -> i64 {
         self.slot_ns
     }
@@ -1657,13 +1662,22 @@ impl Stack {
 
     /// Runs everything due at or before `now`.
     pub fn handle_timeout<S: Sink>(&mut self, now: Instant, sink: &mut S) {
-        while let Some(Reverse(top)) = self.heap.peek() {
-            if top.t > now {
-                break;
+        self.handle_timeout_bounded(now, usize::MAX, sink);
+    }
+
+    /// Runs at most `max_steps` of the actions due at or before `now`, in the same order as
+    /// [`Stack::handle_timeout`]; returns whether more are due. A wall-clock driver interleaves
+    /// packet I/O between bounded calls, so that a slot that falls behind cannot starve it.
+    pub fn handle_timeout_bounded<S: Sink>(&mut self, now: Instant, max_steps: usize, sink: &mut S) -> bool {
+        for _ in 0..max_steps {
+            match self.heap.peek() {
+                Some(Reverse(top)) if top.t <= now => {}
+                _ => return false,
             }
-            let Some(Reverse(Scheduled { t, action, .. })) = self.heap.pop() else { break };
+            let Some(Reverse(Scheduled { t, action, .. })) = self.heap.pop() else { return false };
             self.run(t, action, sink);
         }
+        self.heap.peek().is_some_and(|Reverse(top)| top.t <= now)
     }
 
     fn run<S: Sink>(&mut self, t: Instant, action: Action, sink: &mut S) {

@@ -437,6 +437,29 @@ pub fn summarize(o: &mut Outcome) -> Value {
     })
 }
 
+/// What a model run adds to `run.json` at its end: the cell, the flows, the summary and the
+/// counts (offered = delivered + dropped + in flight). The simulator and the emulator both write it.
+pub fn closing(outcome: &mut Outcome) -> Value {
+    let summary = summarize(outcome);
+    let mut drops_by_layer = serde_json::Map::new();
+    for ((layer, reason), (n, _)) in &outcome.stats.drops {
+        let e = drops_by_layer.entry(layer.as_str().to_string()).or_insert_with(|| json!({}));
+        e[reason.as_str()] = json!(n);
+    }
+    json!({
+        "cell": serde_json::from_str::<Value>(&outcome.cell).unwrap_or(Value::Null),
+        "flows": outcome.flows,
+        "summary": summary,
+        "counts": {
+            "drops": drops_by_layer,
+            "skipped_inputs": {},
+            "in_flight_packets": outcome.in_flight,
+            "offered_packets": outcome.stats.offered_pkts.iter().sum::<u64>(),
+            "delivered_packets": outcome.stats.delivered_pkts.iter().sum::<u64>(),
+        },
+    })
+}
+
 /// `scout simulate`: runs a scenario file into a new run directory and returns the summary.
 pub fn simulate(
     scenario: &Path,
@@ -471,26 +494,17 @@ pub fn simulate(
     let slices: Vec<String> = loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect();
     let mut writer = RunWriter::create(out, meta, &slices)?;
     let mut outcome = run(&loaded, seed, duration, &mut writer, progress)?;
-    let summary = summarize(&mut outcome);
-    let mut drops_by_layer = serde_json::Map::new();
-    for ((layer, reason), (n, _)) in &outcome.stats.drops {
-        let e = drops_by_layer.entry(layer.as_str().to_string()).or_insert_with(|| json!({}));
-        e[reason.as_str()] = json!(n);
+    let mut extra = closing(&mut outcome);
+    if !loaded.scenario.apps.is_empty() {
+        extra["apps_not_run"] = json!({
+            "count": loaded.scenario.apps.len(),
+            "why": "the simulator runs no real applications: `scout emulate` does",
+        });
     }
-    let extra = json!({
-        "cell": serde_json::from_str::<Value>(&outcome.cell).unwrap_or(Value::Null),
-        "flows": outcome.flows,
-        "summary": summary,
-        "counts": {
-            "drops": drops_by_layer,
-            "skipped_inputs": {},
-            "in_flight_packets": outcome.in_flight,
-            "offered_packets": outcome.stats.offered_pkts.iter().sum::<u64>(),
-            "delivered_packets": outcome.stats.delivered_pkts.iter().sum::<u64>(),
-        },
-    });
     let meta = writer.finish(extra)?;
-    Ok(json!({"run": out.display().to_string(), "summary": meta["summary"], "events": meta["counts"]["events"]}))
+    Ok(
+        json!({"run": out.display().to_string(), "summary": meta["summary"], "events": meta["counts"]["events"], "apps_not_run": meta["apps_not_run"]}),
+    )
 }
 
 #[cfg(test)]

@@ -43,7 +43,34 @@ pub struct Scenario {
     #[serde(default)]
     pub core: CoreCfg,
     pub ues: Vec<UeGroup>,
+    /// Generated traffic (none: an idle cell, or the emulator's real applications only).
+    #[serde(default)]
     pub traffic: Vec<TrafficSpec>,
+    /// Real applications, started by the emulator (`scout emulate`); the simulator has none to
+    /// run and says so.
+    #[serde(default)]
+    pub apps: Vec<AppSpec>,
+}
+
+/// A command the emulator starts in a namespace (`dn`, or `ue<N>`) at `at_s` seconds.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    /// Names its output files (default: the command's first word and its index).
+    #[serde(default)]
+    pub name: Option<String>,
+    pub ns: String,
+    #[serde(default)]
+    pub at_s: f64,
+    /// Run with `sh -c`, with `$SCOUT_DN` and `$SCOUT_UE` set to the DN's and this UE's address.
+    pub cmd: String,
+}
+
+impl AppSpec {
+    /// The UE whose namespace it runs in (`None`: the DN's).
+    pub fn ue(&self) -> Option<u32> {
+        self.ns.strip_prefix("ue").and_then(|n| n.parse().ok())
+    }
 }
 
 fn default_seed() -> u64 {
@@ -352,9 +379,21 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     if s.ues.is_empty() {
         return Err(("ues".into(), "at least one UE group is needed".into()));
     }
-    let nues: u32 = s.ues.iter().map(|g| g.count).sum();
+    let nues: u64 = s.ues.iter().map(|g| u64::from(g.count)).sum();
     if nues == 0 || nues > 1024 {
         return Err(("ues".into(), format!("{nues} UEs in total; accepted: 1..=1024")));
+    }
+    for (i, a) in s.apps.iter().enumerate() {
+        let key = |k: &str| format!("apps[{i}].{k}");
+        if a.ns != "dn" && a.ue().is_none_or(|u| u64::from(u) >= nues) {
+            return Err((key("ns"), format!("{:?}; accepted: dn, or ue0..ue{} (one per UE)", a.ns, nues - 1)));
+        }
+        if !(a.at_s.is_finite() && a.at_s >= 0.0) {
+            return Err((key("at_s"), format!("{}; accepted: a time >= 0 s", a.at_s)));
+        }
+        if a.cmd.trim().is_empty() {
+            return Err((key("cmd"), "empty; accepted: a shell command".into()));
+        }
     }
     let slices: Vec<&str> = s.core.slices.iter().map(|x| x.name.as_str()).collect();
     for (i, g) in s.ues.iter().enumerate() {
@@ -449,7 +488,7 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             UeSel::Many(v) => v.clone(),
             UeSel::All(_) => vec![],
         };
-        if let Some(bad) = ids.iter().find(|u| **u >= nues) {
+        if let Some(bad) = ids.iter().find(|u| u64::from(**u) >= nues) {
             return Err((key("ue"), format!("UE {bad} does not exist; the scenario has UEs 0..{}", nues - 1)));
         }
     }

@@ -49,7 +49,9 @@ fn timestamp_us(v: &Value) -> Option<i64> {
         Value::Number(n) => {
             let x = n.as_f64()?;
             let s = if x > 1e11 { x / 1e3 } else { x };
-            Some((s * 1e6).round() as i64)
+            // Up to 2200-01-01 (as log times): a larger number is not a time.
+            let us = (s * 1e6).round();
+            (0.0..=7_258_118_400_000_000.0).contains(&us).then_some(us as i64)
         }
         Value::String(s) => {
             // `2024-11-25T15:08:25.160955` with optional fraction digits and `Z`.

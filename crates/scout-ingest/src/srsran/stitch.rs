@@ -1215,7 +1215,12 @@ impl Stitcher {
         ) else {
             return;
         };
-        let decode_us = get(" t=").and_then(|v| v.trim_end_matches("us").parse::<f64>().ok()).unwrap_or(0.0);
+        // A decoding time is microseconds; one that cannot be (negative, not finite, over a
+        // second: a corrupt line once overflowed the subtraction below) counts as none.
+        let decode_us = get(" t=")
+            .and_then(|v| v.trim_end_matches("us").parse::<f64>().ok())
+            .filter(|d| (0.0..=1e6).contains(d))
+            .unwrap_or(0.0);
         let decoded_ns = (t_us - self.epoch_us) * 1000;
         let a = Attempt { tx_ns: decoded_ns - (decode_us * 1000.0) as i64, decoded_ns, ok: crc == "OK" };
         let key = (rnti as u16, h as u8);

@@ -1,0 +1,31 @@
+//! Scout's real-time emulator: the same sans-IO model the simulator drives (`scout-ran`), driven on
+//! the wall clock, with real packets. A network namespace for the data network and one per UE,
+//! joined to the emulator by TUN devices: a packet an application sends in a UE's namespace
+//! enters the model at the UE's PDCP, one sent in the data network's namespace enters at N6; when
+//! the model delivers it, its bytes are written to the other side's TUN device. Every packet is
+//! recorded at every layer through the one event writer, exactly as in a simulation.
+//!
+//! - [`netns`]: namespaces, TUN devices, addresses and routes, and their cleanup;
+//! - [`tun`]: a TUN device's file descriptor;
+//! - [`driver`]: the wall-clock loop around the model;
+//! - [`apps`]: the scenario's applications, started in their namespaces.
+//!
+//! `docs/emulator.md` describes how it works and what it does not model.
+
+pub mod apps;
+pub mod driver;
+pub mod netns;
+pub mod tun;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmuError {
+    /// Setting up or tearing down the namespaces and devices failed.
+    #[error("{what}: {message}")]
+    Setup { what: String, message: String },
+    #[error(transparent)]
+    Sim(#[from] scout_sim::SimError),
+    #[error(transparent)]
+    Write(#[from] scout_events::writer::WriteError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,86 @@
+//! A TUN device: IP packets in and out of a file descriptor, without the packet-information
+//! header (`IFF_NO_PI`), non-blocking. A device that is not made persistent disappears with its
+//! last descriptor, so the emulator's devices go when it does, however it ends.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// `TUNSETIFF` (`_IOW('T', 202, int)`, linux/if_tun.h).
+const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+const IFF_TUN: libc::c_short = 0x0001;
+const IFF_NO_PI: libc::c_short = 0x1000;
+
+/// `struct ifreq` as `TUNSETIFF` reads it: the name, then the flags.
+#[repr(C)]
+struct IfReq {
+    name: [libc::c_char; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+pub struct Tun {
+    fd: OwnedFd,
+    pub name: String,
+}
+
+impl Tun {
+    /// Creates the TUN device `name` (at most 15 bytes) in the caller's namespace.
+    pub fn create(name: &str) -> io::Result<Tun> {
+        if name.is_empty() || name.len() >= libc::IFNAMSIZ {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad interface name {name:?}")));
+        }
+        // SAFETY: a plain open(2) of a path; the descriptor is owned at once.
+        let raw = unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+        if raw < 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(e.kind(), format!("/dev/net/tun: {e}")));
+        }
+        // SAFETY: `raw` is a descriptor we just opened and own.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
+        for (d, s) in req.name.iter_mut().zip(name.bytes()) {
+            *d = s as libc::c_char;
+        }
+        // SAFETY: TUNSETIFF reads a `struct ifreq`, which `IfReq` lays out (40 bytes).
+        if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF, &mut req) } < 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(e.kind(), format!("TUNSETIFF {name}: {e}")));
+        }
+        Ok(Tun { fd, name: name.to_string() })
+    }
+
+    /// Reads one packet into `buf`; `None` when none is waiting.
+    pub fn read(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        // SAFETY: reads at most `buf.len()` bytes into `buf`.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
+                _ => Err(e),
+            };
+        }
+        Ok(Some(n as usize))
+    }
+
+    /// Writes one packet; `false` when the device's queue is full (the packet is dropped there,
+    /// as a full transmit queue drops it).
+    pub fn write(&self, pkt: &[u8]) -> io::Result<bool> {
+        // SAFETY: writes `pkt.len()` bytes from `pkt`.
+        let n = unsafe { libc::write(self.fd.as_raw_fd(), pkt.as_ptr().cast(), pkt.len()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock => Ok(false),
+                // The device is down or gone from its namespace (the emulation is ending).
+                _ if e.raw_os_error() == Some(libc::EIO) => Ok(false),
+                _ => Err(e),
+            };
+        }
+        Ok(true)
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}

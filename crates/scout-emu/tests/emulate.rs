@@ -1,0 +1,215 @@
+//! The emulator with real applications, as root (skipped with the reason where root, TUN or the
+//! tools are missing): ping through an idle cell, every packet at every layer, and nothing left
+//! behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+
+use scout_emu::driver::{emulate, Options};
+use scout_emu::netns;
+use serde_json::Value;
+
+/// Why the emulator cannot run here, if it cannot.
+fn missing() -> Option<String> {
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun".into());
+    }
+    for tool in ["ip", "ping"] {
+        if Command::new(tool).arg("-V").output().is_err() {
+            return Some(format!("{tool} is not installed"));
+        }
+    }
+    None
+}
+
+/// The tests share the machine's namespace list (one removes what another's start would call
+/// stale): one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+macro_rules! require_root {
+    () => {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(why) = missing() {
+            if std::env::var_os("CI").is_some() {
+                panic!("the emulator's tests must run in CI: {why}");
+            }
+            eprintln!("skipping: {why}");
+            return;
+        }
+    };
+}
+
+const IDLE: &str = "name: idle\nduration_s: 30\nues: [{count: 2}]\ntraffic: []\n";
+
+fn loaded(text: &str) -> scout_sim::scenario::Loaded {
+    let (scenario, resolved) = scout_sim::scenario::parse(text, "test.yaml", &[]).expect("valid scenario");
+    scout_sim::scenario::Loaded { scenario, dir: PathBuf::from("."), file: "test.yaml".into(), resolved }
+}
+
+struct TempDir(PathBuf);
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("scout-emu-test-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        TempDir(p)
+    }
+}
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the emulation in a thread; `apps` runs with the namespaces' names once they are up, then
+/// the emulation stops. Returns the finished run's `run.json`.
+fn with_emulation(text: &str, out: &Path, apps: impl FnOnce(&[String])) -> Value {
+    let l = loaded(text);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel();
+    let (s2, out2) = (stop.clone(), out.to_path_buf());
+    let h = std::thread::spawn(move || {
+        emulate(&l, &out2, &Options::default(), &mut |names| tx.send(names.to_vec()).unwrap(), &mut |_| {
+            if s2.load(Ordering::Relaxed) {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        })
+    });
+    let names = match rx.recv() {
+        Ok(n) => n,
+        Err(_) => panic!("the emulation did not start: {:?}", h.join().unwrap().err()),
+    };
+    apps(&names);
+    stop.store(true, Ordering::Relaxed);
+    let meta = h.join().expect("no panic").expect("the emulation ran");
+    // Nothing is left behind: no namespace, no device.
+    let list = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    for n in &names {
+        assert!(!list.contains(n.as_str()), "namespace {n} remains: {list}");
+    }
+    let links = String::from_utf8(Command::new("ip").args(["-o", "link"]).output().unwrap().stdout).unwrap();
+    assert!(!links.contains(&format!("sc{}", std::process::id())), "a device remains: {links}");
+    meta
+}
+
+fn ping(ns: &str, args: &[&str]) -> Vec<f64> {
+    let out = Command::new("ip").args(["netns", "exec", ns, "ping"]).args(args).output().expect("ping runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().filter_map(|l| l.split("time=").nth(1)?.split_whitespace().next()?.parse().ok()).collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Ping from UE 0 to the DN through an idle cell: every request answered; the RTT is the model's
+/// uplink plus downlink latency of those packets (SR, grant, HARQ-free transmission, slot
+/// alignment) plus the emulator's own overhead, which stays under 0.3 ms at the median.
+#[test]
+fn ping_through_an_idle_cell_costs_the_models_latency_and_little_more() {
+    require_root!();
+    let d = TempDir::new("ping");
+    let out = d.0.join("run");
+    let mut rtts = Vec::new();
+    let meta = with_emulation(IDLE, &out, |names| {
+        rtts = ping(&names[1], &["-c", "40", "-i", "0.05", "-W", "1", "10.45.0.1"]);
+    });
+    assert_eq!(rtts.len(), 40, "every echo request answered");
+    assert_eq!(meta["complete"], true);
+    let s = &meta["summary"];
+    let dl = &s["directions"][0];
+    let ul = &s["directions"][1];
+    // Uplink: the 40 requests, and whatever else the UE's kernel sends (IPv6 multicast listener
+    // reports): all of it real traffic through the model.
+    assert_eq!(dl["delivered_packets"].as_u64(), Some(40), "{s}");
+    assert!(ul["delivered_packets"].as_u64().unwrap() >= 40, "{s}");
+    let icmp_ul = meta["flows"].as_array().unwrap().iter().filter(|f| f["type"] == "icmp" && f["dir"] == "ul").count();
+    assert_eq!(icmp_ul, 1, "one echo-request flow: {}", meta["flows"]);
+    // The model's round trip of the same echoes (request into the UE's PDCP to reply delivered to
+    // the UE), as `app_rtt` rows like the simulator's pings.
+    let model_ms = s["app_rtt"]["p50_ns"].as_f64().unwrap() / 1e6;
+    let ping_ms = median(&mut rtts);
+    assert!(
+        ping_ms >= model_ms - 0.05 && ping_ms <= model_ms + 0.3,
+        "ping median {ping_ms:.3} ms, the model's median round trip {model_ms:.3} ms"
+    );
+    // The model's own floor: at least one slot each way, and an SR wait on the uplink.
+    assert!(model_ms > 1.0, "{model_ms}");
+    let timing = &meta["emulator"]["timing"];
+    assert!(timing["lateness_p99_us"].as_u64().unwrap() < 1000, "{timing}");
+    let c = &meta["counts"];
+    assert_eq!(
+        c["offered_packets"].as_u64().unwrap(),
+        c["delivered_packets"].as_u64().unwrap()
+            + c["drops"]
+                .as_object()
+                .unwrap()
+                .values()
+                .flat_map(|l| l.as_object().unwrap().values())
+                .map(|n| n.as_u64().unwrap())
+                .sum::<u64>()
+            + c["in_flight_packets"].as_u64().unwrap()
+    );
+    assert!(out.join("events/packet.parquet").exists());
+}
+
+/// A namespace of an emulator that was killed (named for a process that is gone) is removed by the
+/// next start.
+#[test]
+fn the_next_start_removes_what_a_killed_emulator_left() {
+    require_root!();
+    // A process id that is surely not running: the highest allowed plus one is never used.
+    let max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+    let ns = netns::ns_name(max + 1, "ue0");
+    assert!(Command::new("ip").args(["netns", "add", &ns]).status().unwrap().success());
+    assert!(netns::stale().contains(&ns));
+    let removed = netns::remove_stale().unwrap();
+    assert!(removed.contains(&ns), "{removed:?}");
+    let list = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    assert!(!list.contains(&ns), "{list}");
+}
+
+/// iperf3 over TCP from UE 0 to an iperf3 server in the DN, both started by the scenario's
+/// `apps:`: the flow crosses every layer and iperf3's own count of bytes is the model's.
+#[test]
+fn iperf3_tcp_through_the_cell_with_apps() {
+    require_root!();
+    if Command::new("iperf3").arg("-v").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "iperf3 must be installed in CI");
+        eprintln!("skipping: iperf3 is not installed");
+        return;
+    }
+    let d = TempDir::new("iperf3");
+    let out = d.0.join("run");
+    let text = "name: tcp\nduration_s: 5\nues: [{count: 1}]\napps:\n  - {name: server, ns: dn, cmd: iperf3 -s -1 -J}\n  - {name: client, ns: ue0, at_s: 0.5, cmd: 'iperf3 -c $SCOUT_DN -t 3 -J'}\n";
+    let meta = with_emulation(text, &out, |_| std::thread::sleep(std::time::Duration::from_secs(5)));
+    let apps = meta["apps"].as_array().unwrap();
+    assert_eq!(apps.len(), 2);
+    let client: Value = serde_json::from_str(&std::fs::read_to_string(out.join("apps/client.out")).unwrap()).unwrap();
+    let received = client["end"]["sum_received"]["bytes"].as_f64().unwrap();
+    let secs = client["end"]["sum_received"]["seconds"].as_f64().unwrap();
+    let mbps = received * 8.0 / secs / 1e6;
+    let ul = &meta["summary"]["directions"][1];
+    let delivered = ul["delivered_bytes"].as_f64().unwrap();
+    // Every byte the server received crossed the model, with its TCP/IP headers (52 of every
+    // 1400) and the control connection's few packets.
+    assert!(
+        delivered >= received && delivered <= received * 1.06 + 50_000.0,
+        "iperf3 {received} B, model {delivered} B"
+    );
+    // The cell's uplink capacity, as the simulator finds it with more UDP than it can carry.
+    let flood = "name: cap\nduration_s: 2\nues: [{count: 1}]\ntraffic: [{type: udp_cbr, ue: 0, dir: ul, rate_mbps: 200, size_bytes: 1400, start_s: 0.2}]\n";
+    let mut sink = scout_events::NullSink;
+    let o = scout_sim::run(&loaded(flood), 1, 2.0, &mut sink, &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
+    let capacity = o.stats.delivered_bytes[1] as f64 * 8.0 / 1.8 / 1e6;
+    eprintln!("iperf3 TCP: {mbps:.1} Mbit/s; the cell's uplink capacity {capacity:.1} Mbit/s");
+    assert!(mbps >= 0.9 * capacity * 1348.0 / 1400.0, "TCP {mbps:.1} Mbit/s of goodput, capacity {capacity:.1} Mbit/s");
+}
