@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -114,11 +116,14 @@ def fmt_ms(ns: int | None) -> str:
     return "-" if ns is None else f"{ns / 1e6:.2f}"
 
 
-def print_summary(name: str, result: dict, wall: float) -> None:
+def print_summary(name: str, result: dict, wall: float, verb: str = "simulated") -> None:
     s = result["summary"]
     ev = result["events"]
     n_ev = sum(ev.values())
-    print(f"\n{name}: {s['duration_s']:.1f} s simulated in {wall:.2f} s ({s['duration_s'] / wall:.0f}x real time)")
+    if verb == "simulated":
+        print(f"\n{name}: {s['duration_s']:.1f} s simulated in {wall:.2f} s ({s['duration_s'] / wall:.0f}x real time)")
+    else:
+        print(f"\n{name}: {s['duration_s']:.1f} s emulated")
     print(f"  run directory: {result['run']}")
     print(f"  events: {n_ev:,} ({ev['packet_events']:,} packet, {ev['slot_events']:,} slot, {ev['control_events']:,} control)")
     hdr = f"  {'dir':<4}{'offered':>10}{'delivered':>11}{'Mbit/s':>9}{'p50 ms':>9}{'p90 ms':>9}{'p99 ms':>9}{'HARQ retx':>11}"
@@ -745,6 +750,114 @@ def cmd_probe(args: argparse.Namespace) -> int:
     return 0
 
 
+def _emulator_unavailable() -> str | None:
+    """Why `scout emulate` cannot run here, if it cannot."""
+    if os.geteuid() != 0:
+        return "it needs root (network namespaces, TUN devices): run it as root or with sudo"
+    if not Path("/dev/net/tun").exists():
+        return "this machine has no /dev/net/tun (the kernel's TUN driver)"
+    if shutil.which("ip") is None:
+        return "iproute2's `ip` is not installed"
+    return None
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    why = _emulator_unavailable()
+    if why:
+        raise SystemExit(f"error: scout emulate: {why}")
+    scenario = resolve_scenario(args.scenario)
+    out = _prepare_output(args)
+    tty = sys.stderr.isatty() and not args.shell
+    t0 = time.monotonic()
+
+    def ready(namespaces: list[str]) -> None:
+        dn, ues = namespaces[0], namespaces[1:]
+        print(
+            f"emulate: {len(ues)} UE(s) up: DN {dn} (10.45.0.1), UE 0 {ues[0]} (10.45.0.2)"
+            + (f" … UE {len(ues) - 1} {ues[-1]}" if len(ues) > 1 else ""),
+            file=sys.stderr,
+        )
+        print(f"emulate: run a command in one: scout exec {out} ue0 -- ping 10.45.0.1", file=sys.stderr, flush=True)
+
+    last = [-1.0]
+
+    def progress(elapsed: float, duration: float, packets: int) -> None:
+        if args.shell:
+            return
+        line = f"emulate: {elapsed:6.1f} / {duration:g} s, {packets:,} packets through the model"
+        if tty:
+            sys.stderr.write("\r" + line)
+            sys.stderr.flush()
+        elif int(elapsed / 10) != int(last[0] / 10):
+            print(line, file=sys.stderr, flush=True)
+        last[0] = elapsed
+
+    try:
+        text = _native.emulate(
+            str(scenario),
+            str(out),
+            seed=args.seed,
+            duration=args.duration,
+            sets=list(args.set or []),
+            shell=args.shell,
+            ready=ready,
+            progress=progress,
+        )
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    _finished()
+    if tty:
+        sys.stderr.write("\n")
+    meta = json.loads(text)
+    wall = time.monotonic() - t0
+    result = {"summary": meta["summary"], "events": meta["counts"]["events"], "run": str(out)}
+    print_summary(scenario.stem, result, wall, verb="emulated")
+    em = meta["emulator"]
+    t = em["timing"]
+    print(
+        f"  timing: model actions late by p50 {t['lateness_p50_us']} µs, p99 {t['lateness_p99_us']} µs, "
+        f"max {t['lateness_max_us']} µs" + ("" if em.get("realtime_priority") else " (no real-time priority: not allowed here)")
+    )
+    for a in meta.get("apps") or []:
+        status = f"exit {a['exit_code']}" if a.get("exit_code") is not None else f"signal {a.get('signal')}"
+        where = f", output {out / a['stdout']}" if a.get("stdout") else ""
+        print(f"  app {a['name']} ({a['ns']}: {a['cmd']}): {status}{where}")
+    skipped = {k: v for k, v in meta["counts"]["skipped_inputs"].items() if v}
+    if skipped:
+        print("  not taken into the model: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items()))
+    if em.get("cleanup_problems"):
+        print("  warning: cleanup: " + "; ".join(em["cleanup_problems"]))
+    print(f"next: scout analyze {out}")
+    return 0
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    """Runs a command in a running emulation's namespace."""
+    target = Path(args.run)
+    meta_path = target / "run.json"
+    if not meta_path.is_file():
+        raise UsageError(f"{target}: not a run directory (no run.json); give the -o of a running `scout emulate`")
+    meta = json.loads(meta_path.read_text())
+    names = (meta.get("emulator") or {}).get("namespaces")
+    if meta.get("source") != "emulator" or not names:
+        raise UsageError(f"{target}: not an emulation (source {meta.get('source')!r})")
+    if meta.get("complete"):
+        raise SystemExit(f"error: {target}: that emulation has ended; its namespaces are gone")
+    if args.node == "dn":
+        ns = names[0]
+    else:
+        try:
+            ns = names[1 + int(args.node.removeprefix("ue"))]
+        except (ValueError, IndexError):
+            raise UsageError(f"{args.node}: no such node; accepted: dn, ue0..ue{len(names) - 2}") from None
+    if not args.command:
+        raise UsageError("give the command after --, e.g. scout exec RUN ue0 -- ping 10.45.0.1")
+    if not Path("/run/netns", ns).exists():
+        raise SystemExit(f"error: namespace {ns} does not exist: is the emulation still running?")
+    cmd = ["ip", "netns", "exec", ns, *args.command]
+    return subprocess.call(cmd)
+
+
 DEMO_SCENARIOS = ["udp-flood", "attribution-light", "attribution-medium", "attribution-heavy", "mixed"]
 
 
@@ -1021,6 +1134,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _run_output_args(pr)
     pr.set_defaults(func=cmd_probe)
+
+    em = sub.add_parser(
+        "emulate",
+        help="run real applications through the 5G user plane on the wall clock (root)",
+        description="Emulates SCENARIO on the wall clock: a network namespace for the data network and one per UE, "
+        "joined by TUN devices to the same model the simulator runs. What applications send in a UE's namespace "
+        "enters at the UE's PDCP; what they send in the DN's enters at N6; every packet is recorded at every layer. "
+        "The scenario's `apps:` are started in their namespaces (output in RUN/apps/); `scout exec RUN ue0 -- CMD` "
+        "runs anything else while it runs. Ends after --duration (default: the scenario's duration_s), when the "
+        "--shell exits, or on Ctrl-C, and writes the run. Needs root and /dev/net/tun (docs/emulator.md).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  scout emulate scenarios/emu-tcp.yaml -o runs/tcp --duration 20\n"
+        "  scout emulate scenarios/emu-tcp.yaml -o runs/shell --shell     # then: ping $SCOUT_DN, iperf3 -c ...",
+    )
+    em.add_argument("scenario", help="scenario YAML file or built-in scenario name")
+    em.add_argument("--duration", type=SECONDS_POSITIVE, metavar="S", help="wall-clock seconds (default: the scenario's)")
+    em.add_argument("--seed", type=U64, help="random seed of the model (default: the scenario's `seed`)")
+    em.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a scenario key, as for simulate")
+    em.add_argument(
+        "--shell",
+        action="store_true",
+        help="open an interactive shell in UE 0's namespace ($SCOUT_DN is the DN's address); the run is written when it exits",
+    )
+    _run_output_args(em)
+    em.set_defaults(func=cmd_emulate)
+
+    ex = sub.add_parser(
+        "exec",
+        help="run a command in a running emulation's namespace",
+        description="Runs COMMAND in the namespace of NODE (dn, ue0, ue1, …) of the emulation writing RUN.",
+    )
+    ex.add_argument("run", help="the -o directory of a running `scout emulate`")
+    ex.add_argument("node", help="dn, or ueN")
+    ex.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command")
+    ex.set_defaults(func=cmd_exec)
 
     d = sub.add_parser(
         "demo",

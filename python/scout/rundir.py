@@ -15,7 +15,7 @@ from scout.errors import UsageError
 
 #: What Scout writes at the top of a run directory.
 RUN_FILES = ("run.json", "run.json.tmp")
-RUN_DIRS = ("events", "analysis", "report", "export")
+RUN_DIRS = ("events", "analysis", "report", "export", "apps")
 
 
 def is_run(path: Path) -> bool:

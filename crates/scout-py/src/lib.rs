@@ -88,6 +88,54 @@ fn simulate(
     rep.result(result)
 }
 
+/// `scout emulate`: runs a scenario on the wall clock with real packets between network
+/// namespaces (root); returns the run's metadata as JSON. `ready(namespaces)` is called once the
+/// namespaces are up (the DN's first); `progress(elapsed_s, duration_s, packets)` about every
+/// 100 ms. Ctrl-C ends the emulation and writes the run.
+#[pyfunction]
+#[pyo3(signature = (scenario, out, seed=None, duration=None, sets=Vec::new(), shell=false, ready=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn emulate(
+    py: Python<'_>,
+    scenario: PathBuf,
+    out: PathBuf,
+    seed: Option<u64>,
+    duration: Option<f64>,
+    sets: Vec<String>,
+    shell: bool,
+    ready: Option<Bound<'_, PyAny>>,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let loaded = scout_sim::scenario::load(&scenario, &sets).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let opts = scout_emu::driver::Options { duration_s: duration, seed, shell };
+    let mut rep = Reporter::new(py, progress);
+    let mut ready_error = None;
+    let result = scout_emu::driver::emulate(
+        &loaded,
+        &out,
+        &opts,
+        &mut |names| {
+            if let Some(cb) = &ready {
+                if let Err(e) = cb.call1((names.to_vec(),)) {
+                    ready_error = Some(e);
+                }
+            }
+        },
+        // Ctrl-C ends the emulation like its end: the run is written (not an interruption).
+        &mut |p| match rep.check() {
+            ControlFlow::Break(()) => ControlFlow::Break(()),
+            ControlFlow::Continue(()) => rep.report((p.elapsed_s, p.duration_s, p.packets)),
+        },
+    );
+    if let Some(e) = ready_error {
+        return Err(e);
+    }
+    match result {
+        Ok(meta) => Ok(meta.to_string()),
+        Err(e) => Err(rep.error.take().unwrap_or_else(|| PyValueError::new_err(e.to_string()))),
+    }
+}
+
 /// Runs an ingest that reports `(done_bytes, total_bytes)`, passing each report to the Python
 /// callback; returns the run's metadata as JSON text. Ctrl-C stops it at the next report.
 fn with_byte_progress<'py, E: std::fmt::Display>(
@@ -311,6 +359,7 @@ fn attribution_codes() -> (Vec<String>, Vec<String>, Vec<String>) {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_srsran, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;

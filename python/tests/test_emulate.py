@@ -1,0 +1,106 @@
+"""`scout emulate` and `scout exec` as a user runs them (root; skipped with the reason elsewhere,
+never in CI): real applications through the model, Ctrl-C ends it with the run written, and
+nothing is left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+WHY = (
+    "not root"
+    if os.geteuid() != 0
+    else "no /dev/net/tun"
+    if not Path("/dev/net/tun").exists()
+    else "ping is not installed"
+    if shutil.which("ping") is None
+    else None
+)
+if WHY and os.environ.get("CI"):
+    raise RuntimeError(f"the emulator's tests must run in CI: {WHY}")
+pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
+
+
+def scout(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True, **kw)
+
+
+def namespaces() -> str:
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+SCENARIO = """\
+name: emu-test
+duration_s: 3
+ues: [{count: 1}]
+apps:
+  - {name: pinger, ns: ue0, at_s: 0.2, cmd: "ping -c 5 -i 0.2 $SCOUT_DN"}
+"""
+
+
+def test_emulate_runs_the_apps_and_writes_an_analysable_run(tmp_path: Path) -> None:
+    sc = tmp_path / "emu.yaml"
+    sc.write_text(SCENARIO)
+    out = tmp_path / "run"
+    r = scout("emulate", str(sc), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "3.0 s emulated" in r.stdout and "app pinger (ue0" in r.stdout and "exit 0" in r.stdout, r.stdout
+    assert "app RTT (ping): p50" in r.stdout, r.stdout
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["complete"] is True and meta["source"] == "emulator"
+    assert " 0% packet loss" in (out / "apps" / "pinger.out").read_text()
+    assert meta["summary"]["app_rtt"]["p50_ns"] > 1e6
+    r = scout("analyze", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "(emulator)" in r.stdout
+    assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])
+
+
+def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path) -> None:
+    sc = tmp_path / "idle.yaml"
+    sc.write_text("name: idle\nduration_s: 60\nues: [{count: 2}]\n")
+    out = tmp_path / "run"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "scout.cli", "emulate", str(sc), "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(200):
+            if (out / "run.json").exists():
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        r = scout("exec", str(out), "ue1", "--", "ping", "-c", "3", "-i", "0.2", "10.45.0.1")
+        assert r.returncode == 0 and "3 received" in r.stdout, r.stdout + r.stderr
+        r = scout("exec", str(out), "ue7", "--", "true")
+        assert r.returncode == 2 and "accepted: dn, ue0..ue1" in r.stderr, r.stderr
+    finally:
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=30)
+    assert p.returncode == 0, stderr
+    assert "emulated" in stdout
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["complete"] is True and meta["emulator"]["stopped_early"] is True
+    ul = meta["summary"]["directions"][1]
+    assert ul["delivered_packets"] >= 3
+    assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])
+    r = scout("exec", str(out), "ue0", "--", "true")
+    assert r.returncode == 1 and "has ended" in r.stderr, r.stderr
+
+
+def test_emulate_refuses_without_root_or_a_scenario_it_cannot_run(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: b\nduration_s: 1\nues: [{count: 1}]\napps: [{ns: ue3, cmd: 'true'}]\n")
+    r = scout("emulate", str(bad), "-o", str(tmp_path / "x"))
+    assert r.returncode == 1 and "apps[0].ns" in r.stderr and "accepted: dn, or ue0..ue0" in r.stderr, r.stderr
+    assert not (tmp_path / "x").exists()
