@@ -18,7 +18,6 @@ use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::time::Instant;
 
 use scout_events::writer::RunWriter;
 use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Sink, SlotEvent};
@@ -29,6 +28,7 @@ use serde_json::{json, Value};
 
 use crate::apps::Apps;
 use crate::netns::{self, Topology};
+use crate::tcp::{TcpProbe, TcpSample};
 use crate::EmuError;
 
 /// Model steps between two reads of the devices.
@@ -147,6 +147,48 @@ fn echo(p: &[u8]) -> Option<(bool, u16, u16)> {
     Some((request, f(4)?, f(6)?))
 }
 
+/// `CLOCK_MONOTONIC` in ns: the emulator's clock, and the tracepoints' (`trace_clock` mono).
+fn mono_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime(2) fills the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// How often the TCP tracepoint's pipe is read.
+const TCP_READ_EVERY_NS: i64 = 10_000_000;
+
+/// A `tcp_probe` sample of an emulated socket as a `tcp_info` control row at emulator time `t`
+/// (`value`: congestion window in segments; `sn`: SND.UNA; `dir`: the way the socket sends).
+fn tcp_row(s: &TcpSample, t: i64, ue_of: &HashMap<IpAddr, u32>) -> Option<ControlEvent> {
+    let dn = |a: IpAddr| a == IpAddr::V4(netns::DN_ADDR4) || a == IpAddr::V6(netns::DN_ADDR6);
+    let (local, remote) = (s.src.ip(), s.dst.ip());
+    let (node, dir, ue) = match (ue_of.get(&local), dn(local)) {
+        (Some(&u), _) => (Node::Ue, Dir::Ul, Some(u)),
+        (None, true) => (Node::Dn, Dir::Dl, ue_of.get(&remote).copied()),
+        (None, false) => return None,
+    };
+    Some(ControlEvent {
+        t_ns: t,
+        node,
+        layer: Layer::App,
+        kind: "tcp_info",
+        dir: Some(dir),
+        ue,
+        drb: None,
+        sn: Some(i64::from(s.snd_una)),
+        value: Some(f64::from(s.snd_cwnd)),
+        detail: Some(
+            json!({
+                "src": s.src.to_string(), "dst": s.dst.to_string(), "cwnd": s.snd_cwnd, "ssthresh": s.ssthresh,
+                "srtt_us": s.srtt_us, "snd_wnd": s.snd_wnd, "rcv_wnd": s.rcv_wnd, "snd_nxt": s.snd_nxt,
+                "data_len": s.data_len,
+            })
+            .to_string(),
+        ),
+    })
+}
+
 /// Lateness of the model's actions, in µs buckets up to 1 s.
 struct Lateness {
     counts: Vec<u64>,
@@ -253,6 +295,7 @@ pub fn emulate(
     let mut flows_json: Vec<Value> = Vec::new();
     let mut held: HashMap<u64, Held> = HashMap::new();
     let mut pool: Vec<Vec<u8>> = Vec::new();
+    let mut scratch = vec![0u8; 65_536];
     let mut inbound: VecDeque<(i64, Side, Vec<u8>)> = VecDeque::new();
     let mut dropped: Vec<u64> = Vec::new();
     let mut delays: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
@@ -261,8 +304,11 @@ pub fn emulate(
     let mut echoes: HashMap<(u32, u16, u16), i64> = HashMap::new();
     let mut rtts: Vec<i64> = Vec::new();
     let mut counts = Counts::default();
-    let t0 = Instant::now();
-    let clock = || t0.elapsed().as_nanos() as i64;
+    let mut tcp = TcpProbe::start(topo.pid);
+    let mut tcp_rows = 0u64;
+    let mut next_tcp_read = 0;
+    let t0 = mono_ns();
+    let clock = || mono_ns() - t0;
     let mut now: i64;
     let mut next_progress = 0;
     let mut app_error = None;
@@ -295,19 +341,27 @@ pub fn emulate(
             let ep = if k == 0 { &topo.dn } else { &topo.ues[k - 1] };
             let Some(tun) = ep.tun.as_ref() else { continue };
             for _ in 0..READ_BATCH {
-                let mut buf = pool.pop().unwrap_or_else(|| vec![0u8; 65_536]);
-                buf.resize(65_536, 0);
-                match tun.read(&mut buf)? {
+                // Read into one large buffer, kept in one of packet size: a packet waiting in a
+                // deep RLC queue holds its own bytes, not 64 KiB.
+                match tun.read(&mut scratch)? {
                     Some(n) if n > 0 => {
-                        buf.truncate(n);
+                        let mut buf = pool.pop().unwrap_or_default();
+                        buf.clear();
+                        buf.extend_from_slice(&scratch[..n]);
                         inbound.push_back((clock(), side, buf));
                     }
-                    _ => {
-                        pool.push(buf);
-                        break;
-                    }
+                    _ => break,
                 }
             }
+        }
+        if let (Ok(probe), true) = (tcp.as_mut(), now >= next_tcp_read) {
+            next_tcp_read = now + TCP_READ_EVERY_NS;
+            probe.read(|s| {
+                if let Some(row) = tcp_row(&s, s.t_mono_ns - t0, &ue_of).filter(|r| r.t_ns >= 0) {
+                    tcp_rows += 1;
+                    w.control(row);
+                }
+            })?;
         }
         // 2. Advance the model to `now`, packets and actions in time order.
         now = clock();
@@ -365,7 +419,7 @@ pub fn emulate(
                             drb: Some(d.packet.drb),
                             sn: Some(d.packet.pkt as i64),
                             value: Some(rtt as f64),
-                            detail: None,
+                            detail: Some(json!({"icmp_id": id, "icmp_seq": seq}).to_string()),
                         });
                     }
                 }
@@ -393,6 +447,18 @@ pub fn emulate(
     let t_end = now.min(end).max(clock().min(end));
     let in_flight = stack.finish(t_end, &mut Tap { w: &mut w, dropped: &mut dropped });
     let apps_json = apps.finish();
+    let tcp_json = match tcp {
+        Ok(probe) => {
+            let (lines, unparsed, overruns) = probe.stop(|s| {
+                if let Some(row) = tcp_row(&s, s.t_mono_ns - t0, &ue_of).filter(|r| r.t_ns >= 0 && r.t_ns <= t_end) {
+                    tcp_rows += 1;
+                    w.control(row);
+                }
+            });
+            json!({"source": "tcp:tcp_probe tracepoint", "rows": tcp_rows, "lines": lines, "unparsed_lines": unparsed, "lost_in_kernel": overruns})
+        }
+        Err(e) => json!({"source": null, "why_not": e.to_string()}),
+    };
     let problems = topo.teardown();
     if realtime {
         // Back to an ordinary thread for the writing of the run.
@@ -426,6 +492,7 @@ pub fn emulate(
         "dn_packets_to_no_ue": counts.no_ue,
         "device_queue_full": counts.device_full,
         "cleanup_problems": problems,
+        "tcp_info": tcp_json,
     });
     extra["apps"] = apps_json;
     if let Some(e) = app_error {

@@ -8,13 +8,15 @@
 //! - [`netns`]: namespaces, TUN devices, addresses and routes, and their cleanup;
 //! - [`tun`]: a TUN device's file descriptor;
 //! - [`driver`]: the wall-clock loop around the model;
-//! - [`apps`]: the scenario's applications, started in their namespaces.
+//! - [`apps`]: the scenario's applications, started in their namespaces;
+//! - [`tcp`]: the applications' TCP state from the kernel's `tcp_probe` tracepoint.
 //!
 //! `docs/emulator.md` describes how it works and what it does not model.
 
 pub mod apps;
 pub mod driver;
 pub mod netns;
+pub mod tcp;
 pub mod tun;
 
 #[derive(Debug, thiserror::Error)]

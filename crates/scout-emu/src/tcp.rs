@@ -1,0 +1,178 @@
+//! The TCP state of the applications' sockets, per segment received, from the kernel's
+//! `tcp:tcp_probe` tracepoint: congestion window, slow-start threshold, smoothed RTT, send and
+//! receive windows, sequence numbers. Read through a tracefs instance of the emulator's own
+//! (`instances/scout-<pid>`, clock `mono`: the emulator's clock), so that other tracing on the
+//! machine is left alone; the instance is removed at the end.
+//!
+//! The tracepoint fires in every namespace; only sockets whose local address is an emulated one
+//! are kept (the caller decides).
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read};
+use std::net::SocketAddr;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// One `tcp_probe` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpSample {
+    /// `CLOCK_MONOTONIC`, ns (µs resolution).
+    pub t_mono_ns: i64,
+    /// The socket's local and remote address.
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+    pub data_len: u32,
+    pub snd_nxt: u32,
+    pub snd_una: u32,
+    /// Segments.
+    pub snd_cwnd: u32,
+    pub ssthresh: u32,
+    pub snd_wnd: u32,
+    /// Smoothed RTT, µs.
+    pub srtt_us: u32,
+    pub rcv_wnd: u32,
+}
+
+/// Parses a `trace_pipe` line of `tcp_probe`:
+/// `iperf3-12 [001] ..s1. 345.678901: tcp_probe: family=AF_INET src=10.45.0.2:43210 dest=…`.
+pub fn parse(line: &str) -> Option<TcpSample> {
+    let (head, body) = line.split_once(": tcp_probe: ")?;
+    let ts = head.rsplit(' ').next()?;
+    let (sec, frac) = ts.split_once('.')?;
+    let frac_ns: i64 = format!("{frac:0<9}").get(..9)?.parse().ok()?;
+    let t_mono_ns = sec.parse::<i64>().ok()?.checked_mul(1_000_000_000)?.checked_add(frac_ns)?;
+    let field = |k: &str| body.split(' ').find_map(|f| f.strip_prefix(k)?.strip_prefix('='));
+    let num = |k: &str| -> Option<u32> {
+        let v = field(k)?;
+        match v.strip_prefix("0x") {
+            Some(h) => u32::from_str_radix(h, 16).ok(),
+            None => v.parse().ok(),
+        }
+    };
+    Some(TcpSample {
+        t_mono_ns,
+        src: field("src")?.parse().ok()?,
+        dst: field("dest")?.parse().ok()?,
+        data_len: num("data_len")?,
+        snd_nxt: num("snd_nxt")?,
+        snd_una: num("snd_una")?,
+        snd_cwnd: num("snd_cwnd")?,
+        ssthresh: num("ssthresh")?,
+        snd_wnd: num("snd_wnd")?,
+        srtt_us: num("srtt")?,
+        rcv_wnd: num("rcv_wnd")?,
+    })
+}
+
+pub struct TcpProbe {
+    dir: PathBuf,
+    pipe: File,
+    partial: Vec<u8>,
+    /// Lines read and lines that were not `tcp_probe` samples.
+    pub lines: u64,
+    pub unparsed: u64,
+}
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+fn write(p: &Path, v: &str) -> io::Result<()> {
+    fs::write(p, v).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
+}
+
+impl TcpProbe {
+    /// Enables the tracepoint in a new tracefs instance (mounting tracefs if it is not); the
+    /// reason when it cannot.
+    pub fn start(pid: u32) -> io::Result<TcpProbe> {
+        let root = Path::new(TRACEFS);
+        if !root.join("instances").is_dir() {
+            fs::create_dir_all(root)?;
+            let ok = std::process::Command::new("mount")
+                .args(["-t", "tracefs", "nodev", TRACEFS])
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok || !root.join("instances").is_dir() {
+                return Err(io::Error::other(format!("tracefs is not mounted at {TRACEFS} and could not be")));
+            }
+        }
+        let dir = root.join("instances").join(format!("scout-{pid}"));
+        if !dir.exists() {
+            fs::create_dir(&dir).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+        }
+        let setup = || -> io::Result<File> {
+            write(&dir.join("trace_clock"), "mono")?;
+            write(&dir.join("buffer_size_kb"), "4096")?;
+            write(&dir.join("events/tcp/tcp_probe/enable"), "1")?;
+            OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(dir.join("trace_pipe"))
+        };
+        match setup() {
+            Ok(pipe) => Ok(TcpProbe { dir, pipe, partial: Vec::new(), lines: 0, unparsed: 0 }),
+            Err(e) => {
+                let _ = fs::remove_dir(&dir);
+                Err(e)
+            }
+        }
+    }
+
+    /// Hands each sample waiting in the pipe to `f`.
+    pub fn read(&mut self, mut f: impl FnMut(TcpSample)) -> io::Result<()> {
+        let mut buf = [0u8; 65_536];
+        loop {
+            let n = match self.pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => break,
+                Err(e) => return Err(e),
+            };
+            self.partial.extend_from_slice(&buf[..n]);
+            while let Some(i) = self.partial.iter().position(|&c| c == b'\n') {
+                let line: Vec<u8> = self.partial.drain(..=i).collect();
+                self.lines += 1;
+                match std::str::from_utf8(&line).ok().and_then(|l| parse(l.trim_end())) {
+                    Some(s) => f(s),
+                    None => self.unparsed += 1,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Events the kernel's ring buffer overwrote before they were read (all CPUs).
+    fn overruns(&self) -> u64 {
+        let Ok(cpus) = fs::read_dir(self.dir.join("per_cpu")) else { return 0 };
+        cpus.filter_map(Result::ok)
+            .filter_map(|c| fs::read_to_string(c.path().join("stats")).ok())
+            .filter_map(|s| s.lines().find_map(|l| l.strip_prefix("overrun: ")?.trim().parse::<u64>().ok()))
+            .sum()
+    }
+
+    /// Disables the tracepoint and removes the instance; returns (lines, unparsed, overruns).
+    pub fn stop(mut self, f: impl FnMut(TcpSample)) -> (u64, u64, u64) {
+        let _ = write(&self.dir.join("events/tcp/tcp_probe/enable"), "0");
+        let _ = self.read(f);
+        let overruns = self.overruns();
+        let (dir, lines, unparsed) = (self.dir.clone(), self.lines, self.unparsed);
+        drop(self);
+        let _ = fs::remove_dir(&dir);
+        (lines, unparsed, overruns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcp_probe_lines_of_both_families() {
+        let v4 = "          iperf3-2351    [001] ..s1.   345.678901: tcp_probe: family=AF_INET src=10.45.0.2:43210 dest=10.45.0.1:5201 mark=0x0 data_len=0 snd_nxt=0x8d2b1c3 snd_una=0x8d2a9e3 snd_cwnd=37 ssthresh=2147483647 snd_wnd=3145728 srtt=41234 rcv_wnd=65280 sock_cookie=4 skbaddr=00000000a1b2c3d4 skaddr=00000000e5f6a7b8";
+        let s = parse(v4).unwrap();
+        assert_eq!(s.t_mono_ns, 345_678_901_000);
+        assert_eq!(s.src, "10.45.0.2:43210".parse().unwrap());
+        assert_eq!(s.dst, "10.45.0.1:5201".parse().unwrap());
+        assert_eq!((s.snd_cwnd, s.ssthresh, s.srtt_us, s.snd_una), (37, 2_147_483_647, 41_234, 0x8d2a9e3));
+        let v6 = "<idle>-0 [000] ..s2. 12.000001: tcp_probe: family=AF_INET6 src=[fd00:5c07::2]:40000 dest=[fd00:5c07::1]:5201 mark=0x0 data_len=1388 snd_nxt=0x1 snd_una=0x1 snd_cwnd=10 ssthresh=7 snd_wnd=64800 srtt=900 rcv_wnd=64800 sock_cookie=9";
+        let s = parse(v6).unwrap();
+        assert_eq!(s.src, "[fd00:5c07::2]:40000".parse().unwrap());
+        assert_eq!((s.data_len, s.snd_cwnd, s.t_mono_ns), (1388, 10, 12_000_001_000));
+        assert_eq!(parse("x [000] 1.0: sched_switch: prev=a"), None);
+    }
+}
