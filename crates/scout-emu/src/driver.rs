@@ -253,24 +253,14 @@ pub fn emulate(
     netns::remove_stale()?;
     let mut topo = Topology::create(n_ues)?;
     let names: Vec<String> = topo.namespaces().map(str::to_string).collect();
-    let epoch =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
     let slices: Vec<String> = loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect();
-    let meta = json!({
-        "source": "emulator",
-        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
-        "scenario": {"name": loaded.scenario.name, "file": loaded.file, "description": loaded.scenario.description, "resolved": loaded.resolved},
-        "seed": seed,
-        "duration_s": duration,
-        "wall_clock_epoch_s": epoch,
-        "clock_domains": [{"name": "emulator", "offset_ns": 0, "note": "CLOCK_MONOTONIC since the emulation started; model time is wall time"}],
-        "slices": loaded.scenario.core.slices.iter().map(|s| json!({"name": s.name, "sst": s.sst, "sd": s.sd})).collect::<Vec<_>>(),
-        "emulator": {
+    let clock = json!({"name": "emulator", "offset_ns": 0, "note": "CLOCK_MONOTONIC since the emulation started; model time is wall time"});
+    let mut meta = scout_sim::run_meta(loaded, "emulator", seed, duration, clock);
+    meta["emulator"] = json!({
             "namespaces": names,
             "device": netns::DEVICE, "mtu": netns::MTU,
             "dn": {"ipv4": netns::DN_ADDR4.to_string(), "ipv6": netns::DN_ADDR6.to_string()},
             "ues": (0..n_ues).map(|i| json!({"ue": i, "ipv4": netns::ue_addr4(i).to_string(), "ipv6": netns::ue_addr6(i).to_string()})).collect::<Vec<_>>(),
-        },
     });
     let mut w = RunWriter::create(out, meta, &slices)?;
     let mut apps = Apps::new(&loaded.scenario.apps, out, &names, opts.shell);

@@ -460,6 +460,23 @@ pub fn closing(outcome: &mut Outcome) -> Value {
     })
 }
 
+/// What a model run's `run.json` says first: the source, the scenario, seed and duration, the wall
+/// clock at the start, the run's clock domain and the slices (the simulator and the emulator).
+pub fn run_meta(loaded: &Loaded, source: &str, seed: u64, duration_s: f64, clock: Value) -> Value {
+    let epoch =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    json!({
+        "source": source,
+        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
+        "scenario": {"name": loaded.scenario.name, "file": loaded.file, "description": loaded.scenario.description, "resolved": loaded.resolved},
+        "seed": seed,
+        "duration_s": duration_s,
+        "wall_clock_epoch_s": epoch,
+        "clock_domains": [clock],
+        "slices": loaded.scenario.core.slices.iter().map(|s| json!({"name": s.name, "sst": s.sst, "sd": s.sd})).collect::<Vec<_>>(),
+    })
+}
+
 /// `scout simulate`: runs a scenario file into a new run directory and returns the summary.
 pub fn simulate(
     scenario: &Path,
@@ -479,18 +496,13 @@ pub fn simulate(
     }
     // Validate fully before creating the run directory.
     build(&loaded, seed, duration)?;
-    let epoch =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-    let meta = json!({
-        "source": "simulator",
-        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
-        "scenario": {"name": loaded.scenario.name, "file": loaded.file, "description": loaded.scenario.description, "resolved": loaded.resolved},
-        "seed": seed,
-        "duration_s": duration,
-        "wall_clock_epoch_s": epoch,
-        "clock_domains": [{"name": "sim", "offset_ns": 0, "note": "virtual clock; t_ns is exact model time"}],
-        "slices": loaded.scenario.core.slices.iter().map(|s| json!({"name": s.name, "sst": s.sst, "sd": s.sd})).collect::<Vec<_>>(),
-    });
+    let meta = run_meta(
+        &loaded,
+        "simulator",
+        seed,
+        duration,
+        json!({"name": "sim", "offset_ns": 0, "note": "virtual clock; t_ns is exact model time"}),
+    );
     let slices: Vec<String> = loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect();
     let mut writer = RunWriter::create(out, meta, &slices)?;
     let mut outcome = run(&loaded, seed, duration, &mut writer, progress)?;

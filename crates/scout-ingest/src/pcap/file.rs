@@ -377,12 +377,14 @@ impl CaptureReader {
                         }
                         self.ifaces.push(ifc);
                     }
-                    6 => {
-                        // Enhanced Packet Block.
+                    2 | 6 => {
+                        // Enhanced Packet Block, or the obsolete Packet Block (still written by old
+                        // tools): the same fields but a 16-bit interface id and a drops count.
                         if body.len() < 20 {
-                            return Err(err(&self.path, off, "short enhanced packet block"));
+                            let what = if btype == 6 { "enhanced packet block" } else { "packet block" };
+                            return Err(err(&self.path, off, format!("short {what}")));
                         }
-                        let iface = u32_at(body, 0, big);
+                        let iface = if btype == 6 { u32_at(body, 0, big) } else { u32::from(u16_at(body, 0, big)) };
                         let ts = (u64::from(u32_at(body, 4, big)) << 32) | u64::from(u32_at(body, 8, big));
                         let (cap, orig) = (u32_at(body, 12, big) as usize, u32_at(body, 16, big));
                         match self.packet(off, iface, ts, cap, body.len())? {
@@ -409,23 +411,6 @@ impl CaptureReader {
                         self.stats.bytes += cap as u64;
                         let a = body_at + 4;
                         return Ok(Some((0, 0, linktype, orig, off, a, a + cap)));
-                    }
-                    2 => {
-                        // Packet Block (obsolete, still written by old tools): a 16-bit interface
-                        // id and drops count, then as an Enhanced Packet Block.
-                        if body.len() < 20 {
-                            return Err(err(&self.path, off, "short packet block"));
-                        }
-                        let iface = u32::from(u16_at(body, 0, big));
-                        let ts = (u64::from(u32_at(body, 4, big)) << 32) | u64::from(u32_at(body, 8, big));
-                        let (cap, orig) = (u32_at(body, 12, big) as usize, u32_at(body, 16, big));
-                        match self.packet(off, iface, ts, cap, body.len())? {
-                            Some((t_ns, linktype)) => {
-                                let a = body_at + 20;
-                                return Ok(Some((iface, t_ns, linktype, orig, off, a, a + cap)));
-                            }
-                            None => continue,
-                        }
                     }
                     t => {
                         self.stats.other_blocks += 1;
