@@ -883,6 +883,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
     loads = [a for name, a in opened.items() if name.startswith("attribution-")]
     for name, a in opened.items():
         reports[name] = render_report(a, loads if name.startswith("attribution-") else None)
+    # The emulated part: real ping and iperf3 through the same model, where it can run.
+    why = _emulator_unavailable() or next((f"{t} is not installed" for t in ("ping", "iperf3") if shutil.which(t) is None), None)
+    if why:
+        print(f"\nemulate-demo: skipped ({why})")
+    else:
+        name = "emulate-demo"
+        rundir.check(out / name, force=True, what=f"-o {out}: {name}:")
+        args_emu = argparse.Namespace(
+            scenario=name, output=str(out / name), force=True, duration=args.duration, seed=None, set=[], shell=False
+        )
+        print()
+        cmd_emulate(args_emu)
+        s = run_analysis(out / name)
+        print_analysis(s)
+        reports[name] = render_report(analysis.open(out / name), None)
     print("\nsummary")
     print(f"  {'scenario':<20}{'DL Mbit/s':>10}{'DL p50 ms':>11}{'DL p99 ms':>11}{'drops':>9}{'closes':>9}  top contributor")
     for name, r, s in rows:

@@ -161,6 +161,32 @@ def test_components_are_exact_on_a_hand_worked_packet(synthetic: Path) -> None:
     assert (j.segments, j.harq_retx, j.rlc_retx, j.t_in_ns, j.t_out_ns) == (2, 1, 0, 0, 15000)
 
 
+def test_an_uplink_pdcp_hold_is_reordering_though_gtpu_enqueues_at_the_same_time(tmp_path: Path, schemas) -> None:
+    """At the CU-UP an uplink PDCP delivery and the GTP-U enqueue it causes share a timestamp; the
+    hold before them is PDCP's reordering (it was `gtpu unattributed` while deliveries sorted last,
+    seen on the first emulated TCP runs)."""
+    e = [
+        (0, "ue", "app", "tx"), (0, "ue", "pdcp", "proc_end"), (0, "ue", "rlc", "enqueue"),
+        (16000, "ue", "rlc", "hol"), (16000, "ue", "rlc", "segment"), (16035, "ue", "mac", "tx"),
+        (16500, "gnb_du", "phy", "rx"), (16500, "gnb_du", "rlc", "deliver"), (16550, "gnb_cu", "f1u", "arrive"),
+        (16550, "gnb_cu", "cuup_exec", "enqueue"), (16550, "gnb_cu", "pdcp", "proc_begin"),
+        (16557, "gnb_cu", "pdcp", "proc_end"), (21000, "gnb_cu", "pdcp", "deliver"), (21000, "gnb_cu", "gtpu", "enqueue"),
+        (21003, "gnb_cu", "gtpu", "proc_begin"), (21008, "gnb_cu", "gtpu", "proc_end"), (21200, "upf", "n3", "arrive"),
+        (21200, "upf", "upf", "enqueue"), (21208, "upf", "upf", "proc_begin"), (21212, "upf", "upf", "proc_end"),
+        (22212, "dn", "n6", "arrive"), (22212, "dn", "app", "deliver"),
+    ]  # fmt: skip
+    kw = {"enqueue": {"queue": "q", "queue_bytes": 100, "queue_pkts": 1}}
+    rows = [ev(t, n, la, p, 1, dir="ul", **kw.get(p, {})) for t, n, la, p in e]
+    for engine in ("native", "ibis"):
+        run = write_run(tmp_path / engine, schemas, rows[::-1])
+        analysis.analyze(run, engine=engine)
+        c = scout.open(run).components.to_pandas()
+        got = {(r.layer, r.component): int(r.ns) for r in c.itertuples() if r.ns}
+        assert got.get(("pdcp", "reordering")) == 21000 - 16557, (engine, got)
+        assert not any(k[1] == "unattributed" for k in got), (engine, got)
+        assert sum(got.values()) == 22212
+
+
 def test_unmeasured_hops_are_unattributed_and_closure_still_holds(synthetic: Path) -> None:
     a = scout.open(synthetic)
     c = a.components.filter(a.components.pkt == 100).to_pandas()

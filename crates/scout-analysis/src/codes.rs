@@ -11,13 +11,13 @@ pub const POINTS: [&str; 12] = [
     "rx",
     "proc_end",
     "arrive",
+    "deliver",
     "tx",
     "enqueue",
     "dequeue",
     "hol",
     "segment",
     "proc_begin",
-    "deliver",
     "ce_mark",
     "drop",
 ];
@@ -46,13 +46,13 @@ pub mod p {
     pub const RX: u8 = 0;
     pub const PROC_END: u8 = 1;
     pub const ARRIVE: u8 = 2;
-    pub const TX: u8 = 3;
-    pub const ENQUEUE: u8 = 4;
-    pub const DEQUEUE: u8 = 5;
-    pub const HOL: u8 = 6;
-    pub const SEGMENT: u8 = 7;
-    pub const PROC_BEGIN: u8 = 8;
-    pub const DELIVER: u8 = 9;
+    pub const DELIVER: u8 = 3;
+    pub const TX: u8 = 4;
+    pub const ENQUEUE: u8 = 5;
+    pub const DEQUEUE: u8 = 6;
+    pub const HOL: u8 = 7;
+    pub const SEGMENT: u8 = 8;
+    pub const PROC_BEGIN: u8 = 9;
     pub const CE_MARK: u8 = 10;
     pub const DROP: u8 = 11;
 }

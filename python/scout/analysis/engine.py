@@ -13,18 +13,20 @@ import ibis.expr.types as ir
 # Order of points at equal timestamps. An interval between two events is attributed by the event
 # that ends it, so within a group of simultaneous events the one that *ends* an activity must come
 # first: a radio reception or a processing end closes what came before; an arrival closes a link;
-# an enqueue, head-of-line, segment or proc_begin starts something new; deliveries come last.
+# a delivery closes a reassembly or reordering hold (an uplink PDCP delivery and the GTP-U enqueue
+# it causes share a timestamp, and the hold is the delivery's); an enqueue, head-of-line, segment
+# or proc_begin starts something new.
 POINT_RANK = {
     "rx": 0,
     "proc_end": 1,
     "arrive": 2,
-    "tx": 3,
-    "enqueue": 4,
-    "dequeue": 5,
-    "hol": 6,
-    "segment": 7,
-    "proc_begin": 8,
-    "deliver": 9,
+    "deliver": 3,
+    "tx": 4,
+    "enqueue": 5,
+    "dequeue": 6,
+    "hol": 7,
+    "segment": 8,
+    "proc_begin": 9,
     "ce_mark": 10,
     "drop": 11,
 }
