@@ -372,6 +372,35 @@ fn check_flow_depth(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The shortest mean on period: each on period starts with a packet, so on and off periods of
+/// nanoseconds once made a 30 Mbit/s source send a packet every 2 ns (the simulator never reached
+/// its end). A millisecond is a slot or two.
+pub const MIN_ON_S: f64 = 0.001;
+
+/// An on or off period distribution: a finite mean from `min_mean_s` to a day, a Pareto shape
+/// above 1 (a finite mean) and at most 100, a lognormal sigma from 0 to 10.
+fn check_period(p: &Period, min_mean_s: f64) -> Result<(), String> {
+    let mean = match p {
+        Period::Constant { mean_s } | Period::Exponential { mean_s } => *mean_s,
+        Period::Pareto { mean_s, shape } => {
+            if !(*shape > 1.0 && *shape <= 100.0) {
+                return Err(format!("shape {shape}; accepted: 1 < shape <= 100 (a finite mean)"));
+            }
+            *mean_s
+        }
+        Period::Lognormal { mean_s, sigma } => {
+            if !(*sigma >= 0.0 && *sigma <= 10.0) {
+                return Err(format!("sigma {sigma}; accepted: 0 <= sigma <= 10"));
+            }
+            *mean_s
+        }
+    };
+    if !(mean >= min_mean_s && mean <= 86_400.0) {
+        return Err(format!("mean_s {mean}; accepted: {min_mean_s} <= mean_s <= 86400"));
+    }
+    Ok(())
+}
+
 fn validate(s: &Scenario) -> Result<(), (String, String)> {
     if !(s.duration_s > 0.0 && s.duration_s <= 86_400.0) {
         return Err(("duration_s".into(), format!("{}; accepted: 0 < duration_s <= 86400", s.duration_s)));
@@ -420,8 +449,12 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     for (i, t) in s.traffic.iter().enumerate() {
         let key = |k: &str| format!("traffic[{i}].{k}");
         let (ue, rate, size, start, stop) = match t {
-            TrafficSpec::UdpCbr { ue, rate_mbps, size_bytes, start_s, stop_s, .. }
-            | TrafficSpec::OnOff { ue, rate_mbps, size_bytes, start_s, stop_s, .. } => {
+            TrafficSpec::UdpCbr { ue, rate_mbps, size_bytes, start_s, stop_s, .. } => {
+                (ue, *rate_mbps, *size_bytes, *start_s, *stop_s)
+            }
+            TrafficSpec::OnOff { ue, rate_mbps, size_bytes, start_s, stop_s, on, off, .. } => {
+                check_period(on, MIN_ON_S).map_err(|m| (key("on"), m))?;
+                check_period(off, 0.0).map_err(|m| (key("off"), m))?;
                 (ue, *rate_mbps, *size_bytes, *start_s, *stop_s)
             }
             TrafficSpec::Video {
@@ -522,7 +555,16 @@ mod tests {
         let video =
             "name: t\nduration_s: 1\nues: [{count: 1}]\ntraffic: [{type: video, ue: 0, dir: dl, rate_mbps: 5}]\n";
         let ping = "name: t\nduration_s: 1\nues: [{count: 1}]\ntraffic: [{type: ping, ue: 0}]\n";
+        let onoff =
+            "name: t\nduration_s: 1\nues: [{count: 1}]\ntraffic: [{type: on_off, ue: 0, dir: dl, rate_mbps: 30, \
+                     on: {dist: exponential, mean_s: 0.1}, off: {dist: exponential, mean_s: 0.1}}]\n";
         for (text, set, key) in [
+            // Periods of nanoseconds sent a packet every 2 ns, for ever (found by the fuzzer).
+            (onoff, "traffic[0].on={dist: pareto, mean_s: 5e-46, shape: 1.5}", "traffic[0].on"),
+            (onoff, "traffic[0].off.mean_s=-1", "traffic[0].off"),
+            (onoff, "traffic[0].off.mean_s=.nan", "traffic[0].off"),
+            (onoff, "traffic[0].on={dist: pareto, mean_s: 1, shape: 1}", "shape"),
+            (onoff, "traffic[0].on={dist: lognormal, mean_s: 1, sigma: .inf}", "sigma"),
             (ping, "traffic[0].interval_ms=.nan", "interval_ms"),
             (ping, "traffic[0].interval_ms=0", "interval_ms"),
             (video, "traffic[0].jitter_std_ms=-1", "jitter_std_ms"),
