@@ -831,6 +831,58 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from scout import analysis, experiment
+
+    if args.list or not args.name:
+        for e in experiment.EXPERIMENTS.values():
+            print(f"{e.name:<10} {e.description}")
+        if not args.list:
+            raise UsageError("give an experiment's name (scout experiment --list names them) and -o OUT")
+        return 0
+    e = experiment.EXPERIMENTS.get(args.name)
+    if e is None:
+        raise UsageError(f"{args.name}: no such experiment; accepted: {', '.join(experiment.EXPERIMENTS)}")
+    if not args.output:
+        raise UsageError("give -o OUT: the directory for the experiment's runs, report and summary.csv")
+    why = _emulator_unavailable() or next((f"{t} is not installed" for t in ("iperf3",) if shutil.which(t) is None), None)
+    if why:
+        raise SystemExit(f"error: scout experiment {e.name}: {why}")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    for cfg in e.configurations:
+        rundir.check(out / cfg, force=args.force, what=f"-o {out}: {cfg}:")
+    out.mkdir(parents=True, exist_ok=True)
+    rows, series = [], {}
+    for cfg in e.configurations:
+        print(f"\n== {e.name}: {cfg} ({args.duration:g} s of iperf3)")
+        run_args = argparse.Namespace(
+            scenario=e.scenario,
+            output=str(out / cfg),
+            force=args.force,
+            duration=None,
+            seed=None,
+            set=experiment.tcp_cc_sets(cfg, args.duration),
+            shell=False,
+        )
+        cmd_emulate(run_args)
+        print_analysis(run_analysis(out / cfg))
+        render_report(analysis.open(out / cfg), None)
+        row, ser = experiment.tcp_cc_metrics(out / cfg, cfg)
+        rows.append(row)
+        series[cfg] = ser
+    csv_path = experiment.write_summary(out, rows, experiment.TCP_CC_COLUMNS)
+    report = experiment.tcp_cc_report(out, rows, series)
+    print(f"\n{e.name}: summary")
+    cols = list(experiment.TCP_CC_COLUMNS)
+    print("  " + "  ".join(f"{c:>19}" for c in cols))
+    for r in rows:
+        print("  " + "  ".join(f"{'' if r[c] is None else r[c]!s:>19}" for c in cols))
+    print(f"  summary: {csv_path}\n  report: {report}")
+    return 0
+
+
 def cmd_exec(args: argparse.Namespace) -> int:
     """Runs a command in a running emulation's namespace."""
     target = Path(args.run)
@@ -1174,6 +1226,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _run_output_args(em)
     em.set_defaults(func=cmd_emulate)
+
+    xp = sub.add_parser(
+        "experiment",
+        help="run a named study through the emulator: its runs, a comparison report and summary.csv (root)",
+        description="Runs the experiment NAME through the emulator: one run directory per configuration under OUT, "
+        "each analysed and reported, then OUT/report/index.html comparing them and OUT/summary.csv (one row per "
+        "configuration, columns in docs/experiments.md). --list names every experiment.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  scout experiment tcp-cc -o runs/tcp-cc",
+    )
+    xp.add_argument("name", nargs="?", help="the experiment (see --list)")
+    xp.add_argument("--list", action="store_true", help="name every experiment and what it does")
+    xp.add_argument("-o", "--output", help="directory for the experiment's runs, report and summary.csv")
+    xp.add_argument(
+        "--duration", type=SECONDS_POSITIVE, default=20.0, metavar="S", help="seconds of traffic per run (default 20)"
+    )
+    xp.add_argument("--force", action="store_true", help="replace the experiment's earlier runs in OUT")
+    xp.set_defaults(func=cmd_experiment)
 
     ex = sub.add_parser(
         "exec",

@@ -106,3 +106,32 @@ def test_emulate_refuses_without_root_or_a_scenario_it_cannot_run(tmp_path: Path
     r = scout("emulate", str(bad), "-o", str(tmp_path / "x"))
     assert r.returncode == 1 and "apps[0].ns" in r.stderr and "accepted: dn, or ue0..ue0" in r.stderr, r.stderr
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.skipif(shutil.which("iperf3") is None and not os.environ.get("CI"), reason="iperf3 is not installed")
+def test_experiment_tcp_cc_reproduces_scout_section_7(tmp_path: Path) -> None:
+    """CUBIC fills the deep RLC queue, BBR keeps it short at the same throughput, and the sender's
+    RTT tracks the RLC sojourn in both (SCOUT §7)."""
+    r = scout("experiment", "--list")
+    assert r.returncode == 0 and "tcp-cc" in r.stdout
+    out = tmp_path / "tcp-cc"
+    r = scout("experiment", "tcp-cc", "-o", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    import csv
+
+    from scout.experiment import TCP_CC_COLUMNS
+
+    with (out / "summary.csv").open() as f:
+        rd = csv.DictReader(f)
+        assert rd.fieldnames == list(TCP_CC_COLUMNS)
+        rows = {row["cc"]: {k: float(v) for k, v in row.items() if k != "cc"} for row in rd}
+    cubic, bbr = rows["cubic"], rows["bbr"]
+    assert bbr["throughput_mbps"] >= 0.85 * cubic["throughput_mbps"], rows
+    assert bbr["rlc_sojourn_p50_ms"] * 5 < cubic["rlc_sojourn_p50_ms"], rows
+    assert bbr["app_rtt_p50_ms"] * 3 < cubic["app_rtt_p50_ms"], rows
+    for cc, row in rows.items():
+        assert row["rtt_sojourn_pearson"] >= 0.8, (cc, row)
+    assert (out / "report" / "index.html").stat().st_size > 20_000
+    for cc in ("cubic", "bbr"):
+        assert (out / cc / "report" / "index.html").exists()
+        assert json.loads((out / cc / "run.json").read_text())["complete"] is True

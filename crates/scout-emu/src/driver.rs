@@ -296,6 +296,9 @@ pub fn emulate(
     let mut counts = Counts::default();
     let mut tcp = TcpProbe::start(topo.pid);
     let mut tcp_rows = 0u64;
+    // Samples of sockets that are not the emulation's (the tracepoint sees the whole machine), or
+    // from before its start.
+    let mut tcp_other = 0u64;
     let mut next_tcp_read = 0;
     let t0 = mono_ns();
     let clock = || mono_ns() - t0;
@@ -346,11 +349,12 @@ pub fn emulate(
         }
         if let (Ok(probe), true) = (tcp.as_mut(), now >= next_tcp_read) {
             next_tcp_read = now + TCP_READ_EVERY_NS;
-            probe.read(|s| {
-                if let Some(row) = tcp_row(&s, s.t_mono_ns - t0, &ue_of).filter(|r| r.t_ns >= 0) {
+            probe.read(|s| match tcp_row(&s, s.t_mono_ns - t0, &ue_of).filter(|r| r.t_ns >= 0) {
+                Some(row) => {
                     tcp_rows += 1;
                     w.control(row);
                 }
+                None => tcp_other += 1,
             })?;
         }
         // 2. Advance the model to `now`, packets and actions in time order.
@@ -440,12 +444,18 @@ pub fn emulate(
     let tcp_json = match tcp {
         Ok(probe) => {
             let (lines, unparsed, overruns) = probe.stop(|s| {
-                if let Some(row) = tcp_row(&s, s.t_mono_ns - t0, &ue_of).filter(|r| r.t_ns >= 0 && r.t_ns <= t_end) {
-                    tcp_rows += 1;
-                    w.control(row);
+                match tcp_row(&s, s.t_mono_ns - t0, &ue_of).filter(|r| r.t_ns >= 0 && r.t_ns <= t_end) {
+                    Some(row) => {
+                        tcp_rows += 1;
+                        w.control(row);
+                    }
+                    None => tcp_other += 1,
                 }
             });
-            json!({"source": "tcp:tcp_probe tracepoint", "rows": tcp_rows, "lines": lines, "unparsed_lines": unparsed, "lost_in_kernel": overruns})
+            json!({
+                "source": "tcp:tcp_probe tracepoint", "rows": tcp_rows, "lines": lines, "unparsed_lines": unparsed,
+                "other_sockets_or_times": tcp_other, "lost_in_kernel": overruns,
+            })
         }
         Err(e) => json!({"source": null, "why_not": e.to_string()}),
     };

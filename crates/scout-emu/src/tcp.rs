@@ -49,10 +49,12 @@ pub fn parse(line: &str) -> Option<TcpSample> {
             None => v.parse().ok(),
         }
     };
+    // A dual-stack socket (an iperf3 server listens on `::`) names IPv4 peers as `::ffff:a.b.c.d`.
+    let addr = |k: &str| field(k)?.parse::<SocketAddr>().ok().map(|a| SocketAddr::new(a.ip().to_canonical(), a.port()));
     Some(TcpSample {
         t_mono_ns,
-        src: field("src")?.parse().ok()?,
-        dst: field("dest")?.parse().ok()?,
+        src: addr("src")?,
+        dst: addr("dest")?,
         data_len: num("data_len")?,
         snd_nxt: num("snd_nxt")?,
         snd_una: num("snd_una")?,
@@ -173,6 +175,8 @@ mod tests {
         let s = parse(v6).unwrap();
         assert_eq!(s.src, "[fd00:5c07::2]:40000".parse().unwrap());
         assert_eq!((s.data_len, s.snd_cwnd, s.t_mono_ns), (1388, 10, 12_000_001_000));
+        let mapped = v6.replace("[fd00:5c07::2]", "[::ffff:10.45.0.1]");
+        assert_eq!(parse(&mapped).unwrap().src, "10.45.0.1:40000".parse().unwrap());
         assert_eq!(parse("x [000] 1.0: sched_switch: prev=a"), None);
     }
 }

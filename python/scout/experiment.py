@@ -1,0 +1,191 @@
+"""`scout experiment`: named studies run through the emulator, each a set of ordinary run
+directories, a comparison report and a ``summary.csv`` (docs/experiments.md).
+
+``tcp-cc`` (SCOUT §7): one iperf3 TCP download through a 20 MHz cell with srsRAN's default deep
+RLC queue, once with CUBIC and once with BBR; per run the throughput, the RLC queue's sojourn, the
+sender's smoothed RTT (kernel ``tcp_probe``) and how closely the RTT tracks the sojourn.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Columns of tcp-cc's summary.csv, with their meaning (docs/experiments.md).
+TCP_CC_COLUMNS = {
+    "cc": "congestion control of the sender (the DN's iperf3 server)",
+    "throughput_mbps": "iperf3's received bit rate over its test, Mbit/s",
+    "rlc_sojourn_p50_ms": "median time a downlink packet waited in the gNB's RLC SDU queue, ms",
+    "rlc_sojourn_p99_ms": "99th percentile of the same, ms",
+    "app_rtt_p50_ms": "median smoothed RTT of the sender's socket (tcp_probe srtt), ms",
+    "app_rtt_p99_ms": "99th percentile of the same, ms",
+    "drops": "packets the model dropped (all layers; RLC queue full among them)",
+    "rtt_sojourn_pearson": "Pearson correlation of the sender's RTT and the RLC sojourn, 100 ms bins",
+}
+
+
+@dataclass
+class Experiment:
+    name: str
+    description: str
+    scenario: str
+    configurations: list[str]
+
+
+EXPERIMENTS = {
+    "tcp-cc": Experiment(
+        "tcp-cc",
+        "SCOUT §7: CUBIC then BBR, one 20 s iperf3 TCP download each through a 20 MHz cell with a deep RLC "
+        "queue; per-layer sojourn against application RTT, throughput, drops",
+        "tcp-cc",
+        ["cubic", "bbr"],
+    ),
+}
+
+
+def tcp_cc_sets(cc: str, seconds: float) -> list[str]:
+    """The scenario overrides of one tcp-cc run: the download's congestion control and length."""
+    return [
+        f"apps[3].cmd=iperf3 -c $SCOUT_DN -t {seconds:g} -R -C {cc} -J",
+        f"duration_s={seconds + 3:g}",
+    ]
+
+
+def _pearson(xs: list[float], ys: list[float]) -> float | None:
+    n = len(xs)
+    if n < 3:
+        return None
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def tcp_cc_metrics(run: Path, cc: str, bin_ns: int = 100_000_000) -> tuple[dict, dict]:
+    """One run's summary.csv row, and its time series (for the report)."""
+    import scout
+
+    a = scout.open(run)
+    con = a.con.con  # DuckDB's own connection
+    meta = json.loads((run / "run.json").read_text())
+    client = json.loads((run / "apps" / "download.out").read_text())
+    mbps = client["end"]["sum_received"]["bits_per_second"] / 1e6
+    q = con.execute(
+        "SELECT quantile_cont(sojourn_ns, 0.5) / 1e6, quantile_cont(sojourn_ns, 0.99) / 1e6 FROM sojourns "
+        "WHERE layer = 'rlc' AND dir = 'dl' AND queue = 'rlc_sdu'"
+    ).fetchone()
+    # The sender is the DN's iperf3 server: its socket's samples (dir dl), data flowing.
+    r = con.execute(
+        "SELECT quantile_cont(v, 0.5) / 1e3, quantile_cont(v, 0.99) / 1e3 FROM ("
+        "  SELECT CAST(json_extract(detail, '$.srtt_us') AS DOUBLE) AS v FROM control_events "
+        "  WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl')"
+    ).fetchone()
+    soj = con.execute(
+        f"SELECT t_enq // {bin_ns} AS b, avg(sojourn_ns) / 1e6 FROM sojourns "
+        "WHERE layer = 'rlc' AND dir = 'dl' AND queue = 'rlc_sdu' GROUP BY b ORDER BY b"
+    ).fetchall()
+    rtt = con.execute(
+        f"SELECT t_ns // {bin_ns} AS b, avg(CAST(json_extract(detail, '$.srtt_us') AS DOUBLE)) / 1e3 "
+        "FROM control_events WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl' GROUP BY b ORDER BY b"
+    ).fetchall()
+    cwnd = con.execute(
+        f"SELECT t_ns // {bin_ns} AS b, avg(value) FROM control_events "
+        "WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl' GROUP BY b ORDER BY b"
+    ).fetchall()
+    s, t = dict(soj), dict(rtt)
+    common = sorted(set(s) & set(t))
+    pearson = _pearson([s[b] for b in common], [t[b] for b in common])
+    drops = sum(n for layer in meta["counts"]["drops"].values() for n in layer.values())
+    row = {
+        "cc": cc,
+        "throughput_mbps": round(mbps, 3),
+        "rlc_sojourn_p50_ms": round(q[0] or 0.0, 3),
+        "rlc_sojourn_p99_ms": round(q[1] or 0.0, 3),
+        "app_rtt_p50_ms": round(r[0] or 0.0, 3),
+        "app_rtt_p99_ms": round(r[1] or 0.0, 3),
+        "drops": drops,
+        "rtt_sojourn_pearson": None if pearson is None else round(pearson, 3),
+    }
+    series = {
+        "t_s": [b * bin_ns / 1e9 for b in common],
+        "sojourn_ms": [s[b] for b in common],
+        "rtt_ms": [t[b] for b in common],
+        "cwnd_t_s": [b * bin_ns / 1e9 for b, _ in cwnd],
+        "cwnd": [v for _, v in cwnd],
+    }
+    return row, series
+
+
+def write_summary(out: Path, rows: list[dict], columns: dict) -> Path:
+    path = out / "summary.csv"
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(columns))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r[k] is None else r[k]) for k in columns})
+    return path
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def tcp_cc_report(out: Path, rows: list[dict], series: dict[str, dict]) -> Path:
+    """OUT/report/index.html: sojourn against RTT over time per run, the congestion window, the table."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(series), 1, figsize=(10, 3.2 * len(series)), sharex=True, squeeze=False)
+    for ax, (cc, s) in zip(axes[:, 0], series.items(), strict=True):
+        ax.plot(s["t_s"], s["sojourn_ms"], label="RLC SDU queue sojourn (DL)", color="#c0392b")
+        ax.plot(s["t_s"], s["rtt_ms"], label="sender's smoothed RTT (tcp_probe)", color="#2c3e50")
+        ax.set_ylabel("ms")
+        ax.set_title(f"{cc}: per-layer sojourn against application RTT (100 ms bins)")
+        ax.legend(loc="upper left")
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("time since the emulation started, s")
+    sojourn_png = _png(fig)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(10, 3))
+    for cc, s in series.items():
+        ax.plot(s["cwnd_t_s"], s["cwnd"], label=cc)
+    ax.set_ylabel("cwnd, segments")
+    ax.set_xlabel("time, s")
+    ax.set_title("the sender's congestion window")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    cwnd_png = _png(fig)
+    plt.close(fig)
+    head = "".join(f"<th title='{html.escape(d)}'>{html.escape(c)}</th>" for c, d in TCP_CC_COLUMNS.items())
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape('' if r[c] is None else str(r[c]))}</td>" for c in TCP_CC_COLUMNS) + "</tr>"
+        for r in rows
+    )
+    runs = "".join(f"<li><a href='../{cc}/report/index.html'>{cc}</a>: the run's own report</li>" for cc in series)
+    page = f"""<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Scout experiment tcp-cc</title>
+<style>body{{font:14px system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}
+img{{max-width:100%}}</style></head><body>
+<h1>tcp-cc: CUBIC and BBR through a deep RLC queue</h1>
+<p>{html.escape(EXPERIMENTS["tcp-cc"].description)}. Each run is an ordinary run directory beside this report.</p>
+<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+<h2>Sojourn and RTT over time</h2><img alt="RLC sojourn and RTT over time" src="data:image/png;base64,{sojourn_png}">
+<h2>Congestion window</h2><img alt="congestion window over time" src="data:image/png;base64,{cwnd_png}">
+<ul>{runs}</ul></body></html>"""
+    (out / "report").mkdir(parents=True, exist_ok=True)
+    path = out / "report" / "index.html"
+    path.write_text(page)
+    return path
