@@ -540,6 +540,31 @@ impl ExecutorCfg {
     pub fn new(workers: u32, mean_us: f64, queue_limit: u32) -> Self {
         ExecutorCfg { workers, service: ServiceTime::Lognormal { mean_us, sigma: 0.5 }, queue_limit, per_byte_ns: 0.0 }
     }
+
+    /// What the model can run: 1 to 1024 workers, a queue, a finite service mean up to a second,
+    /// a lognormal σ up to 10, at most 1 ms per byte (a service of 10^65 µs once overflowed the
+    /// clock). The error names the sub-key and the accepted range.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(1..=1024).contains(&self.workers) {
+            return Err(("workers", format!("{}; accepted: 1..=1024", self.workers)));
+        }
+        if self.queue_limit == 0 {
+            return Err(("queue_limit", "0; accepted: >= 1".into()));
+        }
+        let mean = self.service.mean_us();
+        if !(0.0..=1e6).contains(&mean) {
+            return Err(("service.mean_us", format!("{mean}; accepted: 0 <= mean_us <= 1000000 (1 s)")));
+        }
+        if let ServiceTime::Lognormal { sigma, .. } = self.service {
+            if !(0.0..=10.0).contains(&sigma) {
+                return Err(("service.sigma", format!("{sigma}; accepted: 0 <= sigma <= 10")));
+            }
+        }
+        if !(0.0..=1e6).contains(&self.per_byte_ns) {
+            return Err(("per_byte_ns", format!("{}; accepted: 0 <= per_byte_ns <= 1000000", self.per_byte_ns)));
+        }
+        Ok(())
+    }
 }
 
 /// A point-to-point link: serialisation at `rate_mbps` (0 = infinite) plus propagation `delay_us`.
@@ -553,6 +578,22 @@ pub struct LinkCfg {
 impl Default for LinkCfg {
     fn default() -> Self {
         LinkCfg { delay_us: 100.0, rate_mbps: 10_000.0 }
+    }
+}
+
+impl LinkCfg {
+    /// A delay from 0 to 1 s and a rate from 0 (infinite) to 10 Tbit/s, both finite.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(0.0..=1e6).contains(&self.delay_us) {
+            return Err(("delay_us", format!("{}; accepted: 0 <= delay_us <= 1000000 (1 s)", self.delay_us)));
+        }
+        if !(0.0..=1e7).contains(&self.rate_mbps) {
+            return Err((
+                "rate_mbps",
+                format!("{}; accepted: 0 (no serialisation) <= rate_mbps <= 1e7", self.rate_mbps),
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -374,13 +374,34 @@ impl Stack {
         if cfg.core.slices.is_empty() {
             return Err(invalid("core.slices", "at least one slice is needed"));
         }
-        for (k, e) in [
-            ("cu_up.gtpu_rx.workers", &cfg.cu_up.gtpu_rx),
-            ("cu_up.cuup.workers", &cfg.cu_up.cuup),
-            ("cu_up.f1u.workers", &cfg.cu_up.f1u),
-        ] {
-            if e.workers == 0 {
-                return Err(invalid(k, "accepted: >= 1"));
+        let mut execs = vec![
+            ("cu_up.gtpu_rx".to_string(), &cfg.cu_up.gtpu_rx),
+            ("cu_up.cuup".to_string(), &cfg.cu_up.cuup),
+            ("cu_up.f1u".to_string(), &cfg.cu_up.f1u),
+        ];
+        execs.extend(cfg.core.slices.iter().enumerate().map(|(i, s)| (format!("core.slices[{i}].upf"), &s.upf)));
+        for (k, e) in execs {
+            e.check().map_err(|(sub, m)| invalid(&format!("{k}.{sub}"), m))?;
+        }
+        for (k, link) in [("core.n3", &cfg.core.n3), ("core.n6", &cfg.core.n6), ("core.midhaul", &cfg.core.midhaul)] {
+            link.check().map_err(|(sub, m)| invalid(&format!("{k}.{sub}"), m))?;
+        }
+        if !(0..=1_000_000_000).contains(&cfg.cu_up.sdap_proc_ns) {
+            return Err(invalid(
+                "cu_up.sdap_proc_ns",
+                format!("{}; accepted: 0..=1000000000 (1 s)", cfg.cu_up.sdap_proc_ns),
+            ));
+        }
+        for (i, u) in cfg.ues.iter().enumerate() {
+            for (k, src) in [("dl", &u.dl_sinr), ("ul", &u.ul_sinr)] {
+                if let SinrSource::Constant(db) = src {
+                    if !(-50.0..=100.0).contains(db) {
+                        return Err(invalid(
+                            &format!("ues[{i}].channel.{k}_sinr_db"),
+                            format!("{db}; accepted: -50..=100 dB"),
+                        ));
+                    }
+                }
             }
         }
         let slot_ns = phy::slot_ns(mu);

@@ -523,6 +523,30 @@ pub fn simulate(
 mod tests {
     use super::*;
 
+    /// Executor, link and channel values the model cannot run are refused with their key (a
+    /// service mean of 2.3e65 µs overflowed the clock: found by the fuzzer).
+    #[test]
+    fn model_values_beyond_what_it_can_run_are_refused() {
+        let text =
+            "name: t\nduration_s: 1\nues: [{count: 1}]\ntraffic: [{type: udp_cbr, ue: 0, dir: ul, rate_mbps: 1}]\n";
+        for (set, key) in [
+            (
+                "cu_up.gtpu_rx={workers: 2, service: {dist: lognormal, mean_us: 2.3e65, sigma: 0.8}}",
+                "cu_up.gtpu_rx.service.mean_us",
+            ),
+            ("cu_up.cuup={workers: 0, service: {dist: constant, mean_us: 5}}", "cu_up.cuup.workers"),
+            ("cu_up.f1u={workers: 1, service: {dist: lognormal, mean_us: 5, sigma: .nan}}", "cu_up.f1u.service.sigma"),
+            ("core.n6.delay_us=.nan", "core.n6.delay_us"),
+            ("core.n3.rate_mbps=-1", "core.n3.rate_mbps"),
+            ("ues[0].channel.dl_sinr_db=.nan", "ues[0].channel.dl_sinr_db"),
+        ] {
+            let (scenario, resolved) = scenario::parse(text, "s.yaml", &[set.into()]).expect("parses");
+            let loaded = Loaded { scenario, dir: Default::default(), file: "s.yaml".into(), resolved };
+            let e = build(&loaded, 1, 1.0).map(|_| ()).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains("accepted"), "{set}: {e}");
+        }
+    }
+
     /// An SR period of 2e9 ms passed validation and allocated a table of that many slots (8 GiB,
     /// issue 20): the model refuses what TS 38.331 cannot configure, naming the key.
     #[test]
