@@ -370,6 +370,60 @@ impl Stack {
             if q.rlc.am.tx.queue_size == 0 || q.rlc.am.tx.queue_bytes == 0 {
                 return Err(invalid(&key("rlc.am.tx.queue-size"), "queue limits must be > 0"));
             }
+            // Timers and counts within their TS 38.331 / 38.323 ranges (-1: infinity where the
+            // spec has it): a timer of 0 that re-arms would run for ever at one instant, and a
+            // huge one overflowed the nanosecond clock.
+            let (am, um, pdcp) = (&q.rlc.am, &q.rlc.um_bidir, &q.pdcp);
+            for (k, v, lo, hi, inf) in [
+                ("rlc.am.tx.t-poll-retransmit", am.tx.t_poll_retransmit, 5, 4000, false),
+                ("rlc.am.tx.poll-pdu", am.tx.poll_pdu, 1, 65_536, true),
+                ("rlc.am.tx.poll-byte", am.tx.poll_byte, 1, 40_000, true),
+                ("rlc.am.rx.t-reassembly", am.rx.t_reassembly, 0, 200, false),
+                ("rlc.am.rx.t-status-prohibit", am.rx.t_status_prohibit, 0, 2400, false),
+                ("rlc.um-bidir.rx.t-reassembly", um.rx.t_reassembly, 0, 200, false),
+                ("f1u_du.t_notify", q.f1u_du.t_notify, 1, 10_000, false),
+                ("pdcp.tx.early_drop_bytes", pdcp.tx.early_drop_bytes, 0, 1 << 40, true),
+            ] {
+                if !((inf && v == -1) || (lo..=hi).contains(&v)) {
+                    let infinity = if inf { " or -1 (infinity)" } else { "" };
+                    return Err(invalid(&key(k), format!("{v}; accepted: {lo}..={hi}{infinity}")));
+                }
+            }
+            for (k, v, hi) in [
+                ("pdcp.tx.discard_timer", pdcp.tx.discard_timer, 1500),
+                ("pdcp.rx.t_reordering", pdcp.rx.t_reordering, 3000),
+            ] {
+                if let crate::config::MaybeMs::Ms(ms) = v {
+                    if !(ms == -1 || (0..=hi).contains(&ms)) {
+                        return Err(invalid(&key(k), format!("{ms}; accepted: 0..={hi} ms, -1 or infinity")));
+                    }
+                }
+            }
+        }
+        let bsr = &c.mac_cell_group.bsr_cfg;
+        if !(bsr.periodic_bsr_timer == -1 || (1..=2560).contains(&bsr.periodic_bsr_timer)) {
+            return Err(invalid(
+                "cell_cfg.mac_cell_group.bsr_cfg.periodic_bsr_timer",
+                format!("{}; accepted: 1..=2560 or -1 (infinity), TS 38.331 periodicBSR-Timer", bsr.periodic_bsr_timer),
+            ));
+        }
+        if !(10..=10_240).contains(&bsr.retx_bsr_timer) {
+            return Err(invalid(
+                "cell_cfg.mac_cell_group.bsr_cfg.retx_bsr_timer",
+                format!("{}; accepted: 10..=10240, TS 38.331 retxBSR-Timer", bsr.retx_bsr_timer),
+            ));
+        }
+        if !(c.pucch.csi_report_period_ms > 0.0 && c.pucch.csi_report_period_ms <= 1000.0) {
+            return Err(invalid(
+                "cell_cfg.pucch.csi_report_period_ms",
+                format!("{}; accepted: 0 < csi_report_period_ms <= 1000", c.pucch.csi_report_period_ms),
+            ));
+        }
+        if !(1.0..=1e6).contains(&c.scheduler.pf_window_slots) {
+            return Err(invalid(
+                "cell_cfg.scheduler.pf_window_slots",
+                format!("{}; accepted: 1..=1000000", c.scheduler.pf_window_slots),
+            ));
         }
         if cfg.core.slices.is_empty() {
             return Err(invalid("core.slices", "at least one slice is needed"));

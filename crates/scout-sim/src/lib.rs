@@ -539,6 +539,13 @@ mod tests {
             ("core.n6.delay_us=.nan", "core.n6.delay_us"),
             ("core.n3.rate_mbps=-1", "core.n3.rate_mbps"),
             ("ues[0].channel.dl_sinr_db=.nan", "ues[0].channel.dl_sinr_db"),
+            (
+                "qos=[{five_qi: 9, rlc: {mode: am, am: {tx: {t-poll-retransmit: 0}}}}]",
+                "qos[0].rlc.am.tx.t-poll-retransmit",
+            ),
+            ("qos=[{five_qi: 9, pdcp: {rx: {t_reordering: 9223372036854}}}]", "qos[0].pdcp.rx.t_reordering"),
+            ("cell_cfg.mac_cell_group.bsr_cfg.retx_bsr_timer=0", "retx_bsr_timer"),
+            ("cell_cfg.scheduler.pf_window_slots=.inf", "pf_window_slots"),
         ] {
             let (scenario, resolved) = scenario::parse(text, "s.yaml", &[set.into()]).expect("parses");
             let loaded = Loaded { scenario, dir: Default::default(), file: "s.yaml".into(), resolved };

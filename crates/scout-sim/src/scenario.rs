@@ -426,6 +426,12 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
     }
     let slices: Vec<&str> = s.core.slices.iter().map(|x| x.name.as_str()).collect();
     for (i, g) in s.ues.iter().enumerate() {
+        if !(1..=60_000).contains(&g.channel.mahimahi_window_ms) {
+            return Err((
+                format!("ues[{i}].channel.mahimahi_window_ms"),
+                format!("{}; accepted: 1..=60000 ms", g.channel.mahimahi_window_ms),
+            ));
+        }
         if let Some(name) = &g.slice {
             if !slices.contains(&name.as_str()) {
                 return Err((
