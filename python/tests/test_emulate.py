@@ -43,6 +43,7 @@ duration_s: 3
 ues: [{count: 1}]
 apps:
   - {name: pinger, ns: ue0, at_s: 0.2, cmd: "ping -c 5 -i 0.2 $SCOUT_DN"}
+  - {name: policy, ns: dn, at_s: 0.1, cmd: "chrt -p $$"}
 """
 
 
@@ -57,6 +58,8 @@ def test_emulate_runs_the_apps_and_writes_an_analysable_run(tmp_path: Path) -> N
     meta = json.loads((out / "run.json").read_text())
     assert meta["complete"] is True and meta["source"] == "emulator"
     assert " 0% packet loss" in (out / "apps" / "pinger.out").read_text()
+    # The emulator's loop runs at a real-time priority; the applications it starts do not.
+    assert "SCHED_OTHER" in (out / "apps" / "policy.out").read_text()
     assert meta["summary"]["app_rtt"]["p50_ns"] > 1e6
     r = scout("analyze", str(out))
     assert r.returncode == 0, r.stderr

@@ -272,9 +272,10 @@ pub fn emulate(
     // A real-time priority, where allowed, so that a slot is not late because other work (the
     // applications themselves) holds the core; the kernel's RT throttling (95 % of each second by
     // default) keeps the machine responsive whatever the loop does.
+    // SCHED_RESET_ON_FORK: the applications the loop starts run as ordinary processes.
     let param = libc::sched_param { sched_priority: REALTIME_PRIORITY };
     // SAFETY: sched_setscheduler(2) of the calling thread with a valid parameter.
-    let realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0;
+    let realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param) } == 0;
     let ue_of: HashMap<IpAddr, u32> =
         (0..n_ues).flat_map(|i| [(IpAddr::V4(netns::ue_addr4(i)), i), (IpAddr::V6(netns::ue_addr6(i)), i)]).collect();
     let mut fds: Vec<libc::pollfd> = std::iter::once(&topo.dn)
