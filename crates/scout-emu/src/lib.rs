@@ -9,14 +9,17 @@
 //! - [`tun`]: a TUN device's file descriptor;
 //! - [`driver`]: the wall-clock loop around the model;
 //! - [`apps`]: the scenario's applications, started in their namespaces;
-//! - [`tcp`]: the applications' TCP state from the kernel's `tcp_probe` tracepoint.
+//! - [`tcp`]: the applications' TCP state from the kernel's `tcp_probe` tracepoint;
+//! - [`packet`]: a packet's flow and ICMP echo; [`timing`]: the clock and the loop's lateness.
 //!
 //! `docs/emulator.md` describes how it works and what it does not model.
 
 pub mod apps;
 pub mod driver;
 pub mod netns;
+pub mod packet;
 pub mod tcp;
+pub mod timing;
 pub mod tun;
 
 #[derive(Debug, thiserror::Error)]

@@ -7,11 +7,17 @@
 //! The tracepoint fires in every namespace; only sockets whose local address is an emulated one
 //! are kept (the caller decides).
 
+use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+use scout_events::{ControlEvent, Dir, Layer, Node};
+use serde_json::json;
+
+use crate::netns;
 
 /// One `tcp_probe` line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,6 +69,38 @@ pub fn parse(line: &str) -> Option<TcpSample> {
         snd_wnd: num("snd_wnd")?,
         srtt_us: num("srtt")?,
         rcv_wnd: num("rcv_wnd")?,
+    })
+}
+
+/// A sample of an emulated socket as a `tcp_info` control row at emulator time `t` (`value`:
+/// congestion window in segments; `sn`: SND.UNA; `dir`: the way the socket sends; node: where it
+/// is). `None` for a socket that is not the emulation's (the tracepoint sees the whole machine).
+pub fn control_row(s: &TcpSample, t: i64, ue_of: &HashMap<IpAddr, u32>) -> Option<ControlEvent> {
+    let dn = |a: IpAddr| a == IpAddr::V4(netns::DN_ADDR4) || a == IpAddr::V6(netns::DN_ADDR6);
+    let (local, remote) = (s.src.ip(), s.dst.ip());
+    let (node, dir, ue) = match (ue_of.get(&local), dn(local)) {
+        (Some(&u), _) => (Node::Ue, Dir::Ul, Some(u)),
+        (None, true) => (Node::Dn, Dir::Dl, ue_of.get(&remote).copied()),
+        (None, false) => return None,
+    };
+    Some(ControlEvent {
+        t_ns: t,
+        node,
+        layer: Layer::App,
+        kind: "tcp_info",
+        dir: Some(dir),
+        ue,
+        drb: None,
+        sn: Some(i64::from(s.snd_una)),
+        value: Some(f64::from(s.snd_cwnd)),
+        detail: Some(
+            json!({
+                "src": s.src.to_string(), "dst": s.dst.to_string(), "cwnd": s.snd_cwnd, "ssthresh": s.ssthresh,
+                "srtt_us": s.srtt_us, "snd_wnd": s.snd_wnd, "rcv_wnd": s.rcv_wnd, "snd_nxt": s.snd_nxt,
+                "data_len": s.data_len,
+            })
+            .to_string(),
+        ),
     })
 }
 
