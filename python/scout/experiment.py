@@ -23,10 +23,10 @@ TCP_CC_COLUMNS = {
     "throughput_mbps": "iperf3's received bit rate over its test, Mbit/s",
     "rlc_sojourn_p50_ms": "median time a downlink packet waited in the gNB's RLC SDU queue, ms",
     "rlc_sojourn_p99_ms": "99th percentile of the same, ms",
-    "app_rtt_p50_ms": "median smoothed RTT of the sender's socket (tcp_probe srtt), ms",
+    "app_rtt_p50_ms": "median smoothed RTT of the sender's socket (tcp_probe srtt, as the analysis takes it), ms",
     "app_rtt_p99_ms": "99th percentile of the same, ms",
     "drops": "packets the model dropped (all layers; RLC queue full among them)",
-    "rtt_sojourn_pearson": "Pearson correlation of the sender's RTT and the RLC sojourn, 100 ms bins",
+    "rtt_sojourn_pearson": "Pearson r of the sender's RTT and the RLC sojourn, 100 ms bins (the analysis' correlation)",
 }
 
 
@@ -57,68 +57,50 @@ def tcp_cc_sets(cc: str, seconds: float) -> list[str]:
     ]
 
 
-def _pearson(xs: list[float], ys: list[float]) -> float | None:
-    n = len(xs)
-    if n < 3:
-        return None
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
-    if sxx == 0 or syy == 0:
-        return None
-    return sxy / math.sqrt(sxx * syy)
-
-
 def tcp_cc_metrics(run: Path, cc: str, bin_ns: int = 100_000_000) -> tuple[dict, dict]:
-    """One run's summary.csv row, and its time series (for the report)."""
+    """One run's summary.csv row, and its time series (for the report). The application's RTT and
+    its correlation with the RLC queue are the analysis' own (`correlation`, from
+    :func:`scout.analysis.derived.rtt_samples`: the sender's smoothed RTT)."""
     import scout
+    from scout.analysis.derived import rtt_samples
 
     a = scout.open(run)
     con = a.con.con  # DuckDB's own connection
     meta = json.loads((run / "run.json").read_text())
     client = json.loads((run / "apps" / "download.out").read_text())
     mbps = client["end"]["sum_received"]["bits_per_second"] / 1e6
+    rlc = "layer = 'rlc' AND dir = 'dl' AND queue = 'rlc_sdu'"
     q = con.execute(
-        "SELECT quantile_cont(sojourn_ns, 0.5) / 1e6, quantile_cont(sojourn_ns, 0.99) / 1e6 FROM sojourns "
-        "WHERE layer = 'rlc' AND dir = 'dl' AND queue = 'rlc_sdu'"
+        f"SELECT quantile_cont(sojourn_ns, 0.5) / 1e6, quantile_cont(sojourn_ns, 0.99) / 1e6 FROM sojourns WHERE {rlc}"
     ).fetchone()
-    # The sender is the DN's iperf3 server: its socket's samples (dir dl), data flowing.
-    r = con.execute(
-        "SELECT quantile_cont(v, 0.5) / 1e3, quantile_cont(v, 0.99) / 1e3 FROM ("
-        "  SELECT CAST(json_extract(detail, '$.srtt_us') AS DOUBLE) AS v FROM control_events "
-        "  WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl')"
-    ).fetchone()
-    soj = con.execute(
-        f"SELECT t_enq // {bin_ns} AS b, avg(sojourn_ns) / 1e6 FROM sojourns "
-        "WHERE layer = 'rlc' AND dir = 'dl' AND queue = 'rlc_sdu' GROUP BY b ORDER BY b"
-    ).fetchall()
-    rtt = con.execute(
-        f"SELECT t_ns // {bin_ns} AS b, avg(CAST(json_extract(detail, '$.srtt_us') AS DOUBLE)) / 1e3 "
-        "FROM control_events WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl' GROUP BY b ORDER BY b"
-    ).fetchall()
+    rtt = rtt_samples(a.con.table("control_events"))
+    r50, r99 = (float(rtt.rtt_ns.quantile(p)) / 1e6 if len(rtt) else None for p in (0.5, 0.99))
+    corr = con.execute("SELECT pearson_r FROM correlation WHERE queue = 'rlc_sdu' AND dir = 'dl'").fetchone()
+    pearson = corr[0] if corr and corr[0] is not None and not math.isnan(corr[0]) else None
+    soj = dict(
+        con.execute(f"SELECT t_enq // {bin_ns} AS b, avg(sojourn_ns) / 1e6 FROM sojourns WHERE {rlc} GROUP BY b").fetchall()
+    )
+    rb = (rtt.assign(b=rtt.t_ns // bin_ns).groupby("b").rtt_ns.mean() / 1e6).to_dict() if len(rtt) else {}
     cwnd = con.execute(
         f"SELECT t_ns // {bin_ns} AS b, avg(value) FROM control_events "
         "WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl' GROUP BY b ORDER BY b"
     ).fetchall()
-    s, t = dict(soj), dict(rtt)
-    common = sorted(set(s) & set(t))
-    pearson = _pearson([s[b] for b in common], [t[b] for b in common])
+    common = sorted(set(soj) & set(rb))
     drops = sum(n for layer in meta["counts"]["drops"].values() for n in layer.values())
     row = {
         "cc": cc,
         "throughput_mbps": round(mbps, 3),
         "rlc_sojourn_p50_ms": round(q[0] or 0.0, 3),
         "rlc_sojourn_p99_ms": round(q[1] or 0.0, 3),
-        "app_rtt_p50_ms": round(r[0] or 0.0, 3),
-        "app_rtt_p99_ms": round(r[1] or 0.0, 3),
+        "app_rtt_p50_ms": None if r50 is None else round(r50, 3),
+        "app_rtt_p99_ms": None if r99 is None else round(r99, 3),
         "drops": drops,
         "rtt_sojourn_pearson": None if pearson is None else round(pearson, 3),
     }
     series = {
         "t_s": [b * bin_ns / 1e9 for b in common],
-        "sojourn_ms": [s[b] for b in common],
-        "rtt_ms": [t[b] for b in common],
+        "sojourn_ms": [soj[b] for b in common],
+        "rtt_ms": [rb[b] for b in common],
         "cwnd_t_s": [b * bin_ns / 1e9 for b, _ in cwnd],
         "cwnd": [v for _, v in cwnd],
     }

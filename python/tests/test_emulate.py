@@ -134,6 +134,11 @@ def test_experiment_tcp_cc_reproduces_scout_section_7(tmp_path: Path) -> None:
     assert bbr["app_rtt_p50_ms"] * 3 < cubic["app_rtt_p50_ms"], rows
     for cc, row in rows.items():
         assert row["rtt_sojourn_pearson"] >= 0.8, (cc, row)
+        # The analysis finds the RLC queue by itself: the queue whose sojourn the RTT tracks best.
+        from scout.analysis import open as open_analysis
+
+        top = open_analysis(out / cc).correlation.to_pandas().iloc[0]
+        assert (top.queue, top.dir, top.node) == ("rlc_sdu", "dl", "gnb_du"), (cc, top)
     assert (out / "report" / "index.html").stat().st_size > 20_000
     for cc in ("cubic", "bbr"):
         assert (out / cc / "report" / "index.html").exists()

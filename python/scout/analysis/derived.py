@@ -6,6 +6,8 @@ These run on binned series (a few thousand rows), so they are plain pandas; the 
 
 from __future__ import annotations
 
+import json
+
 import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
@@ -93,13 +95,30 @@ def phases(queues: pd.DataFrame, drop_series: pd.DataFrame, journeys: ir.Table, 
     return pd.DataFrame(rows, columns=PHASE_COLUMNS)
 
 
+def rtt_samples(ce: ir.Table) -> pd.DataFrame:
+    """Application RTT samples (`t_ns`, `ue`, `rtt_ns`): the smoothed RTT of TCP senders where the
+    run has them (`tcp_info` rows of a socket receiving pure ACKs, from the emulator's
+    `tcp_probe`), else the pings' `app_rtt` rows."""
+    t = ce.filter(ce.kind == "tcp_info").select("t_ns", "ue", "detail").order_by("t_ns").to_pandas()
+    if not t.empty:
+        d = pd.json_normalize([json.loads(x) for x in t.detail])
+        sender = (d.data_len == 0).to_numpy()
+        out = pd.DataFrame(
+            {"t_ns": t.t_ns.to_numpy()[sender], "ue": t.ue.to_numpy()[sender], "rtt_ns": d.srtt_us[sender] * 1000.0}
+        )
+        if not out.empty:
+            return out.reset_index(drop=True)
+    r = ce.filter(ce.kind == "app_rtt")
+    return r.select("t_ns", "ue", rtt_ns=r.value).order_by("t_ns").to_pandas()
+
+
 def correlation(ce: ir.Table, sojourns: ir.Table, bin_ns: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Application RTT samples against each queue's sojourn, time-aligned in bins (SCOUT §7, fig. 6).
+    """Application RTT samples (:func:`rtt_samples`) against each queue's sojourn, time-aligned in
+    bins (SCOUT §7, fig. 6).
 
     Returns (per-queue Pearson correlation over the bins where both exist, the binned RTT series).
     """
-    r = ce.filter(ce.kind == "app_rtt")
-    rtt = r.select("t_ns", "ue", rtt_ns=r.value).order_by("t_ns").to_pandas()
+    rtt = rtt_samples(ce)
     cols = ["node", "queue", "dir", "layer", "bins", "pearson_r", "sojourn_mean_ns", "rtt_mean_ns"]
     if rtt.empty:
         return pd.DataFrame(columns=cols), rtt

@@ -205,10 +205,12 @@ def _panel(queue, node, dir_, layer, occupancy, drops, bin_ns, peak) -> dict:
 def rtt(a: analysis.Analysis) -> dict | None:
     """Application RTT samples and the sojourn of the queue whose sojourn correlates best with it
     (SCOUT fig. 6), both in ms on one axis."""
-    samples = _rows(a.con, "SELECT t_ns, value FROM control_events WHERE kind = 'app_rtt' AND value IS NOT NULL ORDER BY t_ns")
-    if not samples:
+    from scout.analysis.derived import rtt_samples
+
+    rs = rtt_samples(a.con.table("control_events"))
+    if rs.empty:
         return None
-    out = {"t_s": [t / 1e9 for t, _ in samples], "rtt_ms": [v / 1e6 for _, v in samples], "queue": None}
+    out = {"t_s": (rs.t_ns / 1e9).tolist(), "rtt_ms": (rs.rtt_ns / 1e6).tolist(), "queue": None}
     best = _rows(
         a.con,
         "SELECT queue, node, dir, pearson_r FROM correlation WHERE pearson_r IS NOT NULL AND NOT isnan(pearson_r) "
