@@ -452,8 +452,14 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             ));
         }
     }
+    // Packets per second offered by all flows, against MAX_OFFERED_PPS.
+    let mut offered_pps = 0.0;
     for (i, t) in s.traffic.iter().enumerate() {
         let key = |k: &str| format!("traffic[{i}].{k}");
+        if let TrafficSpec::Ping { interval_ms, .. } = t {
+            // A request and its reply per interval.
+            offered_pps += 2.0 * 1000.0 / interval_ms.max(0.01);
+        }
         let (ue, rate, size, start, stop) = match t {
             TrafficSpec::UdpCbr { ue, rate_mbps, size_bytes, start_s, stop_s, .. } => {
                 (ue, *rate_mbps, *size_bytes, *start_s, *stop_s)
@@ -530,9 +536,27 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
         if let Some(bad) = ids.iter().find(|u| u64::from(**u) >= nues) {
             return Err((key("ue"), format!("UE {bad} does not exist; the scenario has UEs 0..{}", nues - 1)));
         }
+        if !matches!(t, TrafficSpec::Ping { .. }) {
+            let flows = if matches!(ue, UeSel::All(_)) { nues as f64 } else { ids.len() as f64 };
+            offered_pps += flows * rate * 1e6 / 8.0 / f64::from(size);
+        }
+    }
+    if offered_pps > MAX_OFFERED_PPS {
+        return Err((
+            "traffic".into(),
+            format!(
+                "{offered_pps:.3e} packets/s offered in all; accepted: at most {MAX_OFFERED_PPS:.0e} (about 120 Gbit/s of \
+                 1500-byte packets, far beyond any cell: every packet costs the model about a microsecond)"
+            ),
+        ));
     }
     Ok(())
 }
+
+/// The most packets per second all traffic may offer. The model handles each packet at each layer
+/// (about a microsecond in all); 818 UEs at 2 Tbit/s in all once made 20 ms of simulation take
+/// longer than the fuzzer's 10 s.
+pub const MAX_OFFERED_PPS: f64 = 1e7;
 
 #[cfg(test)]
 mod tests {
@@ -568,6 +592,12 @@ mod tests {
             // Periods of nanoseconds sent a packet every 2 ns, for ever (found by the fuzzer).
             (onoff, "traffic[0].on={dist: pareto, mean_s: 5e-46, shape: 1.5}", "traffic[0].on"),
             (onoff, "traffic[0].off.mean_s=-1", "traffic[0].off"),
+            // 818 UEs at 2145 Mbit/s each (found by the fuzzer: 20 ms took more than 10 s).
+            (
+                &MIN.replace("ue: 0", "ue: all").replace("rate_mbps: 1", "rate_mbps: 2145"),
+                "ues=[{count: 818}]",
+                "packets/s offered",
+            ),
             (onoff, "traffic[0].off.mean_s=.nan", "traffic[0].off"),
             (onoff, "traffic[0].on={dist: pareto, mean_s: 1, shape: 1}", "shape"),
             (onoff, "traffic[0].on={dist: lognormal, mean_s: 1, sigma: .inf}", "sigma"),
