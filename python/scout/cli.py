@@ -750,15 +750,15 @@ def cmd_probe(args: argparse.Namespace) -> int:
     return 0
 
 
-def _emulator_unavailable() -> str | None:
-    """Why `scout emulate` cannot run here, if it cannot."""
+def _emulator_unavailable(tools: tuple[str, ...] = ()) -> str | None:
+    """Why `scout emulate` (and the applications ``tools`` it is to run) cannot run here, if it cannot."""
     if os.geteuid() != 0:
         return "it needs root (network namespaces, TUN devices): run it as root or with sudo"
     if not Path("/dev/net/tun").exists():
         return "this machine has no /dev/net/tun (the kernel's TUN driver)"
     if shutil.which("ip") is None:
         return "iproute2's `ip` is not installed"
-    return None
+    return next((f"{t} is not installed" for t in tools if shutil.which(t) is None), None)
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
@@ -845,7 +845,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.name}: no such experiment; accepted: {', '.join(experiment.EXPERIMENTS)}")
     if not args.output:
         raise UsageError("give -o OUT: the directory for the experiment's runs, report and summary.csv")
-    why = _emulator_unavailable() or next((f"{t} is not installed" for t in ("iperf3",) if shutil.which(t) is None), None)
+    why = _emulator_unavailable(("iperf3",))
     if why:
         raise SystemExit(f"error: scout experiment {e.name}: {why}")
     out = Path(args.output)
@@ -936,7 +936,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for name, a in opened.items():
         reports[name] = render_report(a, loads if name.startswith("attribution-") else None)
     # The emulated part: real ping and iperf3 through the same model, where it can run.
-    why = _emulator_unavailable() or next((f"{t} is not installed" for t in ("ping", "iperf3") if shutil.which(t) is None), None)
+    why = _emulator_unavailable(("ping", "iperf3"))
     if why:
         print(f"\nemulate-demo: skipped ({why})")
     else:

@@ -122,10 +122,7 @@ fn emulate(
             }
         },
         // Ctrl-C ends the emulation like its end: the run is written (not an interruption).
-        &mut |p| match rep.check() {
-            ControlFlow::Break(()) => ControlFlow::Break(()),
-            ControlFlow::Continue(()) => rep.report((p.elapsed_s, p.duration_s, p.packets)),
-        },
+        &mut |p| rep.report((p.elapsed_s, p.duration_s, p.packets)),
     );
     if let Some(e) = ready_error {
         return Err(e);
