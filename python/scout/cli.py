@@ -913,6 +913,42 @@ def cmd_exec(args: argparse.Namespace) -> int:
 DEMO_SCENARIOS = ["udp-flood", "attribution-light", "attribution-medium", "attribution-heavy", "mixed"]
 
 
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    """Removes what killed emulators left behind."""
+    if os.geteuid() != 0:
+        raise SystemExit("error: scout cleanup: needs root (it removes network namespaces)")
+    try:
+        removed = _native.emulate_cleanup()
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    if removed:
+        print(f"removed {len(removed)} namespace(s) of emulators that are gone, and the processes in them: " + ", ".join(removed))
+    else:
+        print("nothing to clean up: no namespace of an emulator that is gone")
+    return 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    """Makes a checkpointed run whose producer was killed readable."""
+    run = Path(args.run)
+    if not (run / "run.json").is_file():
+        raise UsageError(f"{run}: not a run directory (no run.json)")
+    _check_writable(run)
+    try:
+        meta = json.loads(_native.recover(str(run)))
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    ev = meta["counts"]["events"]
+    kept = (meta["recovered"].get("checkpoint") or {}).get("t_ns")
+    upto = f" (up to {kept / 1e9:.1f} s)" if isinstance(kept, int) else ""
+    print(
+        f"{run}: recovered {ev['packet_events']:,} packet, {ev['slot_events']:,} slot and "
+        f"{ev['control_events']:,} control events{upto}; the run stays marked incomplete"
+    )
+    print(f"  next: scout analyze {run}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from scout import analysis
 
@@ -1254,6 +1290,30 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("node", help="dn, or ueN")
     ex.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command")
     ex.set_defaults(func=cmd_exec)
+
+    cu = sub.add_parser(
+        "cleanup",
+        help="remove what killed emulators left behind (root)",
+        description="An emulator that is killed (kill -9) cannot clean up: its namespaces (scout-PID-dn, scout-PID-ueN) "
+        "and the applications in them stay; its TUN devices go with it. The next `scout emulate` removes them before "
+        "it starts; `scout cleanup` removes them now (SIGTERM, then SIGKILL, to every process in them). Running "
+        "emulations are not touched.",
+    )
+    cu.set_defaults(func=cmd_cleanup)
+
+    rc = sub.add_parser(
+        "recover",
+        help="make the run of a killed emulator or probe readable (up to its last checkpoint)",
+        description="`scout emulate` and `scout probe` make their events durable every second (checkpoints). When one "
+        "is killed (kill -9, power loss) its run says complete: false and every reader refuses it; `scout recover RUN` "
+        "joins the checkpointed parts into the run's tables, so that analyze, report, query and export read it. What "
+        "came after the last checkpoint (at most about a second) is lost; run.json stays complete: false and gains "
+        "`recovered`.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  scout recover runs/tcp && scout analyze runs/tcp",
+    )
+    rc.add_argument("run", help="the run directory")
+    rc.set_defaults(func=cmd_recover)
 
     d = sub.add_parser(
         "demo",

@@ -59,7 +59,8 @@ def slot_ns(meta: dict) -> int:
 
 
 def open_run(path: str | Path) -> Run:
-    """Opens a run directory, checking it is complete and of a schema version this Scout reads."""
+    """Opens a run directory, checking it is complete (or recovered: ``scout recover``) and of a
+    schema version this Scout reads."""
     p = Path(path)
     rj = p / "run.json"
     if not rj.exists():
@@ -74,6 +75,13 @@ def open_run(path: str | Path) -> Run:
             f"{rj}: schema_version {version!r} is not supported; this Scout reads versions "
             f"<= {_native.schema_version()} (upgrade Scout)"
         )
-    if not meta.get("complete", False):
+    if not meta.get("complete", False) and "recovered" not in meta:
+        if "checkpoint" in meta:
+            kept = (meta["checkpoint"].get("rows") or {}).get("packet_events")
+            raise RunError(
+                f"{rj}: the run is incomplete: its producer ({meta.get('source', '?')}) stopped without finishing, "
+                f"after {meta['checkpoint'].get('parts', 0)} checkpoint(s) ({kept or 0:,} packet events); if it was "
+                f"killed, `scout recover {p}` makes what it wrote readable"
+            )
         raise RunError(f"{rj}: the run is incomplete (the producer did not finish; it may have crashed)")
     return Run(p, meta)

@@ -33,6 +33,14 @@ def scout(*args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True, **kw)
 
 
+def _running(pid: str) -> bool:
+    """Whether process `pid` exists and is not a zombie (one its dead parent left unreaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 def namespaces() -> str:
     return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 
@@ -101,6 +109,60 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
     assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])
     r = scout("exec", str(out), "ue0", "--", "true")
     assert r.returncode == 1 and "has ended" in r.stderr, r.stderr
+
+
+def test_kill_9_leaves_a_run_that_loses_at_most_the_last_second(tmp_path: Path) -> None:
+    sc = tmp_path / "pings.yaml"
+    sc.write_text(
+        "name: pings\nduration_s: 60\nues: [{count: 1}]\n"
+        "apps: [{name: pinger, ns: ue0, at_s: 0.1, cmd: 'ping -i 0.05 $SCOUT_DN'}]\n"
+    )
+    out = tmp_path / "run"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "scout.cli", "emulate", str(sc), "-o", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(400):
+            if (out / "run.json").exists():
+                break
+            time.sleep(0.01)
+        seen = time.monotonic()
+        time.sleep(3.6)
+        p.kill()
+        elapsed = time.monotonic() - seen
+    finally:
+        p.kill()
+        p.wait(timeout=30)
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["complete"] is False and meta["checkpoint"]["parts"] >= 2, meta.get("checkpoint")
+    names = meta["emulator"]["namespaces"]
+    assert all(n in namespaces() for n in names), "a killed emulator cannot clean up"
+    r = scout("analyze", str(out))
+    assert r.returncode == 1 and f"scout recover {out}" in r.stderr, r.stderr
+    # `scout cleanup` removes the namespaces and the ping still running in one.
+    pinger = subprocess.run(["ip", "netns", "pids", names[1]], capture_output=True, text=True).stdout.split()
+    assert pinger, "the application outlives the emulator"
+    r = scout("cleanup")
+    assert r.returncode == 0 and names[0] in r.stdout, r.stdout + r.stderr
+    assert not any(n in namespaces() for n in names)
+    assert not any(_running(pid) for pid in pinger)
+    r = scout("recover", str(out))
+    assert r.returncode == 0 and "recovered" in r.stdout, r.stdout + r.stderr
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["complete"] is False and "recovered" in meta
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(out / "events" / "packet.parquet", columns=["t_ns"]).column("t_ns").to_pylist()
+    assert len(t) == meta["counts"]["events"]["packet_events"] > 0
+    # Pings every 50 ms until the kill: what is kept reaches to within a second of it (plus the
+    # start-up between run.json and the emulator's clock, and this test's own polling).
+    lost_s = elapsed - max(t) / 1e9
+    print(f"lost {lost_s:.2f} s of {elapsed:.2f} s")
+    assert lost_s < 1.3, f"lost {lost_s:.2f} s"
+    r = scout("analyze", str(out))
+    assert r.returncode == 0 and "(emulator)" in r.stdout, r.stderr
 
 
 def test_emulate_refuses_without_root_or_a_scenario_it_cannot_run(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ use scout_sim::Outcome;
 use serde_json::{json, Value};
 
 use crate::apps::Apps;
+use crate::iperf3;
 use crate::netns::{self, Topology};
 use crate::packet::{echo, five_tuple, Flows};
 use crate::tcp::{self, TcpProbe};
@@ -49,6 +50,8 @@ const MAX_SLEEP_NS: i64 = 5_000_000;
 
 /// How often the progress callback is called and the applications looked after.
 const PROGRESS_EVERY_NS: i64 = 100_000_000;
+/// How often the events so far are made durable (closed Parquet parts, `run.json` counts).
+const CHECKPOINT_EVERY_NS: i64 = 1_000_000_000;
 
 /// How often the TCP tracepoint's pipe is read.
 const TCP_READ_EVERY_NS: i64 = 10_000_000;
@@ -289,11 +292,13 @@ impl Datapath {
 struct TcpRows {
     rows: u64,
     other: u64,
+    rates: tcp::DeliveryRates,
 }
 
 impl TcpRows {
     fn take(&mut self, s: &tcp::TcpSample, t0: i64, until: i64, ue_of: &HashMap<IpAddr, u32>, w: &mut RunWriter) {
-        match tcp::control_row(s, s.t_mono_ns - t0, ue_of).filter(|r| (0..=until).contains(&r.t_ns)) {
+        let rate = self.rates.sample(s);
+        match tcp::control_row(s, s.t_mono_ns - t0, ue_of, rate).filter(|r| (0..=until).contains(&r.t_ns)) {
             Some(row) => {
                 self.rows += 1;
                 w.control(row);
@@ -301,6 +306,31 @@ impl TcpRows {
             None => self.other += 1,
         }
     }
+}
+
+/// The iperf3 tests in the apps' outputs as control rows (`crate::iperf3`); returns what was
+/// written, for `run.json`.
+fn iperf3_rows(apps: &Value, out: &Path, epoch_s: f64, ue_of: &HashMap<IpAddr, u32>, w: &mut RunWriter) -> Value {
+    let texts: Vec<(String, String, i64, String)> = apps
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| {
+            let text = std::fs::read_to_string(out.join(a["stdout"].as_str()?)).ok()?;
+            let started = (a["started_s"].as_f64()? * 1e9) as i64;
+            Some((a["name"].as_str()?.to_string(), a["ns"].as_str()?.to_string(), started, text))
+        })
+        .collect();
+    let outputs: Vec<iperf3::AppOutput> = texts
+        .iter()
+        .map(|(name, ns, started_ns, stdout)| iperf3::AppOutput { name, ns, started_ns: *started_ns, stdout })
+        .collect();
+    let found = iperf3::rows(&outputs, epoch_s, ue_of);
+    let n = found.rows.len();
+    for r in found.rows {
+        w.control(r);
+    }
+    json!({"tests": found.tests, "rows": n})
 }
 
 /// Runs the emulation of `loaded` into the new run directory `out` until the duration has passed,
@@ -338,7 +368,8 @@ pub fn emulate(
         "dn": {"ipv4": netns::DN_ADDR4.to_string(), "ipv6": netns::DN_ADDR6.to_string()},
         "ues": (0..n_ues).map(|i| json!({"ue": i, "ipv4": netns::ue_addr4(i).to_string(), "ipv6": netns::ue_addr6(i).to_string()})).collect::<Vec<_>>(),
     });
-    let w = RunWriter::create(out, meta, &slices)?;
+    // Checkpointed every second: `kill -9` loses at most the last second (`scout recover`).
+    let w = RunWriter::create_checkpointed(out, meta, &slices)?;
     let mut apps = Apps::new(&loaded.scenario.apps, out, &names, opts.shell);
     ready(&names);
 
@@ -378,7 +409,10 @@ pub fn emulate(
         counts: Counts::default(),
         t0: mono_ns(),
     };
-    let (mut next_progress, mut next_tcp_read) = (0, 0);
+    // The wall-clock time of the emulator's time 0 (for iperf3 servers' own timestamps).
+    let epoch_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+        - (mono_ns() - dp.t0) as f64 / 1e9;
+    let (mut next_progress, mut next_tcp_read, mut next_checkpoint) = (0, 0, CHECKPOINT_EVERY_NS);
     let mut app_error = None;
     let mut now;
     loop {
@@ -401,6 +435,10 @@ pub fn emulate(
                 }
             }
         }
+        if now >= next_checkpoint {
+            next_checkpoint = now + CHECKPOINT_EVERY_NS;
+            dp.w.checkpoint(json!({"t_ns": now}));
+        }
         dp.read()?;
         if let (Ok(probe), true) = (tcp.as_mut(), now >= next_tcp_read) {
             next_tcp_read = now + TCP_READ_EVERY_NS;
@@ -416,6 +454,7 @@ pub fn emulate(
     let t_end = now.min(end).max(dp.clock().min(end));
     let in_flight = dp.stack.finish(t_end, &mut Tap { w: &mut dp.w, dropped: &mut dp.dropped });
     let apps_json = apps.finish();
+    let iperf3_json = iperf3_rows(&apps_json, out, epoch_s, &dp.ue_of, &mut dp.w);
     let tcp_json = match tcp {
         Ok(probe) => {
             let (lines, unparsed, overruns) = probe.stop(|s| tcp_rows.take(&s, dp.t0, t_end, &dp.ue_of, &mut dp.w));
@@ -463,6 +502,7 @@ pub fn emulate(
         "tcp_info": tcp_json,
     });
     extra["apps"] = apps_json;
+    extra["emulator"]["iperf3"] = iperf3_json;
     if let Some(e) = app_error {
         extra["emulator"]["app_error"] = json!(e.to_string());
     }

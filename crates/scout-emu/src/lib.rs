@@ -16,6 +16,7 @@
 
 pub mod apps;
 pub mod driver;
+pub mod iperf3;
 pub mod netns;
 pub mod packet;
 pub mod tcp;

@@ -72,10 +72,41 @@ pub fn parse(line: &str) -> Option<TcpSample> {
     })
 }
 
+/// Per socket, the delivery rate: bytes newly acknowledged (SND.UNA's advance) over the most
+/// recent interval of at least one smoothed RTT (10 ms at least) — the kernel's rate sample
+/// (delivered / interval, RFC draft-cheng-iccrg-delivery-rate-estimation) measured from outside,
+/// not its own `tcpi_delivery_rate`, which the tracepoint does not carry.
+#[derive(Default)]
+pub struct DeliveryRates {
+    seen: HashMap<(SocketAddr, SocketAddr), std::collections::VecDeque<(i64, u32)>>,
+}
+
+impl DeliveryRates {
+    /// The rate in bit/s at sample `s` (`None` until the socket has been seen for one interval).
+    pub fn sample(&mut self, s: &TcpSample) -> Option<f64> {
+        let h = self.seen.entry((s.src, s.dst)).or_default();
+        h.push_back((s.t_mono_ns, s.snd_una));
+        let window = i64::from(s.srtt_us).saturating_mul(1000).max(10_000_000);
+        // Keep the newest sample at least `window` old as the interval's start.
+        while h.len() > 2 && h[1].0 <= s.t_mono_ns - window {
+            h.pop_front();
+        }
+        let (t0, una0) = h[0];
+        let dt = s.t_mono_ns - t0;
+        (dt >= window).then(|| f64::from(s.snd_una.wrapping_sub(una0)) * 8e9 / dt as f64)
+    }
+}
+
 /// A sample of an emulated socket as a `tcp_info` control row at emulator time `t` (`value`:
 /// congestion window in segments; `sn`: SND.UNA; `dir`: the way the socket sends; node: where it
 /// is). `None` for a socket that is not the emulation's (the tracepoint sees the whole machine).
-pub fn control_row(s: &TcpSample, t: i64, ue_of: &HashMap<IpAddr, u32>) -> Option<ControlEvent> {
+/// `delivery_rate_bps`: from [`DeliveryRates`].
+pub fn control_row(
+    s: &TcpSample,
+    t: i64,
+    ue_of: &HashMap<IpAddr, u32>,
+    delivery_rate_bps: Option<f64>,
+) -> Option<ControlEvent> {
     let dn = |a: IpAddr| a == IpAddr::V4(netns::DN_ADDR4) || a == IpAddr::V6(netns::DN_ADDR6);
     let (local, remote) = (s.src.ip(), s.dst.ip());
     let (node, dir, ue) = match (ue_of.get(&local), dn(local)) {
@@ -97,7 +128,8 @@ pub fn control_row(s: &TcpSample, t: i64, ue_of: &HashMap<IpAddr, u32>) -> Optio
             json!({
                 "src": s.src.to_string(), "dst": s.dst.to_string(), "cwnd": s.snd_cwnd, "ssthresh": s.ssthresh,
                 "srtt_us": s.srtt_us, "snd_wnd": s.snd_wnd, "rcv_wnd": s.rcv_wnd, "snd_nxt": s.snd_nxt,
-                "data_len": s.data_len,
+                "data_len": s.data_len, "bytes_in_flight": s.snd_nxt.wrapping_sub(s.snd_una),
+                "delivery_rate_bps": delivery_rate_bps.map(f64::round),
             })
             .to_string(),
         ),
@@ -216,5 +248,31 @@ mod tests {
         let mapped = v6.replace("[fd00:5c07::2]", "[::ffff:10.45.0.1]");
         assert_eq!(parse(&mapped).unwrap().src, "10.45.0.1:40000".parse().unwrap());
         assert_eq!(parse("x [000] 1.0: sched_switch: prev=a"), None);
+    }
+
+    #[test]
+    fn delivery_rate_is_the_acknowledged_bytes_over_one_smoothed_rtt() {
+        let mut r = DeliveryRates::default();
+        let v4 = "iperf3-2351 [001] ..s1. 1.000000: tcp_probe: family=AF_INET src=10.45.0.2:43210 dest=10.45.0.1:5201 mark=0x0 data_len=0 snd_nxt=0x0 snd_una=0x0 snd_cwnd=37 ssthresh=7 snd_wnd=3145728 srtt=20000 rcv_wnd=65280 sock_cookie=4";
+        let mut s = parse(v4).unwrap();
+        // 12 500 bytes acknowledged every 10 ms: 10 Mbit/s, measured over the last 20 ms (srtt),
+        // across SND.UNA's wrap.
+        s.snd_una = u32::MAX - 30_000;
+        let start = s.snd_una;
+        assert_eq!(r.sample(&s), None, "no interval yet");
+        for i in 1..=10u32 {
+            s.t_mono_ns += 10_000_000;
+            s.snd_una = start.wrapping_add(12_500 * i);
+            let rate = r.sample(&s);
+            if i >= 2 {
+                assert!((rate.unwrap() - 10e6).abs() < 1.0, "{i}: {rate:?}");
+            } else {
+                assert_eq!(rate, None);
+            }
+        }
+        let row = control_row(&s, 5, &HashMap::from([(s.src.ip(), 0)]), Some(10e6)).unwrap();
+        let d: serde_json::Value = serde_json::from_str(row.detail.as_deref().unwrap()).unwrap();
+        assert_eq!(d["delivery_rate_bps"], serde_json::json!(10e6));
+        assert_eq!(d["bytes_in_flight"], serde_json::json!(s.snd_nxt.wrapping_sub(s.snd_una)));
     }
 }

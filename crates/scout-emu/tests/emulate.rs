@@ -244,6 +244,24 @@ fn iperf3_tcp_through_the_cell_with_apps() {
     let tcp = &meta["emulator"]["tcp_info"];
     assert!(tcp["rows"].as_u64().unwrap() > 500, "{tcp}");
     assert_eq!((tcp["unparsed_lines"].as_u64(), tcp["lost_in_kernel"].as_u64()), (Some(0), Some(0)), "{tcp}");
+    let sender: Vec<Value> = control_rows(&out, "tcp_info")
+        .into_iter()
+        .map(|(_, d)| d)
+        .filter(|d| d["src"].as_str().unwrap().starts_with("10.45.0.2") && d["delivery_rate_bps"].is_number())
+        .collect();
+    let peak = sender.iter().map(|d| d["delivery_rate_bps"].as_f64().unwrap()).fold(0.0, f64::max);
+    assert!(peak > 0.5 * mbps * 1e6 && peak < 3.0 * mbps * 1e6, "delivery rate {peak} b/s, iperf3 {mbps} Mbit/s");
+    assert!(sender.iter().any(|d| d["bytes_in_flight"].as_u64().unwrap() > 10_000));
+    // iperf3's own results, both ends, as control rows on the same clock.
+    assert_eq!(meta["emulator"]["iperf3"]["tests"].as_u64(), Some(2), "{}", meta["emulator"]["iperf3"]);
+    let results = control_rows(&out, "iperf3_result");
+    assert_eq!(results.len(), 2);
+    for (bps, d) in &results {
+        assert_eq!(d["received_bytes"].as_f64(), Some(received), "{d}");
+        assert!((bps * secs / 8.0 - received).abs() < received * 0.01, "{bps} b/s");
+    }
+    let intervals = control_rows(&out, "iperf3");
+    assert!(intervals.len() >= 6, "3 one-second intervals per side: {}", intervals.len());
     // The cell's uplink capacity, as the simulator finds it with more UDP than it can carry.
     let flood = "name: cap\nduration_s: 2\nues: [{count: 1}]\ntraffic: [{type: udp_cbr, ue: 0, dir: ul, rate_mbps: 200, size_bytes: 1400, start_s: 0.2}]\n";
     let mut sink = scout_events::NullSink;

@@ -12,6 +12,13 @@
 //! - Tables are written as `*.parquet.partial` and renamed only by [`RunWriter::finish`], which then
 //!   replaces `run.json` (write to a temporary file, then rename) with `"complete": true`. A run that
 //!   crashes therefore never has a table under its final name nor a `complete` marker.
+//! - A checkpointed run ([`RunWriter::create_checkpointed`]: the emulator, the live probe) writes
+//!   each table as parts, `events/TABLE.parts/NNNNNN.parquet`: [`RunWriter::checkpoint`] closes the
+//!   parts being written (each a whole Parquet file with its footer) and records the rows so far in
+//!   `run.json`. A producer that is killed (`kill -9`, power loss) so loses only what came after
+//!   its last checkpoint; [`recover`] makes such a run readable. `finish` splices the parts' column
+//!   chunks into the one file per table (bytes copied, nothing re-encoded), so a finished run looks
+//!   the same however it was written.
 
 use std::fs;
 use std::io::Write;
@@ -30,8 +37,10 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::column::writer::ColumnCloseResult;
 use parquet::errors::ParquetError;
 use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterVersion};
+use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use serde_json::{json, Value};
@@ -61,6 +70,8 @@ pub enum WriteError {
     Exists { path: PathBuf },
     #[error("event writer thread stopped: {0}")]
     Thread(String),
+    #[error("{path}: {message}")]
+    Recover { path: PathBuf, message: String },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
@@ -97,6 +108,11 @@ impl Table {
     }
 
     /// The file name under `events/`.
+    /// The directory of a checkpointed run's parts of this table (`packet.parts`, ...).
+    pub fn parts_name(self) -> String {
+        format!("{}.parts", self.file_name().trim_end_matches(".parquet"))
+    }
+
     pub fn file_name(self) -> &'static str {
         match self {
             Table::Packet => "packet.parquet",
@@ -538,6 +554,8 @@ enum Msg {
     /// Packet events in row form (the producer's cost per event is one copy); the writer thread
     /// turns them into columns. The emptied vector goes back for reuse.
     Packets(Vec<PacketEvent>),
+    /// Close the parts being written and write this `run.json` (the rows so far are added).
+    Checkpoint(Value),
     Close,
 }
 
@@ -599,6 +617,9 @@ enum ColumnEncoder {
 struct TableFile {
     table: Table,
     partial: PathBuf,
+    /// Where `close` renames the file.
+    fin: PathBuf,
+    rows: u64,
     schema: SchemaRef,
     file: SerializedFileWriter<fs::File>,
     factory: ArrowRowGroupWriterFactory,
@@ -623,16 +644,12 @@ fn own_kind(table: Table, field: &Field) -> Kind {
 }
 
 impl TableFile {
-    fn create(events_dir: &Path, table: Table, slices: &[&'static str]) -> Result<Self, WriteError> {
-        let partial = events_dir.join(format!("{}.partial", table.file_name()));
-        let file = fs::File::create(&partial).map_err(io_err(&partial))?;
+    /// Starts `fin` as `fin.partial`.
+    fn create(fin: PathBuf, table: Table, slices: &[&'static str]) -> Result<Self, WriteError> {
+        let (partial, file) = serialized_writer(&fin, table)?;
         let schema = table.schema();
         let perr = |e: ParquetError| WriteError::Parquet { path: partial.clone(), message: e.to_string() };
-        // ArrowWriter converts the schema and embeds it (so readers see dictionaries, not plain
-        // strings); the row groups are then assembled here.
-        let (file, factory) = ArrowWriter::try_new(file, schema.clone(), Some(writer_properties(table)))
-            .and_then(|w| w.into_serialized_writer())
-            .map_err(perr)?;
+        let (file, factory) = file;
         let names = schema
             .fields()
             .iter()
@@ -651,6 +668,8 @@ impl TableFile {
         let mut t = TableFile {
             table,
             partial,
+            fin,
+            rows: 0,
             schema,
             file,
             factory,
@@ -699,6 +718,7 @@ impl TableFile {
             r.map_err(|e| WriteError::Parquet { path: self.partial.clone(), message: e.to_string() })?;
         }
         self.rows_in_group += batch.num_rows();
+        self.rows += batch.num_rows() as u64;
         if self.rows_in_group >= ROW_GROUP_ROWS {
             self.flush_row_group()?;
         }
@@ -710,6 +730,7 @@ impl TableFile {
     fn write_packets(&mut self, b: &PacketBatch) -> Result<(), WriteError> {
         self.append_packets(b).map_err(|e| self.err(e))?;
         self.rows_in_group += b.rows;
+        self.rows += b.rows as u64;
         if self.rows_in_group >= ROW_GROUP_ROWS {
             self.flush_row_group()?;
         }
@@ -792,14 +813,128 @@ impl TableFile {
         Ok(())
     }
 
-    /// Writes the last row group and the footer, then renames the file into place.
-    fn close(mut self, events_dir: &Path) -> Result<(), WriteError> {
+    /// Writes the last row group and the footer, then renames the file into place; returns its rows.
+    fn close(mut self) -> Result<u64, WriteError> {
         self.flush_row_group()?;
         let partial = self.partial.clone();
         self.file.close().map_err(|e| WriteError::Parquet { path: partial.clone(), message: e.to_string() })?;
-        let fin = events_dir.join(self.table.file_name());
-        fs::rename(&partial, &fin).map_err(io_err(&fin))
+        fs::rename(&partial, &self.fin).map_err(io_err(&self.fin))?;
+        Ok(self.rows)
     }
+}
+
+type Serialized = (SerializedFileWriter<fs::File>, ArrowRowGroupWriterFactory);
+
+/// A Parquet writer of `table` at `fin` + `.partial`. ArrowWriter converts the schema and embeds
+/// it (so readers see dictionaries, not plain strings); the row groups are assembled by Scout.
+fn serialized_writer(fin: &Path, table: Table) -> Result<(PathBuf, Serialized), WriteError> {
+    let mut partial = fin.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    let file = fs::File::create(&partial).map_err(io_err(&partial))?;
+    let w = ArrowWriter::try_new(file, table.schema(), Some(writer_properties(table)))
+        .and_then(|w| w.into_serialized_writer())
+        .map_err(|e| WriteError::Parquet { path: partial.clone(), message: e.to_string() })?;
+    Ok((partial, w))
+}
+
+/// The finished parts of a table in a checkpointed run, in order (`.partial` ones are not).
+fn part_files(events_dir: &Path, table: Table) -> Result<Vec<PathBuf>, WriteError> {
+    let dir = events_dir.join(table.parts_name());
+    let mut parts: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(io_err(&dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    parts.sort();
+    Ok(parts)
+}
+
+/// Writes `events/TABLE.parquet` from the table's parts: every row group of every part, in order,
+/// its column chunks copied byte for byte (statistics kept; page indexes are not written). Returns
+/// the rows.
+fn splice_parts(events_dir: &Path, table: Table) -> Result<u64, WriteError> {
+    let fin = events_dir.join(table.file_name());
+    let (partial, (mut out, _)) = serialized_writer(&fin, table)?;
+    let mut rows = 0u64;
+    for part in part_files(events_dir, table)? {
+        let perr = |e: ParquetError| WriteError::Parquet { path: part.clone(), message: e.to_string() };
+        let file = fs::File::open(&part).map_err(io_err(&part))?;
+        let reader = SerializedFileReader::new(file.try_clone().map_err(io_err(&part))?).map_err(perr)?;
+        for rg in reader.metadata().row_groups() {
+            let mut w = out.next_row_group().map_err(perr)?;
+            for col in rg.columns() {
+                let close = ColumnCloseResult {
+                    bytes_written: col.compressed_size() as u64,
+                    rows_written: rg.num_rows() as u64,
+                    metadata: col.clone(),
+                    bloom_filter: None,
+                    column_index: None,
+                    offset_index: None,
+                };
+                w.append_column(&file, close).map_err(perr)?;
+            }
+            w.close().map_err(perr)?;
+            rows += rg.num_rows() as u64;
+        }
+    }
+    out.close().map_err(|e| WriteError::Parquet { path: partial.clone(), message: e.to_string() })?;
+    fs::rename(&partial, &fin).map_err(io_err(&fin))?;
+    Ok(rows)
+}
+
+/// Makes a checkpointed run whose producer was killed readable: discards the parts that were
+/// being written, splices the finished ones into the tables and rewrites `run.json`, still
+/// `"complete": false`, with `recovered` (what was kept and what is lost) and `counts.events`.
+/// Returns that `run.json`.
+pub fn recover(dir: &Path) -> Result<Value, WriteError> {
+    let run_json = dir.join("run.json");
+    let bad = |message: String| WriteError::Recover { path: dir.to_path_buf(), message };
+    let text = fs::read(&run_json).map_err(io_err(&run_json))?;
+    let mut meta: Value = serde_json::from_slice(&text)
+        .map_err(|e| WriteError::Recover { path: run_json.clone(), message: format!("not valid JSON: {e}") })?;
+    if meta["complete"] == json!(true) {
+        return Err(bad("the run is complete; there is nothing to recover".into()));
+    }
+    if meta.get("recovered").is_some() {
+        return Err(bad("the run was already recovered".into()));
+    }
+    let events = dir.join("events");
+    if !Table::ALL.iter().all(|t| events.join(t.parts_name()).is_dir()) {
+        return Err(bad(
+            "no checkpoints to recover from: only checkpointed runs (scout emulate, scout probe) can be recovered \
+             after their producer was killed; this one's tables were still being written"
+                .into(),
+        ));
+    }
+    let mut rows = [0u64; 3];
+    let mut discarded = 0;
+    for t in Table::ALL {
+        let parts = events.join(t.parts_name());
+        for e in fs::read_dir(&parts).map_err(io_err(&parts))?.flatten() {
+            if e.path().extension().is_some_and(|x| x == "partial") {
+                fs::remove_file(e.path()).map_err(io_err(&e.path()))?;
+                discarded += 1;
+            }
+        }
+        rows[t as usize] = splice_parts(&events, t)?;
+    }
+    let checkpoint = meta.get("checkpoint").cloned().unwrap_or(Value::Null);
+    meta["recovered"] = json!({
+        "checkpoint": checkpoint,
+        "parts_discarded": discarded,
+        "note": "the producer was killed; the events after its last checkpoint (at most about a second) are lost",
+    });
+    meta["counts"]["events"] = json!({
+        "packet_events": rows[0],
+        "slot_events": rows[1],
+        "control_events": rows[2],
+    });
+    write_json_atomically(&run_json, &meta)?;
+    for t in Table::ALL {
+        let _ = fs::remove_dir_all(events.join(t.parts_name()));
+    }
+    Ok(meta)
 }
 
 /// Hands an Arrow enum column's keys, dictionary and validity to its encoder.
@@ -816,28 +951,107 @@ fn push_dict(c: &mut Column, field: &Field, array: &ArrayRef, z: &mut Zstd) -> R
     c.push_dict_batch(&names, d.keys().values(), valid.as_deref(), z)
 }
 
+/// The writer thread's files: one per table, or, in a checkpointed run, the current part of each
+/// (opened when the table's first rows after a checkpoint arrive).
+struct Files {
+    events_dir: PathBuf,
+    slices: Vec<&'static str>,
+    checkpointed: bool,
+    open: [Option<TableFile>; 3],
+    /// The number of the next part; rows in finished parts per table.
+    part: usize,
+    rows: [u64; 3],
+}
+
+impl Files {
+    fn create(events_dir: PathBuf, slices: Vec<&'static str>, checkpointed: bool) -> Result<Self, WriteError> {
+        let mut f = Files { events_dir, slices, checkpointed, open: [None, None, None], part: 0, rows: [0; 3] };
+        for t in Table::ALL {
+            if checkpointed {
+                let dir = f.events_dir.join(t.parts_name());
+                fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+            } else {
+                // Opened at once: a directory that cannot take the files fails before any event.
+                f.file(t)?;
+            }
+        }
+        Ok(f)
+    }
+
+    fn file(&mut self, t: Table) -> Result<&mut TableFile, WriteError> {
+        let i = t as usize;
+        if self.open[i].is_none() {
+            let fin = if self.checkpointed {
+                self.events_dir.join(t.parts_name()).join(format!("{:06}.parquet", self.part))
+            } else {
+                self.events_dir.join(t.file_name())
+            };
+            self.open[i] = Some(TableFile::create(fin, t, &self.slices)?);
+        }
+        Ok(self.open[i].as_mut().expect("opened above"))
+    }
+
+    /// Closes the parts being written (each a whole Parquet file from then on).
+    fn checkpoint(&mut self) -> Result<(), WriteError> {
+        for (i, f) in self.open.iter_mut().enumerate() {
+            if let Some(f) = f.take() {
+                self.rows[i] += f.close()?;
+            }
+        }
+        self.part += 1;
+        Ok(())
+    }
+
+    /// Puts every table in place under its final name.
+    fn close(mut self) -> Result<(), WriteError> {
+        if !self.checkpointed {
+            return self.open.into_iter().flatten().try_for_each(|f| f.close().map(|_| ()));
+        }
+        self.checkpoint()?;
+        for t in Table::ALL {
+            splice_parts(&self.events_dir, t)?;
+            let dir = self.events_dir.join(t.parts_name());
+            fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
+        }
+        Ok(())
+    }
+
+    /// Removes every file this thread wrote (an unfinished run leaves nothing behind).
+    fn discard(&self) {
+        for f in self.open.iter().flatten() {
+            let _ = fs::remove_file(&f.partial);
+        }
+        if self.checkpointed {
+            for t in Table::ALL {
+                let _ = fs::remove_dir_all(self.events_dir.join(t.parts_name()));
+            }
+        }
+    }
+}
+
 fn writer_thread(
     events_dir: PathBuf,
     rx: Receiver<Msg>,
     recycle: SyncSender<Vec<PacketEvent>>,
     slices: Vec<&'static str>,
+    checkpointed: bool,
 ) -> Result<(), WriteError> {
-    let mut files =
-        Table::ALL.into_iter().map(|t| TableFile::create(&events_dir, t, &slices)).collect::<Result<Vec<_>, _>>()?;
+    let mut files = match Files::create(events_dir.clone(), slices, checkpointed) {
+        Ok(f) => f,
+        Err(e) => {
+            // Whatever was made before the failure.
+            Files { events_dir, slices: Vec::new(), checkpointed, open: [None, None, None], part: 0, rows: [0; 3] }
+                .discard();
+            return Err(e);
+        }
+    };
     // Only `Close` puts the tables in place: a producer that goes away without it (an error, an
     // interruption) leaves no table behind, finished or partial.
     let result = write_until_close(&rx, &recycle, &mut files);
     match result {
-        Ok(true) => {
-            for f in files {
-                f.close(&events_dir)?;
-            }
-            Ok(())
-        }
+        Ok(true) => files.close(),
         Ok(false) | Err(_) => {
-            for f in &files {
-                let _ = fs::remove_file(&f.partial);
-            }
+            files.discard();
             result.map(|_| ())
         }
     }
@@ -847,21 +1061,29 @@ fn writer_thread(
 fn write_until_close(
     rx: &Receiver<Msg>,
     recycle: &SyncSender<Vec<PacketEvent>>,
-    files: &mut [TableFile],
+    files: &mut Files,
 ) -> Result<bool, WriteError> {
     let mut staging = PacketBatch::new();
     while let Ok(msg) = rx.recv() {
         match msg {
-            Msg::Batch(table, batch) => files[table as usize].write(&batch)?,
+            Msg::Batch(table, batch) => files.file(table)?.write(&batch)?,
             Msg::Packets(mut rows) => {
                 for chunk in rows.chunks(PB) {
                     staging.clear();
                     chunk.iter().for_each(|e| staging.push(e));
-                    files[Table::Packet as usize].write_packets(&staging)?;
+                    files.file(Table::Packet)?.write_packets(&staging)?;
                 }
                 rows.clear();
                 // The producer may have gone (a failed run): then the vector is simply dropped.
                 let _ = recycle.try_send(rows);
+            }
+            Msg::Checkpoint(mut meta) => {
+                files.checkpoint()?;
+                let r = files.rows;
+                meta["checkpoint"]["parts"] = json!(files.part);
+                meta["checkpoint"]["rows"] =
+                    json!({"packet_events": r[0], "slot_events": r[1], "control_events": r[2]});
+                write_json_atomically(&files.events_dir.with_file_name("run.json"), &meta)?;
             }
             Msg::Close => return Ok(true),
         }
@@ -887,6 +1109,8 @@ pub struct RunWriter {
     created_dir: bool,
     /// `finish` succeeded: the run is in place.
     finished: bool,
+    /// Made by [`RunWriter::create_checkpointed`].
+    checkpointed: bool,
 }
 
 impl Drop for RunWriter {
@@ -921,6 +1145,17 @@ impl RunWriter {
     ///
     /// Fails if `dir/run.json` exists: a run directory is never silently overwritten.
     pub fn create(dir: &Path, meta: Value, slices: &[String]) -> Result<Self, WriteError> {
+        Self::start(dir, meta, slices, false)
+    }
+
+    /// As [`RunWriter::create`], for a producer that may be killed (the emulator, the live
+    /// probe): the tables are written as parts that [`RunWriter::checkpoint`] closes, so that a
+    /// `kill -9` loses only what came after the last checkpoint ([`recover`]).
+    pub fn create_checkpointed(dir: &Path, meta: Value, slices: &[String]) -> Result<Self, WriteError> {
+        Self::start(dir, meta, slices, true)
+    }
+
+    fn start(dir: &Path, meta: Value, slices: &[String], checkpointed: bool) -> Result<Self, WriteError> {
         let run_json = dir.join("run.json");
         if run_json.exists() {
             return Err(WriteError::Exists { path: dir.to_path_buf() });
@@ -931,6 +1166,9 @@ impl RunWriter {
         let mut meta = meta;
         meta["schema_version"] = json!(SCHEMA_VERSION);
         meta["complete"] = json!(false);
+        if checkpointed {
+            meta["checkpoint"] = json!({"parts": 0});
+        }
         if let Err(e) = write_json_atomically(&run_json, &meta) {
             let _ = fs::remove_dir(&events_dir);
             if created_dir {
@@ -945,7 +1183,7 @@ impl RunWriter {
         let slices: Vec<&'static str> = slices.iter().map(|s| &*Box::leak(s.clone().into_boxed_str())).collect();
         let thread = std::thread::Builder::new()
             .name("scout-writer".into())
-            .spawn(move || writer_thread(events_dir, rx, recycle, slices))
+            .spawn(move || writer_thread(events_dir, rx, recycle, slices, checkpointed))
             .map_err(io_err(dir))?;
         Ok(RunWriter {
             dir: dir.to_path_buf(),
@@ -960,6 +1198,7 @@ impl RunWriter {
             lost_rows: 0,
             created_dir,
             finished: false,
+            checkpointed,
         })
     }
 
@@ -992,6 +1231,22 @@ impl RunWriter {
         self.send(batch.num_rows(), Msg::Batch(table, batch));
     }
 
+    /// In a checkpointed run, makes every event so far durable: the buffered rows go to the writer
+    /// thread, which closes the parts being written and rewrites `run.json` (still incomplete)
+    /// with `checkpoint` = `note` plus the parts and rows so far. The producer does not wait for
+    /// the disk. Does nothing in a run made by [`RunWriter::create`].
+    pub fn checkpoint(&mut self, note: Value) {
+        if !self.checkpointed {
+            return;
+        }
+        for t in Table::ALL {
+            self.flush(t);
+        }
+        let mut meta = self.meta.clone();
+        meta["checkpoint"] = note;
+        self.send(0, Msg::Checkpoint(meta));
+    }
+
     /// Flushes every table, closes the files, renames them into place and rewrites `run.json` with
     /// `extra` merged in, `counts.events` filled and `"complete": true`.
     pub fn finish(mut self, extra: Value) -> Result<Value, WriteError> {
@@ -1010,7 +1265,12 @@ impl RunWriter {
         if self.lost_rows > 0 {
             return Err(WriteError::Thread(format!("{} rows were not written", self.lost_rows)));
         }
-        let meta = completed(std::mem::take(&mut self.meta), extra, self.rows);
+        let mut meta = std::mem::take(&mut self.meta);
+        if let Some(m) = meta.as_object_mut() {
+            // Spliced into whole tables: a finished run looks the same however it was written.
+            m.remove("checkpoint");
+        }
+        let meta = completed(meta, extra, self.rows);
         write_json_atomically(&self.dir.join("run.json"), &meta)?;
         self.finished = true;
         Ok(meta)
@@ -1356,6 +1616,111 @@ mod tests {
         assert!(!made.exists(), "the writer's own directory is gone");
         let left: Vec<_> = fs::read_dir(&given).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left, vec![std::ffi::OsString::from("notes.txt")]);
+        fs::remove_dir_all(&base).unwrap();
+    }
+
+    fn read_json(p: &Path) -> Value {
+        serde_json::from_slice(&fs::read(p).unwrap()).unwrap()
+    }
+
+    fn parquet_rows(p: &Path) -> usize {
+        let f = fs::File::open(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap().map(|b| b.unwrap().num_rows()).sum()
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        fs::create_dir_all(to).unwrap();
+        for e in fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &to.join(e.file_name()));
+            } else {
+                fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_checkpointed_run_killed_after_a_checkpoint_recovers_what_it_had() {
+        let base = std::env::temp_dir().join(format!("scout-writer-checkpoint-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        let dir = base.join("run");
+        let mut w = RunWriter::create_checkpointed(&dir, json!({"source": "test"}), &["default".into()]).unwrap();
+        let first = PACKET_BATCH_ROWS as i64 + 5;
+        for i in 0..first {
+            w.packet(pe(i));
+        }
+        w.slot(SlotEvent {
+            t_ns: 1,
+            slot: 0,
+            sfn: 0,
+            slot_in_frame: 0,
+            dir: Dir::Dl,
+            ue: None,
+            rnti: None,
+            prbs: 0,
+            mcs: None,
+            tbs: None,
+            layers: None,
+            harq_id: None,
+            rv: None,
+            ndi: None,
+            retx_index: None,
+            ack: None,
+            bsr_bytes: None,
+            cqi: None,
+            sinr_db: None,
+            prbs_used: Some(0),
+            prbs_total: Some(51),
+            nof_ues_scheduled: Some(0),
+        });
+        w.checkpoint(json!({"t_ns": 1}));
+        // The checkpoint lands on the writer thread; wait for its run.json.
+        let run_json = dir.join("run.json");
+        let t0 = std::time::Instant::now();
+        while read_json(&run_json)["checkpoint"]["parts"] != json!(1) {
+            assert!(t0.elapsed().as_secs() < 10, "no checkpoint written");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let meta = read_json(&run_json);
+        assert_eq!(meta["complete"], json!(false));
+        assert_eq!(meta["checkpoint"]["t_ns"], json!(1));
+        assert_eq!(meta["checkpoint"]["rows"]["packet_events"], json!(first));
+        assert_eq!(meta["checkpoint"]["rows"]["control_events"], json!(0));
+        // The closed part is a whole Parquet file while the producer goes on.
+        assert_eq!(parquet_rows(&dir.join("events/packet.parts/000000.parquet")), first as usize);
+        for i in first..first + 1000 {
+            w.packet(pe(i));
+        }
+        // What a `kill -9` now would leave: the directory as it is.
+        let killed = base.join("killed");
+        copy_dir(&dir, &killed);
+        fs::write(killed.join("events/packet.parts/000001.parquet.partial"), b"PAR1 half-written").unwrap();
+        let rec = recover(&killed).unwrap();
+        assert_eq!(rec["complete"], json!(false));
+        assert_eq!(rec["counts"]["events"]["packet_events"], json!(first));
+        assert_eq!(rec["recovered"]["parts_discarded"], json!(1));
+        assert_eq!(parquet_rows(&killed.join("events/packet.parquet")), first as usize);
+        assert_eq!(parquet_rows(&killed.join("events/slot.parquet")), 1);
+        assert_eq!(parquet_rows(&killed.join("events/control.parquet")), 0);
+        assert!(!killed.join("events/packet.parts").exists());
+        assert!(recover(&killed).unwrap_err().to_string().contains("already recovered"));
+        // The producer that was not killed finishes into the ordinary layout.
+        let meta = w.finish(json!({})).unwrap();
+        assert_eq!(meta["complete"], json!(true));
+        assert!(meta.get("checkpoint").is_none());
+        assert_eq!(parquet_rows(&dir.join("events/packet.parquet")), first as usize + 1000);
+        assert!(!dir.join("events/packet.parts").exists());
+        assert!(recover(&dir).unwrap_err().to_string().contains("complete"));
+        // A run written without checkpoints cannot be recovered.
+        let plain = base.join("plain");
+        let mut w = RunWriter::create(&plain, json!({"source": "test"}), &[]).unwrap();
+        w.packet(pe(0));
+        w.checkpoint(json!({}));
+        let killed = base.join("plain-killed");
+        copy_dir(&plain, &killed);
+        drop(w);
+        assert!(recover(&killed).unwrap_err().to_string().contains("no checkpoints"));
         fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -853,7 +853,8 @@ pub fn run(
         "links": {"n3_to_n6": "stated by identity, in the kernel: the key of scout_ingest::pcap::packet::identity (inner IP fields the UPF does not change and 16 bytes after the fixed IP header)"},
         "probe": {"histogram_only": opts.histogram_only, "window_s": opts.window.as_secs_f64(), "gtp_port": opts.gtp_port, "table_sets": opts.table_sets, "table_sightings": opts.table_sets as usize * WAYS, "pairing": opts.pairing.name()},
     });
-    let mut w = match RunWriter::create(out, meta, &slices) {
+    // Checkpointed every second: a probe that is killed leaves a run `scout recover` reads.
+    let mut w = match RunWriter::create_checkpointed(out, meta, &slices) {
         Ok(w) => w,
         Err(e) => {
             for l in &mut loaded {
@@ -897,6 +898,7 @@ pub fn run(
         }
         if last_progress.elapsed() >= Duration::from_secs(1) {
             last_progress = Instant::now();
+            w.checkpoint(json!({"elapsed_s": start.elapsed().as_secs_f64()}));
             let lost = loaded.iter().map(|l| l.counters().get(3).copied().unwrap_or(0)).sum();
             progress(&Progress {
                 attached: true,

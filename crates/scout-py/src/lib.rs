@@ -133,6 +133,13 @@ fn emulate(
     }
 }
 
+/// `scout cleanup`: removes what emulators that were killed left behind (their namespaces and
+/// the processes in them); returns the namespaces removed.
+#[pyfunction]
+fn emulate_cleanup(py: Python<'_>) -> PyResult<Vec<String>> {
+    py.detach(scout_emu::netns::remove_stale).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Runs an ingest that reports `(done_bytes, total_bytes)`, passing each report to the Python
 /// callback; returns the run's metadata as JSON text. Ctrl-C stops it at the next report.
 fn with_byte_progress<'py, E: std::fmt::Display>(
@@ -265,6 +272,15 @@ fn probe(
 }
 
 /// The event schema version this build writes.
+/// `scout recover`: makes a checkpointed run whose producer was killed readable (the events up
+/// to its last checkpoint); returns its new `run.json` as JSON text.
+#[pyfunction]
+fn recover(py: Python<'_>, run: PathBuf) -> PyResult<String> {
+    py.detach(|| scout_events::writer::recover(&run))
+        .map(|v| v.to_string())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pyfunction]
 fn schema_version() -> u32 {
     scout_events::SCHEMA_VERSION
@@ -362,6 +378,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(attribute, m)?)?;
     m.add_function(wrap_pyfunction!(attribution_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(recover, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate_cleanup, m)?)?;
     m.add_function(wrap_pyfunction!(schema_version, m)?)?;
     m.add_function(wrap_pyfunction!(schema_enums, m)?)?;
     m.add_function(wrap_pyfunction!(schema_columns, m)?)?;
