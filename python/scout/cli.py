@@ -802,6 +802,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             shell=args.shell,
             ready=ready,
             progress=progress,
+            offload=not args.no_offload,
         )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
@@ -865,6 +866,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             seed=None,
             set=experiment.tcp_cc_sets(cfg, args.duration),
             shell=False,
+            no_offload=False,
         )
         cmd_emulate(run_args)
         print_analysis(run_analysis(out / cfg))
@@ -979,7 +981,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         name = "emulate-demo"
         rundir.check(out / name, force=True, what=f"-o {out}: {name}:")
         args_emu = argparse.Namespace(
-            scenario=name, output=str(out / name), force=True, duration=args.duration, seed=None, set=[], shell=False
+            scenario=name,
+            output=str(out / name),
+            force=True,
+            duration=args.duration,
+            seed=None,
+            set=[],
+            shell=False,
+            no_offload=False,
         )
         print()
         cmd_emulate(args_emu)
@@ -1259,6 +1268,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--shell",
         action="store_true",
         help="open an interactive shell in UE 0's namespace ($SCOUT_DN is the DN's address); the run is written when it exits",
+    )
+    em.add_argument(
+        "--no-offload",
+        action="store_true",
+        help="TUN devices without TCP segmentation offload: one packet per system call (slower; for comparison)",
     )
     _run_output_args(em)
     em.set_defaults(func=cmd_emulate)

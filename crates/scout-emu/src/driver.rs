@@ -30,6 +30,7 @@ use serde_json::{json, Value};
 use crate::apps::Apps;
 use crate::iperf3;
 use crate::netns::{self, Topology};
+use crate::offload::{self, Coalescer, Partial, VnetHdr, VNET_HDR_LEN};
 use crate::packet::{echo, five_tuple, Flows};
 use crate::tcp::{self, TcpProbe};
 use crate::timing::{mono_ns, Lateness};
@@ -56,13 +57,22 @@ const CHECKPOINT_EVERY_NS: i64 = 1_000_000_000;
 /// How often the TCP tracepoint's pipe is read.
 const TCP_READ_EVERY_NS: i64 = 10_000_000;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Wall-clock seconds to run (default: the scenario's `duration_s`).
     pub duration_s: Option<f64>,
     pub seed: Option<u64>,
     /// An interactive shell in UE 0's namespace; the emulation ends when it exits.
     pub shell: bool,
+    /// TUN devices with TCP segmentation and checksum offloads (the default; `false`: one
+    /// packet per read and write).
+    pub offload: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { duration_s: None, seed: None, shell: false, offload: true }
+    }
 }
 
 /// What [`emulate`] reports about every 100 ms.
@@ -81,10 +91,12 @@ enum Side {
     Ue(u32),
 }
 
-/// A packet inside the model: its bytes and when it entered.
+/// A packet inside the model: its bytes, when it entered and where its checksum is left for the
+/// kernel to complete (a segment of a super-packet).
 struct Held {
     t_in: i64,
     bytes: Vec<u8>,
+    partial: Partial,
 }
 
 /// Forwards events to the writer and notes which packets the model dropped (their bytes are
@@ -115,6 +127,10 @@ struct Counts {
     not_ip: u64,
     no_ue: u64,
     device_full: u64,
+    /// Super-packets of a kind the emulator does not cut (not TCP, or malformed).
+    gso_refused: u64,
+    /// Reads from the devices, and the packets they held once cut.
+    reads: u64,
 }
 
 /// The model, the devices and what lies between them: one step of the loop at a time.
@@ -129,7 +145,9 @@ struct Datapath {
     pool: Vec<Vec<u8>>,
     scratch: Vec<u8>,
     /// Packets read, with the time they were read, not yet in the model.
-    inbound: VecDeque<(i64, Side, Vec<u8>)>,
+    inbound: VecDeque<(i64, Side, Vec<u8>, Partial)>,
+    /// Per device (the DN's, then each UE's), what joins the packets the model delivers.
+    coalescers: Vec<Coalescer>,
     dropped: Vec<u64>,
     delays: [Vec<i64>; 2],
     late: Lateness,
@@ -158,16 +176,29 @@ impl Datapath {
             for _ in 0..READ_BATCH {
                 // Read into one large buffer, kept in one of packet size: a packet waiting in a
                 // deep RLC queue holds its own bytes, not 64 KiB.
-                match tun.read(&mut self.scratch)? {
-                    Some(n) if n > 0 => {
-                        let mut buf = self.pool.pop().unwrap_or_default();
-                        buf.clear();
-                        buf.extend_from_slice(&self.scratch[..n]);
-                        let t = mono_ns() - self.t0;
-                        self.inbound.push_back((t, side, buf));
-                    }
+                let n = match tun.read(&mut self.scratch)? {
+                    Some(n) if n > 0 => n,
                     _ => break,
+                };
+                self.counts.reads += 1;
+                let t = mono_ns() - self.t0;
+                let (pool, inbound) = (&mut self.pool, &mut self.inbound);
+                let mut take = |pkt: &[u8], partial: Partial| {
+                    let mut buf = pool.pop().unwrap_or_default();
+                    buf.clear();
+                    buf.extend_from_slice(pkt);
+                    inbound.push_back((t, side, buf, partial));
+                };
+                if !tun.vnet {
+                    take(&self.scratch[..n], None);
+                    continue;
                 }
+                // A super-packet enters the model as the segments the kernel would have sent.
+                let refused = match VnetHdr::parse(&self.scratch[..n]) {
+                    Some(h) => offload::segment(&h, &self.scratch[VNET_HDR_LEN..n], take).is_err(),
+                    None => true,
+                };
+                self.counts.gso_refused += u64::from(refused);
             }
         }
         Ok(())
@@ -180,8 +211,8 @@ impl Datapath {
             let due = self.stack.poll_timeout().filter(|&t| t <= now);
             let next_in = self.inbound.front().map(|x| x.0);
             if next_in.is_some_and(|ti| due.is_none_or(|ta| ti <= ta)) {
-                let (t, side, bytes) = self.inbound.pop_front().expect("peeked");
-                self.inject(t, side, bytes);
+                let (t, side, bytes, partial) = self.inbound.pop_front().expect("peeked");
+                self.inject(t, side, bytes, partial);
             } else if let Some(ta) = due {
                 self.late.add(now - ta);
                 let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped };
@@ -206,7 +237,7 @@ impl Datapath {
     /// Puts one packet read from `side`'s device into the model at `t`: from a UE at its PDCP,
     /// from the DN at N6 (to the UE its destination names). A packet that is not IP, or from the
     /// DN to no UE, is counted and freed.
-    fn inject(&mut self, t: i64, side: Side, bytes: Vec<u8>) {
+    fn inject(&mut self, t: i64, side: Side, bytes: Vec<u8>, partial: Partial) {
         let Some(tuple) = five_tuple(&bytes) else {
             self.counts.not_ip += 1;
             self.pool.push(bytes);
@@ -236,11 +267,13 @@ impl Datapath {
         if let (true, Some((true, id, seq))) = (ul, echo(&bytes)) {
             self.echoes.insert((ue, id, seq), t);
         }
-        self.held.insert(pkt, Held { t_in: t, bytes });
+        self.held.insert(pkt, Held { t_in: t, bytes, partial });
     }
 
-    /// Step 3: writes each packet the model delivered to the device on the other side.
+    /// Step 3: writes each packet the model delivered to the device on the other side (through
+    /// offload devices, the segments of a flow delivered together are joined again).
     fn deliver(&mut self) -> io::Result<()> {
+        let mut error = None;
         for d in self.stack.take_deliveries() {
             let Some(h) = self.held.remove(&d.packet.pkt) else { continue };
             let dir = d.packet.dir;
@@ -264,15 +297,35 @@ impl Datapath {
                     });
                 }
             }
-            let ep = if dir == Dir::Ul { Some(&self.topo.dn) } else { self.topo.ues.get(d.packet.ue as usize) };
+            let dev = if dir == Dir::Ul { 0 } else { 1 + d.packet.ue as usize };
+            let ep = if dev == 0 { Some(&self.topo.dn) } else { self.topo.ues.get(dev - 1) };
             if let Some(tun) = ep.and_then(|e| e.tun.as_ref()) {
-                if !tun.write(&h.bytes)? {
-                    self.counts.device_full += 1;
+                let full = &mut self.counts.device_full;
+                let mut write = |b: &[u8]| match tun.write(b) {
+                    Ok(true) => {}
+                    Ok(false) => *full += 1,
+                    Err(e) => error = error.take().or(Some(e)),
+                };
+                if tun.vnet {
+                    self.coalescers[dev].push(&h.bytes, h.partial, &mut write);
+                } else {
+                    write(&h.bytes);
                 }
             }
             self.pool.push(h.bytes);
         }
-        Ok(())
+        for (dev, c) in self.coalescers.iter_mut().enumerate() {
+            let ep = if dev == 0 { Some(&self.topo.dn) } else { self.topo.ues.get(dev - 1) };
+            if let Some(tun) = ep.and_then(|e| e.tun.as_ref()) {
+                let full = &mut self.counts.device_full;
+                c.flush(&mut |b: &[u8]| match tun.write(b) {
+                    Ok(true) => {}
+                    Ok(false) => *full += 1,
+                    Err(e) => error = error.take().or(Some(e)),
+                });
+            }
+        }
+        error.map_or(Ok(()), Err)
     }
 
     /// Step 4: sleeps until the next action is due, a device is readable, or `end`.
@@ -357,7 +410,7 @@ pub fn emulate(
     let (stack, _, _) = scout_sim::build(loaded, seed, duration)?;
     let n_ues = stack.nof_ues() as u32;
     netns::remove_stale()?;
-    let topo = Topology::create(n_ues)?;
+    let topo = Topology::create(n_ues, opts.offload)?;
     let names: Vec<String> = topo.namespaces().map(str::to_string).collect();
     let slices: Vec<String> = loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect();
     let clock = json!({"name": "emulator", "offset_ns": 0, "note": "CLOCK_MONOTONIC since the emulation started; model time is wall time"});
@@ -399,7 +452,8 @@ pub fn emulate(
         flows: Flows::default(),
         held: HashMap::new(),
         pool: Vec::new(),
-        scratch: vec![0u8; 65_536],
+        scratch: vec![0u8; VNET_HDR_LEN + 65_536],
+        coalescers: (0..=n_ues).map(|_| Coalescer::default()).collect(),
         inbound: VecDeque::new(),
         dropped: Vec::new(),
         delays: [Vec::new(), Vec::new()],
@@ -472,6 +526,8 @@ pub fn emulate(
         // SAFETY: as above.
         unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
     }
+    let segments: u64 = dp.coalescers.iter().map(|c| c.segments).sum();
+    let writes: u64 = dp.coalescers.iter().map(|c| c.writes).sum();
     let Datapath { stack, w, flows, delays, late, rtts, counts, .. } = dp;
     let mut outcome = Outcome {
         stats: stack.stats.clone(),
@@ -498,6 +554,14 @@ pub fn emulate(
         "packets_not_ip": counts.not_ip,
         "dn_packets_to_no_ue": counts.no_ue,
         "device_queue_full": counts.device_full,
+        "offload": json!({
+            "enabled": opts.offload,
+            "reads": counts.reads,
+            "super_packets_refused": counts.gso_refused,
+            "packets_delivered_to_offload_devices": segments,
+            "device_writes": writes,
+            "note": "TCP super-packets (GSO) are cut into the segments the kernel would have sent before the model sees them; a flow's segments delivered together are joined again (as GRO) on the way out",
+        }),
         "cleanup_problems": problems,
         "tcp_info": tcp_json,
     });

@@ -18,6 +18,7 @@ pub mod apps;
 pub mod driver;
 pub mod iperf3;
 pub mod netns;
+pub mod offload;
 pub mod packet;
 pub mod tcp;
 pub mod timing;

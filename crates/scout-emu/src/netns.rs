@@ -91,25 +91,26 @@ fn ip(args: &[&str], stdin: Option<&str>) -> Result<String, EmuError> {
 impl Topology {
     /// Creates the DN's namespace and `n_ues` UE namespaces with their devices, addresses and
     /// routes. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and `/dev/net/tun`.
-    pub fn create(n_ues: u32) -> Result<Topology, EmuError> {
+    /// `offload`: TUN devices with TCP segmentation and checksum offloads ([`crate::offload`]).
+    pub fn create(n_ues: u32, offload: bool) -> Result<Topology, EmuError> {
         let pid = std::process::id();
         let mut t = Topology { pid, dn: Endpoint { ns: ns_name(pid, "dn"), tun: None }, ues: Vec::new(), down: false };
-        t.add(None)?;
+        t.add(None, offload)?;
         for i in 0..n_ues {
             t.ues.push(Endpoint { ns: ns_name(pid, &format!("ue{i}")), tun: None });
-            t.add(Some(i))?;
+            t.add(Some(i), offload)?;
         }
         Ok(t)
     }
 
     /// Creates one namespace and its device (`ue`: which UE; `None`: the DN).
-    fn add(&mut self, ue: Option<u32>) -> Result<(), EmuError> {
+    fn add(&mut self, ue: Option<u32>, offload: bool) -> Result<(), EmuError> {
         let (ns, dev) = match ue {
             None => (self.dn.ns.clone(), format!("sc{}d", self.pid)),
             Some(i) => (self.ues[i as usize].ns.clone(), format!("sc{}u{i}", self.pid)),
         };
         ip(&["netns", "add", &ns], None)?;
-        let tun = Tun::create(&dev).map_err(|e| setup_err(format!("TUN device {dev}"), e.to_string()))?;
+        let tun = Tun::create(&dev, offload).map_err(|e| setup_err(format!("TUN device {dev}"), e.to_string()))?;
         match ue {
             None => self.dn.tun = Some(tun),
             Some(i) => self.ues[i as usize].tun = Some(tun),

@@ -1,6 +1,11 @@
 //! A TUN device: IP packets in and out of a file descriptor, without the packet-information
 //! header (`IFF_NO_PI`), non-blocking. A device that is not made persistent disappears with its
 //! last descriptor, so the emulator's devices go when it does, however it ends.
+//!
+//! With offloads ([`Tun::create`] `offload`), every packet is preceded by a `virtio_net_hdr`
+//! (`IFF_VNET_HDR`) and the kernel may hand over and take TCP super-packets of up to 64 KiB with
+//! their checksums left to complete (`TUNSETOFFLOAD` with `TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 |
+//! TUN_F_TSO_ECN`): see [`crate::offload`].
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -9,6 +14,13 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+/// `TUNSETOFFLOAD` (`_IOW('T', 208, unsigned int)`) and its flags (linux/if_tun.h).
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+const TUN_F_CSUM: libc::c_ulong = 0x01;
+const TUN_F_TSO4: libc::c_ulong = 0x02;
+const TUN_F_TSO6: libc::c_ulong = 0x04;
+const TUN_F_TSO_ECN: libc::c_ulong = 0x08;
 
 /// `struct ifreq` as `TUNSETIFF` reads it: the name, then the flags.
 #[repr(C)]
@@ -21,11 +33,14 @@ struct IfReq {
 pub struct Tun {
     fd: OwnedFd,
     pub name: String,
+    /// Packets carry a `virtio_net_hdr` and may be TCP super-packets.
+    pub vnet: bool,
 }
 
 impl Tun {
-    /// Creates the TUN device `name` (at most 15 bytes) in the caller's namespace.
-    pub fn create(name: &str) -> io::Result<Tun> {
+    /// Creates the TUN device `name` (at most 15 bytes) in the caller's namespace, with TCP
+    /// segmentation and checksum offloads when `offload` is set.
+    pub fn create(name: &str, offload: bool) -> io::Result<Tun> {
         if name.is_empty() || name.len() >= libc::IFNAMSIZ {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad interface name {name:?}")));
         }
@@ -37,7 +52,8 @@ impl Tun {
         }
         // SAFETY: `raw` is a descriptor we just opened and own.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags: IFF_TUN | IFF_NO_PI, _pad: [0; 22] };
+        let flags = IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 };
+        let mut req = IfReq { name: [0; libc::IFNAMSIZ], flags, _pad: [0; 22] };
         for (d, s) in req.name.iter_mut().zip(name.bytes()) {
             *d = s as libc::c_char;
         }
@@ -46,7 +62,15 @@ impl Tun {
             let e = io::Error::last_os_error();
             return Err(io::Error::new(e.kind(), format!("TUNSETIFF {name}: {e}")));
         }
-        Ok(Tun { fd, name: name.to_string() })
+        if offload {
+            let f = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN;
+            // SAFETY: TUNSETOFFLOAD takes its flags by value.
+            if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETOFFLOAD, f) } < 0 {
+                let e = io::Error::last_os_error();
+                return Err(io::Error::new(e.kind(), format!("TUNSETOFFLOAD {name}: {e}")));
+            }
+        }
+        Ok(Tun { fd, name: name.to_string(), vnet: offload })
     }
 
     /// Reads one packet into `buf`; `None` when none is waiting.

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The emulator's benchmark (issue 21), as root, on this machine while iperf3 runs on it too:
+#
+#   bash bench/emulator.sh [SECONDS]        (default 8 s of iperf3 per measurement)
+#
+# 1. iperf3 TCP download (server in the DN, `iperf3 -c DN -R -P N` in UE 0), 1 and 4 streams,
+#    through three things in the same run:
+#    - plain:    a bare forwarder between the two TUN devices, one packet per read and write
+#                (crates/scout-emu/examples/forwarder.rs: no model, no telemetry);
+#    - offload:  the same forwarder with TUN offloads (IFF_VNET_HDR + TUNSETOFFLOAD), passing
+#                TCP super-packets of up to 64 KiB as they are;
+#    - scout:    `scout emulate` of bench/emulator.yaml (a cell that is not the bottleneck) with
+#                every packet cut to MTU size, through the whole model, every event written.
+# 2. The emulator's slot timing under that load (model actions' lateness p50/p99, run.json).
+# 3. Idle added latency: ping through the idle cell, each echo's RTT as ping saw it minus the
+#    model's own RTT of the same echo (app_rtt rows); the median and p90 of the difference.
+#
+# Prints a table and the ratios scout/plain and scout/offload (these machines are noisy: the
+# ratios, measured in one run, are the figures). Record them in bench/RESULTS.md.
+set -euo pipefail
+
+# field JSON KEY FORMAT: one number of a JSON line, formatted.
+field() {
+  python3 -c 'import json, sys; print(format(json.loads(sys.argv[1])[sys.argv[2]], sys.argv[3]))' "$@"
+}
+
+main() {
+  cd "$(dirname "$0")/.."
+  secs=${1:-8}
+  [ "$(id -u)" = 0 ] || { echo "bench/emulator.sh: needs root (namespaces, TUN devices)" >&2; exit 2; }
+  command -v iperf3 >/dev/null || { echo "bench/emulator.sh: needs iperf3 (apt-get install iperf3)" >&2; exit 2; }
+  scout=${SCOUT:-.venv/bin/scout}
+  [ -x "$scout" ] || scout=scout
+  echo "== building the forwarders (release)"
+  cargo build -q --release -p scout-emu --example forwarder
+  fwd=target/release/examples/forwarder
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+
+  declare -A gbps cpu
+  for n in 1 4; do
+    for mode in plain offload; do
+      line=$("$fwd" "$mode" "$n" "$secs")
+      gbps[$mode$n]=$(field "$line" gbit_s .2f)
+      cpu[$mode$n]=$(field "$line" cpu_pct .0f)
+      echo "   $mode forwarder, $n stream(s): ${gbps[$mode$n]} Gbit/s (forwarder CPU ${cpu[$mode$n]} %)"
+    done
+    sc=$work/scout$n.yaml
+    { cat bench/emulator.yaml
+      printf 'apps:\n  - {name: server, ns: dn, cmd: "iperf3 -s -1 -J"}\n'
+      printf '  - {name: client, ns: ue0, at_s: 0.5, cmd: "iperf3 -c $SCOUT_DN -R -P %s -t %s -J"}\n' "$n" "$secs"
+    } > "$sc"
+    "$scout" emulate "$sc" -o "$work/run$n" --duration "$(python3 -c "print($secs + 2)")" > "$work/emu$n.txt" 2>&1
+    read -r g events p50 p99 per_write < <(python3 - "$work/run$n" <<'EOF'
+import json, sys
+from pathlib import Path
+run = Path(sys.argv[1])
+c = json.loads((run / "apps" / "client.out").read_text())
+m = json.loads((run / "run.json").read_text())
+t, o = m["emulator"]["timing"], m["emulator"]["offload"]
+ev = sum(m["counts"]["events"].values())
+print(f'{c["end"]["sum_received"]["bits_per_second"] / 1e9:.2f} {ev} {t["lateness_p50_us"]} {t["lateness_p99_us"]} '
+      f'{o["packets_delivered_to_offload_devices"] / max(o["device_writes"], 1):.1f}')
+EOF
+    )
+    gbps[scout$n]=$g
+    echo "   scout emulate, $n stream(s): $g Gbit/s, $events events written, slot timing p50 $p50 µs p99 $p99 µs, $per_write packets per device write"
+
+  done
+
+  echo "== idle added latency (ping through the idle cell)"
+  sc=$work/idle.yaml
+  { cat bench/emulator.yaml
+    printf 'apps:\n  - {name: ping, ns: ue0, at_s: 0.3, cmd: "ping -c 60 -i 0.05 $SCOUT_DN"}\n'
+  } > "$sc"
+  "$scout" emulate "$sc" -o "$work/idle" --duration 4 > /dev/null 2>&1
+  "$scout" query "$work/idle" "SELECT detail->>'icmp_seq' AS seq, value / 1e6 AS ms FROM control_events WHERE kind = 'app_rtt'" --format csv > "$work/model.csv"
+  read -r floor added50 added90 < <(python3 - "$work/idle/apps/ping.out" "$work/model.csv" <<'EOF'
+import csv, re, statistics, sys
+ping = {int(m[1]): float(m[2]) for m in re.finditer(r"icmp_seq=(\d+) ttl=\d+ time=([\d.]+) ms", open(sys.argv[1]).read())}
+model = {int(r["seq"]): float(r["ms"]) for r in csv.DictReader(open(sys.argv[2]))}
+d = sorted(ping[s] - model[s] for s in ping if s in model)
+q = lambda p: d[min(len(d) - 1, int(p * len(d)))]
+print(f"{statistics.median(model.values()):.3f} {q(0.5):.3f} {q(0.9):.3f}")
+EOF
+  )
+  echo "   the model's RTT (its floor for this cell) p50 $floor ms; ping's RTT minus the model's: p50 $added50 ms, p90 $added90 ms"
+
+  echo "== results ($secs s of iperf3 each)"
+  printf '   %-8s %12s %12s %12s %14s %14s\n' streams plain offload scout scout/plain scout/offload
+  for n in 1 4; do
+    python3 -c "
+p, o, s = map(float, '${gbps[plain$n]} ${gbps[offload$n]} ${gbps[scout$n]}'.split())
+print(f'   {$n:<8} {p:9.2f} Gb {o:9.2f} Gb {s:9.2f} Gb {s / p:13.2f}x {s / o:13.2f}x')"
+  done
+}
+
+main "$@"
