@@ -868,7 +868,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             shell=False,
             no_offload=False,
         )
-        cmd_emulate(run_args)
+        with experiment.cubic_hystart(args.hystart if cfg == "cubic" else None) as note:
+            if note:
+                print(note)
+            cmd_emulate(run_args)
         print_analysis(run_analysis(out / cfg))
         render_report(analysis.open(out / cfg), None)
         row, ser = experiment.tcp_cc_metrics(out / cfg, cfg)
@@ -1293,6 +1296,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--duration", type=SECONDS_POSITIVE, default=20.0, metavar="S", help="seconds of traffic per run (default 20)"
     )
     xp.add_argument("--force", action="store_true", help="replace the experiment's earlier runs in OUT")
+    xp.add_argument(
+        "--hystart",
+        choices=("off", "on", "keep"),
+        default="off",
+        help="tcp-cc: CUBIC's HyStart during the CUBIC run (default off: slow start then fills the RLC queue, and "
+        "the sawtooth of drops at its limit shows within 20 s; on: it leaves slow start early and needs ~30 s; "
+        "keep: the machine's setting). The machine-wide tcp_cubic parameter is restored afterwards",
+    )
     xp.set_defaults(func=cmd_experiment)
 
     ex = sub.add_parser(

@@ -9,6 +9,7 @@ sender's smoothed RTT (kernel ``tcp_probe``) and how closely the RTT tracks the 
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import html
 import io
@@ -47,6 +48,32 @@ EXPERIMENTS = {
         ["cubic", "bbr"],
     ),
 }
+
+
+HYSTART = Path("/sys/module/tcp_cubic/parameters/hystart")
+
+
+@contextlib.contextmanager
+def cubic_hystart(want: str | None):
+    """CUBIC's HyStart set to ``want`` (``on``, ``off``; ``None`` or ``keep``: untouched) for the
+    duration of the block, then restored; yields a line saying what was done (or ``None``).
+
+    HyStart (Ha and Rhee 2011; Linux's default) leaves slow start when the RTT starts to grow — at
+    once in front of a deep RLC queue — after which CUBIC's window grows as a cubic of time and
+    needs ~22 s to reach srsRAN's 6 MiB queue. SCOUT §7's sawtooth of drops at the queue limit shows
+    within 20 s with it off. It is a machine-wide module parameter (no per-socket or per-namespace
+    switch exists), so it is restored even when the run fails.
+    """
+    if want in (None, "keep") or not HYSTART.exists():
+        yield None if want in (None, "keep") else f"   (HyStart: {HYSTART} is absent; left as it is)"
+        return
+    before = HYSTART.read_text().strip()
+    value = "1" if want == "on" else "0"
+    HYSTART.write_text(value)
+    try:
+        yield f"   CUBIC's HyStart {want} for this run ({HYSTART} = {value}; {before} restored after)"
+    finally:
+        HYSTART.write_text(before)
 
 
 def tcp_cc_sets(cc: str, seconds: float) -> list[str]:

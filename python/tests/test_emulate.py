@@ -165,6 +165,36 @@ def test_kill_9_leaves_a_run_that_loses_at_most_the_last_second(tmp_path: Path) 
     assert r.returncode == 0 and "(emulator)" in r.stdout, r.stderr
 
 
+@pytest.mark.skipif(shutil.which("iperf3") is None and not os.environ.get("CI"), reason="iperf3 is not installed")
+def test_qos_rules_put_flows_on_their_drbs(tmp_path: Path) -> None:
+    sc = tmp_path / "qos.yaml"
+    sc.write_text(
+        "name: qos\nduration_s: 3\nues: [{count: 1, five_qis: [9, 1]}]\n"
+        "qos_rules: [{five_qi: 1, protocol: icmp}, {five_qi: 9, protocol: tcp, remote_port: 5201}]\n"
+        "apps:\n"
+        "  - {name: server, ns: dn, cmd: iperf3 -s -1}\n"
+        "  - {name: up, ns: ue0, at_s: 1.0, cmd: 'iperf3 -c $SCOUT_DN -t 1'}\n"
+        "  - {name: ping, ns: ue0, at_s: 0.2, cmd: 'ping -c 5 -i 0.1 $SCOUT_DN'}\n"
+    )
+    out = tmp_path / "run"
+    r = scout("emulate", str(sc), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "run.json").read_text())
+    drb = {(f["type"], f["dir"]): f["drb"] for f in meta["flows"]}
+    # ICMP both ways on the 5QI 1 DRB (the UE's second), TCP on 5QI 9's (its first).
+    assert drb[("icmp", "ul")] == drb[("icmp", "dl")] == 2, meta["flows"]
+    assert drb[("tcp", "ul")] == drb[("tcp", "dl")] == 1, meta["flows"]
+    rules = meta["emulator"]["qos_rules"]
+    # The 5 echoes and replies (and any ICMPv6 the kernel sends), the TCP connection's packets.
+    assert rules["packets_per_rule"][0] >= 10 and rules["packets_per_rule"][1] > 100, rules
+    assert " 0% packet loss" in (out / "apps" / "ping.out").read_text()
+    # The model's events say the same: the ICMP flows' packets at RLC on DRB 2 only.
+    icmp = ",".join(str(f["flow"]) for f in meta["flows"] if f["type"] == "icmp")
+    sql = f"SELECT DISTINCT drb FROM packet_events WHERE layer = 'rlc' AND flow IN ({icmp})"
+    r = scout("query", str(out), sql, "--format", "csv")
+    assert r.stdout.split()[1:] == ["2"], r.stdout
+
+
 def test_emulate_refuses_without_root_or_a_scenario_it_cannot_run(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: b\nduration_s: 1\nues: [{count: 1}]\napps: [{ns: ue3, cmd: 'true'}]\n")
@@ -180,6 +210,9 @@ def test_experiment_tcp_cc_reproduces_scout_section_7(tmp_path: Path) -> None:
     r = scout("experiment", "--list")
     assert r.returncode == 0 and "tcp-cc" in r.stdout
     out = tmp_path / "tcp-cc"
+    from scout.experiment import HYSTART
+
+    hystart_before = HYSTART.read_text().strip()
     r = scout("experiment", "tcp-cc", "-o", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     import csv
@@ -191,6 +224,21 @@ def test_experiment_tcp_cc_reproduces_scout_section_7(tmp_path: Path) -> None:
         assert rd.fieldnames == list(TCP_CC_COLUMNS)
         rows = {row["cc"]: {k: float(v) for k, v in row.items() if k != "cc"} for row in rd}
     cubic, bbr = rows["cubic"], rows["bbr"]
+    # CUBIC fills the RLC queue to its limit in a sawtooth: drops there in at least two episodes,
+    # seconds apart, within the 20 s (HyStart off, the experiment's default).
+    assert "HyStart off" in r.stdout
+    r = scout(
+        "query",
+        str(out / "cubic"),
+        "SELECT DISTINCT floor(t_ns / 1e9) AS s FROM packet_events "
+        "WHERE point = 'drop' AND reason IN ('pdcp_early_drop', 'rlc_queue_full') ORDER BY s",
+        "--format",
+        "csv",
+    )
+    seconds = [float(x) for x in r.stdout.split()[1:]]
+    gaps = [b - a for a, b in zip(seconds, seconds[1:], strict=False)]
+    assert seconds and seconds[-1] - seconds[0] >= 3 and max(gaps, default=0) >= 2, seconds
+    assert HYSTART.read_text().strip() == hystart_before, "HyStart restored"
     assert bbr["throughput_mbps"] >= 0.85 * cubic["throughput_mbps"], rows
     assert bbr["rlc_sojourn_p50_ms"] * 5 < cubic["rlc_sojourn_p50_ms"], rows
     assert bbr["app_rtt_p50_ms"] * 3 < cubic["app_rtt_p50_ms"], rows

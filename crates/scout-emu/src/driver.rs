@@ -32,6 +32,7 @@ use crate::iperf3;
 use crate::netns::{self, Topology};
 use crate::offload::{self, Coalescer, Partial, VnetHdr, VNET_HDR_LEN};
 use crate::packet::{echo, five_tuple, Flows};
+use crate::qos::QosRules;
 use crate::tcp::{self, TcpProbe};
 use crate::timing::{mono_ns, Lateness};
 use crate::EmuError;
@@ -148,6 +149,7 @@ struct Datapath {
     inbound: VecDeque<(i64, Side, Vec<u8>, Partial)>,
     /// Per device (the DN's, then each UE's), what joins the packets the model delivers.
     coalescers: Vec<Coalescer>,
+    qos: QosRules,
     dropped: Vec<u64>,
     delays: [Vec<i64>; 2],
     late: Lateness,
@@ -254,8 +256,9 @@ impl Datapath {
                 }
             },
         };
-        // Every packet rides the UE's first DRB (QoS rules that map flows to other DRBs: not yet).
-        let drb_idx = 0;
+        // The scenario's QoS rules pick the DRB (its first when none matches).
+        let stack = &self.stack;
+        let drb_idx = self.qos.drb(tuple, ul, |q| stack.drb_index(ue, q));
         let flow = self.flows.id(ul, ue, drb_idx, tuple);
         let len = bytes.len() as u32;
         let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped };
@@ -454,6 +457,7 @@ pub fn emulate(
         pool: Vec::new(),
         scratch: vec![0u8; VNET_HDR_LEN + 65_536],
         coalescers: (0..=n_ues).map(|_| Coalescer::default()).collect(),
+        qos: QosRules::new(&loaded.scenario.qos_rules),
         inbound: VecDeque::new(),
         dropped: Vec::new(),
         delays: [Vec::new(), Vec::new()],
@@ -528,7 +532,7 @@ pub fn emulate(
     }
     let segments: u64 = dp.coalescers.iter().map(|c| c.segments).sum();
     let writes: u64 = dp.coalescers.iter().map(|c| c.writes).sum();
-    let Datapath { stack, w, flows, delays, late, rtts, counts, .. } = dp;
+    let Datapath { stack, w, flows, delays, late, rtts, counts, qos, .. } = dp;
     let mut outcome = Outcome {
         stats: stack.stats.clone(),
         in_flight,
@@ -554,6 +558,7 @@ pub fn emulate(
         "packets_not_ip": counts.not_ip,
         "dn_packets_to_no_ue": counts.no_ue,
         "device_queue_full": counts.device_full,
+        "qos_rules": {"packets_per_rule": qos.matched, "packets_by_default_rule": qos.default},
         "offload": json!({
             "enabled": opts.offload,
             "reads": counts.reads,

@@ -20,6 +20,7 @@ pub mod iperf3;
 pub mod netns;
 pub mod offload;
 pub mod packet;
+pub mod qos;
 pub mod tcp;
 pub mod timing;
 pub mod tun;

@@ -50,6 +50,52 @@ pub struct Scenario {
     /// run and says so.
     #[serde(default)]
     pub apps: Vec<AppSpec>,
+    /// The emulator's QoS rules: which DRB a real packet rides (the simulator's traffic names its
+    /// 5QI itself).
+    #[serde(default)]
+    pub qos_rules: Vec<QosRule>,
+}
+
+/// A QoS rule with one packet filter (TS 24.501 §9.11.4.13, components of Table 9.11.4.13.1):
+/// a packet of a UE matches when every component given matches, seen from the UE (local: the
+/// UE's side; remote: the other end). Rules are tried in order (their precedence); the first that
+/// matches and names a 5QI the UE has a DRB for picks that DRB; a packet no rule matches rides
+/// the UE's first DRB (the default QoS rule).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QosRule {
+    pub five_qi: u8,
+    /// `tcp`, `udp`, `icmp` (ICMP and ICMPv6), or any protocol when absent.
+    #[serde(default)]
+    pub protocol: Option<String>,
+    #[serde(default)]
+    pub local_port: Option<u16>,
+    #[serde(default)]
+    pub remote_port: Option<u16>,
+    /// The remote address as `ADDR/PREFIX` (IPv4 or IPv6), or one address.
+    #[serde(default)]
+    pub remote: Option<String>,
+}
+
+/// The protocol numbers a [`QosRule`] `protocol` stands for.
+pub fn rule_protocols(name: &str) -> Option<&'static [u8]> {
+    match name {
+        "tcp" => Some(&[6]),
+        "udp" => Some(&[17]),
+        "icmp" => Some(&[1, 58]),
+        _ => None,
+    }
+}
+
+/// A [`QosRule`] `remote`: the network and prefix length.
+pub fn parse_prefix(text: &str) -> Option<(std::net::IpAddr, u8)> {
+    let (addr, len) = match text.split_once('/') {
+        Some((a, l)) => (a.parse::<std::net::IpAddr>().ok()?, Some(l.parse::<u8>().ok()?)),
+        None => (text.parse().ok()?, None),
+    };
+    let max = if addr.is_ipv4() { 32 } else { 128 };
+    let len = len.unwrap_or(max);
+    (len <= max).then_some((addr, len))
 }
 
 /// A command the emulator starts in a namespace (`dn`, or `ue<N>`) at `at_s` seconds.
@@ -424,6 +470,32 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
             return Err((key("cmd"), "empty; accepted: a shell command".into()));
         }
     }
+    for (i, r) in s.qos_rules.iter().enumerate() {
+        let key = |k: &str| format!("qos_rules[{i}].{k}");
+        if !s.ues.iter().any(|g| g.five_qis.contains(&r.five_qi)) {
+            let all: std::collections::BTreeSet<u8> = s.ues.iter().flat_map(|g| g.five_qis.iter().copied()).collect();
+            return Err((
+                key("five_qi"),
+                format!("{}: no UE has a DRB for it; accepted: a 5QI of a UE group's five_qis ({all:?})", r.five_qi),
+            ));
+        }
+        if let Some(p) = &r.protocol {
+            if rule_protocols(p).is_none() {
+                return Err((key("protocol"), format!("{p:?}; accepted: tcp, udp, icmp")));
+            }
+        }
+        if let Some(a) = &r.remote {
+            if parse_prefix(a).is_none() {
+                return Err((
+                    key("remote"),
+                    format!("{a:?}; accepted: an IPv4 or IPv6 address, optionally /PREFIX (≤ 32 or ≤ 128)"),
+                ));
+            }
+        }
+        if (r.local_port.is_some() || r.remote_port.is_some()) && r.protocol.as_deref().is_some_and(|p| p == "icmp") {
+            return Err((key("protocol"), "icmp has no ports; accepted: tcp or udp with ports".into()));
+        }
+    }
     let slices: Vec<&str> = s.core.slices.iter().map(|x| x.name.as_str()).collect();
     for (i, g) in s.ues.iter().enumerate() {
         if !(1..=60_000).contains(&g.channel.mahimahi_window_ms) {
@@ -609,6 +681,11 @@ mod tests {
             (video, "traffic[0].rate_mbps=90000", "fps"),
             (MIN, "traffic[0].start_s=.inf", "stop_s"),
             (MIN, &format!("ues[0].five_qis=[{}]", vec!["9"; 30].join(",")), "five_qis"),
+            // QoS rules (the emulator's): a 5QI no UE has, unknown protocol, a bad prefix.
+            (MIN, "qos_rules=[{five_qi: 1}]", "qos_rules[0].five_qi"),
+            (MIN, "qos_rules=[{five_qi: 9, protocol: sctp}]", "qos_rules[0].protocol"),
+            (MIN, "qos_rules=[{five_qi: 9, remote: 10.0.0.0/33}]", "qos_rules[0].remote"),
+            (MIN, "qos_rules=[{five_qi: 9, protocol: icmp, remote_port: 5}]", "qos_rules[0].protocol"),
         ] {
             let e = parse(text, "s.yaml", &[set.into()]).map(|_| ()).unwrap_err().to_string();
             assert!(e.contains(key) && e.contains("accepted"), "{set}: {e}");

@@ -24,7 +24,7 @@ from scout.analysis.derived import correlation, metrics_check, phases
 from scout.analysis.headline import headline
 from scout.events import TABLES, RunError, open_run
 
-ANALYSIS_VERSION = 7
+ANALYSIS_VERSION = 8
 ENGINES = ("native", "ibis")
 TABLE_NAMES = [
     "journeys",

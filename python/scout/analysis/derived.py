@@ -114,7 +114,7 @@ def rtt_samples(ce: ir.Table) -> pd.DataFrame:
 
 def correlation(ce: ir.Table, sojourns: ir.Table, bin_ns: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Application RTT samples (:func:`rtt_samples`) against each queue's sojourn, time-aligned in
-    bins (SCOUT §7, fig. 6).
+    bins (SCOUT §7, fig. 6): an RTT sample by its time, a sojourn by when the packet left the queue.
 
     Returns (per-queue Pearson correlation over the bins where both exist, the binned RTT series).
     """
@@ -122,7 +122,10 @@ def correlation(ce: ir.Table, sojourns: ir.Table, bin_ns: int) -> tuple[pd.DataF
     cols = ["node", "queue", "dir", "layer", "bins", "pearson_r", "sojourn_mean_ns", "rtt_mean_ns"]
     if rtt.empty:
         return pd.DataFrame(columns=cols), rtt
-    s = sojourns.mutate(bin=(sojourns.t_enq // bin_ns))
+    # A packet's sojourn is binned by when it left the queue: the RTT sample that includes it is
+    # taken one return path later (its ACK), not when it entered (a second earlier in a deep queue).
+    s = sojourns.filter(sojourns.t_leave.notnull())
+    s = s.mutate(bin=(s.t_leave // bin_ns))
     sb = s.group_by(["node", "queue", "dir", "layer", "bin"]).agg(m=s.sojourn_ns.mean()).to_pandas()
     rb = rtt.assign(bin=rtt.t_ns // bin_ns).groupby("bin").rtt_ns.mean()
     rows = []
