@@ -97,6 +97,12 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
         assert r.returncode == 0 and "3 received" in r.stdout, r.stdout + r.stderr
         r = scout("exec", str(out), "ue7", "--", "true")
         assert r.returncode == 2 and "accepted: dn, ue0..ue1" in r.stderr, r.stderr
+        # The data path thread runs as nobody, with no capabilities, while the emulation runs.
+        tasks = [t for t in Path(f"/proc/{p.pid}/task").iterdir() if (t / "comm").read_text().strip() == "scout-datapath"]
+        assert len(tasks) == 1, "one data path thread"
+        status = dict(line.split(":", 1) for line in (tasks[0] / "status").read_text().splitlines())
+        assert status["Uid"].split() == ["65534"] * 4 and status["Gid"].split() == ["65534"] * 4, status["Uid"]
+        assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0 and status["NoNewPrivs"].strip() == "1"
     finally:
         p.send_signal(signal.SIGINT)
         stdout, stderr = p.communicate(timeout=30)
@@ -104,6 +110,7 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
     assert "emulated" in stdout
     meta = json.loads((out / "run.json").read_text())
     assert meta["complete"] is True and meta["emulator"]["stopped_early"] is True
+    assert meta["emulator"]["datapath_privileges"]["dropped"] is True
     ul = meta["summary"]["directions"][1]
     assert ul["delivered_packets"] >= 3
     assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])

@@ -19,6 +19,7 @@ use std::io;
 use std::net::IpAddr;
 use std::ops::ControlFlow;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use scout_events::writer::RunWriter;
 use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Sink, SlotEvent};
@@ -364,6 +365,109 @@ impl TcpRows {
     }
 }
 
+/// What the control thread and the data path thread share.
+#[derive(Default)]
+struct Shared {
+    /// Set by the control thread: the data path ends its loop.
+    stop: AtomicBool,
+    /// Packets that entered the model so far (for progress).
+    packets: AtomicU64,
+}
+
+/// What the data path thread hands back.
+struct Done {
+    dp: Datapath,
+    tcp: io::Result<TcpProbe>,
+    tcp_rows: TcpRows,
+    /// Emulator time when the loop ended.
+    now: i64,
+    realtime: bool,
+    privileges: Value,
+    error: Option<io::Error>,
+}
+
+/// The unprivileged user the data path runs as (the kernel's overflow uid and gid, `nobody`).
+const NOBODY: libc::uid_t = 65_534;
+
+/// Leaves the calling thread with no privilege: supplementary groups cleared, group and user
+/// `nobody` (which clears its capabilities), no new privileges on exec. Credentials are per thread
+/// in Linux: the raw system calls change only this thread's (glibc's wrappers change every
+/// thread's). What it still holds: the descriptors opened before — the TUN devices, the
+/// `tcp_probe` pipe — and the channel to the writer thread. Returns what it now runs with.
+fn drop_privileges() -> Value {
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return json!({"dropped": false, "why_not": "not running as root"});
+    }
+    // SAFETY: setgroups/setresgid/setresuid/prctl system calls with valid arguments, on this thread.
+    let ok = unsafe {
+        libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) == 0
+            && libc::syscall(libc::SYS_setresgid, NOBODY, NOBODY, NOBODY) == 0
+            && libc::syscall(libc::SYS_setresuid, NOBODY, NOBODY, NOBODY) == 0
+            && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+    };
+    if ok {
+        json!({"dropped": true, "uid": NOBODY, "gid": NOBODY, "capabilities": [], "no_new_privs": true,
+               "holds": "the TUN devices' and the tcp_probe pipe's open descriptors; the writer thread's channel"})
+    } else {
+        json!({"dropped": false, "why_not": io::Error::last_os_error().to_string()})
+    }
+}
+
+/// The data path: after its real-time setup, drops its privileges and runs the loop until the
+/// end, `Shared::stop` or an I/O error; hands everything back for the run to be written.
+fn run_datapath(mut dp: Datapath, mut tcp: io::Result<TcpProbe>, end: i64, shared: &Shared) -> Done {
+    // Timer slack of 1 ns: `ppoll` wakes when asked, not up to 50 µs later.
+    // SAFETY: prctl(2) with an integer argument.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    // A real-time priority, where allowed, so that a slot is not late because other work (the
+    // applications themselves) holds the core; the kernel's RT throttling (95 % of each second by
+    // default) keeps the machine responsive whatever the loop does.
+    let param = libc::sched_param { sched_priority: REALTIME_PRIORITY };
+    // SAFETY: sched_setscheduler(2) of the calling thread with a valid parameter.
+    let realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param) } == 0;
+    let privileges = drop_privileges();
+    let mut fds: Vec<libc::pollfd> = std::iter::once(&dp.topo.dn)
+        .chain(dp.topo.ues.iter())
+        .map(|e| libc::pollfd { fd: e.tun.as_ref().map_or(-1, |t| t.raw_fd()), events: libc::POLLIN, revents: 0 })
+        .collect();
+    let mut tcp_rows = TcpRows::default();
+    let (mut next_tcp_read, mut next_checkpoint, mut next_count) = (0, CHECKPOINT_EVERY_NS, 0);
+    let mut now;
+    let error = loop {
+        now = dp.clock();
+        if now >= end || shared.stop.load(Ordering::Relaxed) {
+            break None;
+        }
+        if now >= next_count {
+            next_count = now + PROGRESS_EVERY_NS / 2;
+            shared.packets.store(dp.stack.stats.offered_pkts.iter().sum(), Ordering::Relaxed);
+        }
+        if now >= next_checkpoint {
+            next_checkpoint = now + CHECKPOINT_EVERY_NS;
+            dp.w.checkpoint(json!({"t_ns": now}));
+        }
+        if let Err(e) = dp.read() {
+            break Some(e);
+        }
+        if let (Ok(probe), true) = (tcp.as_mut(), now >= next_tcp_read) {
+            next_tcp_read = now + TCP_READ_EVERY_NS;
+            let (t0, ue_of, w) = (dp.t0, &dp.ue_of, &mut dp.w);
+            if let Err(e) = probe.read(|s| tcp_rows.take(&s, t0, i64::MAX, ue_of, w)) {
+                break Some(e);
+            }
+        }
+        let busy = dp.advance(dp.clock());
+        if let Err(e) = dp.deliver() {
+            break Some(e);
+        }
+        if !busy && dp.inbound.is_empty() {
+            dp.sleep(&mut fds, end);
+        }
+    };
+    Done { dp, tcp, tcp_rows, now, realtime, privileges, error }
+}
+
 /// The iperf3 tests in the apps' outputs as control rows (`crate::iperf3`); returns what was
 /// written, for `run.json`.
 fn iperf3_rows(apps: &Value, out: &Path, epoch_s: f64, ue_of: &HashMap<IpAddr, u32>, w: &mut RunWriter) -> Value {
@@ -429,23 +533,8 @@ pub fn emulate(
     let mut apps = Apps::new(&loaded.scenario.apps, out, &names, opts.shell);
     ready(&names);
 
-    // Timer slack of 1 ns: `ppoll` wakes when asked, not up to 50 µs later.
-    // SAFETY: prctl(2) with an integer argument.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-    // A real-time priority, where allowed, so that a slot is not late because other work (the
-    // applications themselves) holds the core; the kernel's RT throttling (95 % of each second by
-    // default) keeps the machine responsive whatever the loop does. SCHED_RESET_ON_FORK: the
-    // applications the loop starts run as ordinary processes.
-    let param = libc::sched_param { sched_priority: REALTIME_PRIORITY };
-    // SAFETY: sched_setscheduler(2) of the calling thread with a valid parameter.
-    let realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param) } == 0;
-    let mut fds: Vec<libc::pollfd> = std::iter::once(&topo.dn)
-        .chain(topo.ues.iter())
-        .map(|e| libc::pollfd { fd: e.tun.as_ref().map_or(-1, |t| t.raw_fd()), events: libc::POLLIN, revents: 0 })
-        .collect();
-    let mut tcp = TcpProbe::start(topo.pid);
-    let mut tcp_rows = TcpRows::default();
-    let mut dp = Datapath {
+    let tcp = TcpProbe::start(topo.pid);
+    let dp = Datapath {
         stack,
         w,
         ue_of: (0..n_ues)
@@ -467,46 +556,42 @@ pub fn emulate(
         counts: Counts::default(),
         t0: mono_ns(),
     };
+    let t0 = dp.t0;
     // The wall-clock time of the emulator's time 0 (for iperf3 servers' own timestamps).
     let epoch_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-        - (mono_ns() - dp.t0) as f64 / 1e9;
-    let (mut next_progress, mut next_tcp_read, mut next_checkpoint) = (0, 0, CHECKPOINT_EVERY_NS);
+        - (mono_ns() - t0) as f64 / 1e9;
+    // The data path runs on a thread of its own, unprivileged; this thread keeps what needs root
+    // (starting the apps in their namespaces, the cleanup) and talks to the caller (progress).
+    let shared = Shared::default();
     let mut app_error = None;
-    let mut now;
-    loop {
-        now = dp.clock();
-        if now >= end {
-            break;
-        }
-        if now >= next_progress {
-            next_progress = now + PROGRESS_EVERY_NS;
-            let packets = dp.stack.stats.offered_pkts.iter().sum();
-            if progress(Progress { elapsed_s: now as f64 / 1e9, duration_s: duration, packets }).is_break() {
+    let done = std::thread::scope(|s| {
+        let h = std::thread::Builder::new()
+            .name("scout-datapath".into())
+            .spawn_scoped(s, || run_datapath(dp, tcp, end, &shared))
+            .expect("spawn the data path thread");
+        loop {
+            let now = mono_ns() - t0;
+            let packets = shared.packets.load(Ordering::Relaxed);
+            let stop = progress(Progress { elapsed_s: now as f64 / 1e9, duration_s: duration, packets }).is_break()
+                || match apps.poll(now) {
+                    Ok(ended) => ended,
+                    Err(e) => {
+                        app_error = Some(e);
+                        true
+                    }
+                };
+            if stop || h.is_finished() {
                 break;
             }
-            match apps.poll(now) {
-                Ok(false) => {}
-                Ok(true) => break,
-                Err(e) => {
-                    app_error = Some(e);
-                    break;
-                }
-            }
+            std::thread::sleep(std::time::Duration::from_nanos(PROGRESS_EVERY_NS as u64));
         }
-        if now >= next_checkpoint {
-            next_checkpoint = now + CHECKPOINT_EVERY_NS;
-            dp.w.checkpoint(json!({"t_ns": now}));
-        }
-        dp.read()?;
-        if let (Ok(probe), true) = (tcp.as_mut(), now >= next_tcp_read) {
-            next_tcp_read = now + TCP_READ_EVERY_NS;
-            probe.read(|s| tcp_rows.take(&s, dp.t0, i64::MAX, &dp.ue_of, &mut dp.w))?;
-        }
-        let busy = dp.advance(dp.clock());
-        dp.deliver()?;
-        if !busy && dp.inbound.is_empty() {
-            dp.sleep(&mut fds, end);
-        }
+        shared.stop.store(true, Ordering::Relaxed);
+        h.join().expect("the data path thread panicked")
+    });
+    let Done { mut dp, tcp, mut tcp_rows, now, realtime, privileges, error } = done;
+    if let Some(e) = error {
+        // Dropping `dp` tears the namespaces down (from this thread, which may).
+        return Err(e.into());
     }
     let stopped_early = now < end;
     let t_end = now.min(end).max(dp.clock().min(end));
@@ -524,12 +609,6 @@ pub fn emulate(
         Err(e) => json!({"source": null, "why_not": e.to_string()}),
     };
     let problems = dp.topo.teardown();
-    if realtime {
-        // Back to an ordinary thread for the writing of the run.
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: as above.
-        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
-    }
     let segments: u64 = dp.coalescers.iter().map(|c| c.segments).sum();
     let writes: u64 = dp.coalescers.iter().map(|c| c.writes).sum();
     let Datapath { stack, w, flows, delays, late, rtts, counts, qos, .. } = dp;
@@ -547,6 +626,7 @@ pub fn emulate(
     extra["emulator"] = json!({
         "stopped_early": stopped_early,
         "realtime_priority": realtime.then_some(REALTIME_PRIORITY),
+        "datapath_privileges": privileges,
         "timing": {
             "actions": late.n,
             "lateness_p50_us": late.quantile_us(0.5),
