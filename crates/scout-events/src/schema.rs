@@ -273,6 +273,37 @@ pub struct SlotEvent {
     pub nof_ues_scheduled: Option<u16>,
 }
 
+impl SlotEvent {
+    /// A cell row (`ue` null) of slot `slot` (SFN `sfn`, `slot_in_frame`) in direction `dir`,
+    /// every other column empty: callers fill in what they know.
+    pub fn cell(t_ns: i64, slot: u64, sfn: u16, slot_in_frame: u8, dir: Dir) -> SlotEvent {
+        SlotEvent {
+            t_ns,
+            slot,
+            sfn,
+            slot_in_frame,
+            dir,
+            ue: None,
+            rnti: None,
+            prbs: 0,
+            mcs: None,
+            tbs: None,
+            layers: None,
+            harq_id: None,
+            rv: None,
+            ndi: None,
+            retx_index: None,
+            ack: None,
+            bsr_bytes: None,
+            cqi: None,
+            sinr_db: None,
+            prbs_used: None,
+            prbs_total: None,
+            nof_ues_scheduled: None,
+        }
+    }
+}
+
 /// One row of `control_events`: anything with a time that is not a packet at a checkpoint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ControlEvent {

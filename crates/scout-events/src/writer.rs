@@ -1651,28 +1651,10 @@ mod tests {
             w.packet(pe(i));
         }
         w.slot(SlotEvent {
-            t_ns: 1,
-            slot: 0,
-            sfn: 0,
-            slot_in_frame: 0,
-            dir: Dir::Dl,
-            ue: None,
-            rnti: None,
-            prbs: 0,
-            mcs: None,
-            tbs: None,
-            layers: None,
-            harq_id: None,
-            rv: None,
-            ndi: None,
-            retx_index: None,
-            ack: None,
-            bsr_bytes: None,
-            cqi: None,
-            sinr_db: None,
             prbs_used: Some(0),
             prbs_total: Some(51),
             nof_ues_scheduled: Some(0),
+            ..SlotEvent::cell(1, 0, 0, 0, Dir::Dl)
         });
         w.checkpoint(json!({"t_ns": 1}));
         // The checkpoint lands on the writer thread; wait for its run.json.

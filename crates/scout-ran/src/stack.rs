@@ -1296,28 +1296,11 @@ impl Stack {
             u.pf_avg_dl = u.pf_avg_dl * (1.0 - 1.0 / w) + *b as f64 / w;
         }
         sink.slot(SlotEvent {
-            t_ns: t,
-            slot: s,
-            sfn,
-            slot_in_frame: sif,
-            dir: Dir::Dl,
-            ue: None,
-            rnti: None,
             prbs: self.prbs - free,
-            mcs: None,
-            tbs: None,
-            layers: None,
-            harq_id: None,
-            rv: None,
-            ndi: None,
-            retx_index: None,
-            ack: None,
-            bsr_bytes: None,
-            cqi: None,
-            sinr_db: None,
             prbs_used: Some(self.prbs - free),
             prbs_total: Some(self.prbs),
             nof_ues_scheduled: Some(scheduled),
+            ..SlotEvent::cell(t, s, sfn, sif, Dir::Dl)
         });
     }
 

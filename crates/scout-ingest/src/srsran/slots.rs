@@ -152,30 +152,7 @@ impl SlotStitcher {
     }
 
     fn row(&self, t_ns: i64, dir: Dir, sfn: u32, slot: u32) -> SlotEvent {
-        SlotEvent {
-            t_ns,
-            slot: 0,
-            sfn: sfn as u16,
-            slot_in_frame: slot as u8,
-            dir,
-            ue: None,
-            rnti: None,
-            prbs: 0,
-            mcs: None,
-            tbs: None,
-            layers: None,
-            harq_id: None,
-            rv: None,
-            ndi: None,
-            retx_index: None,
-            ack: None,
-            bsr_bytes: None,
-            cqi: None,
-            sinr_db: None,
-            prbs_used: None,
-            prbs_total: None,
-            nof_ues_scheduled: None,
-        }
+        SlotEvent::cell(t_ns, 0, sfn as u16, slot as u8, dir)
     }
 
     /// Writes a row, or holds it until the slots per frame are known.
