@@ -350,14 +350,32 @@ struct TcpRows {
     rows: u64,
     other: u64,
     rates: tcp::DeliveryRates,
+    /// Retransmissions per socket so far, and the rows written for them.
+    retransmits: HashMap<(std::net::SocketAddr, std::net::SocketAddr), u64>,
+    retransmit_rows: u64,
 }
 
 impl TcpRows {
-    fn take(&mut self, s: &tcp::TcpSample, t0: i64, until: i64, ue_of: &HashMap<IpAddr, u32>, w: &mut RunWriter) {
-        let rate = self.rates.sample(s);
-        match tcp::control_row(s, s.t_mono_ns - t0, ue_of, rate).filter(|r| (0..=until).contains(&r.t_ns)) {
+    fn take(&mut self, l: &tcp::TcpLine, t0: i64, until: i64, ue_of: &HashMap<IpAddr, u32>, w: &mut RunWriter) {
+        let row = match l {
+            tcp::TcpLine::Sample(s) => {
+                let rate = self.rates.sample(s);
+                let retx = self.retransmits.get(&(s.src, s.dst)).copied().unwrap_or(0);
+                tcp::control_row(s, s.t_mono_ns - t0, ue_of, rate, retx)
+            }
+            tcp::TcpLine::Retransmit(r) => {
+                let n = self.retransmits.entry((r.src, r.dst)).or_default();
+                *n += 1;
+                tcp::retransmit_row(r, r.t_mono_ns - t0, ue_of, *n)
+            }
+        };
+        match row.filter(|r| (0..=until).contains(&r.t_ns)) {
             Some(row) => {
-                self.rows += 1;
+                if row.kind == "tcp_retransmit" {
+                    self.retransmit_rows += 1;
+                } else {
+                    self.rows += 1;
+                }
                 w.control(row);
             }
             None => self.other += 1,
@@ -602,7 +620,8 @@ pub fn emulate(
         Ok(probe) => {
             let (lines, unparsed, overruns) = probe.stop(|s| tcp_rows.take(&s, dp.t0, t_end, &dp.ue_of, &mut dp.w));
             json!({
-                "source": "tcp:tcp_probe tracepoint", "rows": tcp_rows.rows, "lines": lines, "unparsed_lines": unparsed,
+                "source": "tcp:tcp_probe and tcp:tcp_retransmit_skb tracepoints", "rows": tcp_rows.rows,
+                "retransmit_rows": tcp_rows.retransmit_rows, "lines": lines, "unparsed_lines": unparsed,
                 "other_sockets_or_times": tcp_rows.other, "lost_in_kernel": overruns,
             })
         }

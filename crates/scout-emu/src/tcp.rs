@@ -1,6 +1,6 @@
 //! The TCP state of the applications' sockets, per segment received, from the kernel's
 //! `tcp:tcp_probe` tracepoint: congestion window, slow-start threshold, smoothed RTT, send and
-//! receive windows, sequence numbers. Read through a tracefs instance of the emulator's own
+//! receive windows, sequence numbers; and each retransmitted segment, from `tcp:tcp_retransmit_skb`. Read through a tracefs instance of the emulator's own
 //! (`instances/scout-<pid>`, clock `mono`: the emulator's clock), so that other tracing on the
 //! machine is left alone; the instance is removed at the end.
 //!
@@ -39,14 +39,52 @@ pub struct TcpSample {
     pub rcv_wnd: u32,
 }
 
+/// A segment a socket sent again (`tcp:tcp_retransmit_skb`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Retransmit {
+    pub t_mono_ns: i64,
+    pub src: SocketAddr,
+    pub dst: SocketAddr,
+}
+
+/// A line of the emulator's tracefs instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TcpLine {
+    Sample(TcpSample),
+    Retransmit(Retransmit),
+}
+
+/// The time of a `trace_pipe` line (`… 345.678901: event: …`), ns.
+fn line_time(head: &str) -> Option<i64> {
+    let ts = head.rsplit(' ').next()?;
+    let (sec, frac) = ts.split_once('.')?;
+    let frac_ns: i64 = format!("{frac:0<9}").get(..9)?.parse().ok()?;
+    sec.parse::<i64>().ok()?.checked_mul(1_000_000_000)?.checked_add(frac_ns)
+}
+
+/// Parses a `trace_pipe` line of `tcp_retransmit_skb`:
+/// `… 12.5: tcp_retransmit_skb: skbaddr=… family=AF_INET sport=5201 dport=40000 saddr=10.45.0.1
+/// daddr=10.45.0.2 saddrv6=::ffff:10.45.0.1 daddrv6=… state=TCP_ESTABLISHED`.
+pub fn parse_retransmit(line: &str) -> Option<Retransmit> {
+    let (head, body) = line.split_once(": tcp_retransmit_skb: ")?;
+    let field = |k: &str| body.split(' ').find_map(|f| f.strip_prefix(k)?.strip_prefix('='));
+    let v6 = field("family")? == "AF_INET6";
+    let addr = |k4: &str, k6: &str| -> Option<IpAddr> {
+        let a: IpAddr = field(if v6 { k6 } else { k4 })?.parse().ok()?;
+        Some(a.to_canonical())
+    };
+    Some(Retransmit {
+        t_mono_ns: line_time(head)?,
+        src: SocketAddr::new(addr("saddr", "saddrv6")?, field("sport")?.parse().ok()?),
+        dst: SocketAddr::new(addr("daddr", "daddrv6")?, field("dport")?.parse().ok()?),
+    })
+}
+
 /// Parses a `trace_pipe` line of `tcp_probe`:
 /// `iperf3-12 [001] ..s1. 345.678901: tcp_probe: family=AF_INET src=10.45.0.2:43210 dest=…`.
 pub fn parse(line: &str) -> Option<TcpSample> {
     let (head, body) = line.split_once(": tcp_probe: ")?;
-    let ts = head.rsplit(' ').next()?;
-    let (sec, frac) = ts.split_once('.')?;
-    let frac_ns: i64 = format!("{frac:0<9}").get(..9)?.parse().ok()?;
-    let t_mono_ns = sec.parse::<i64>().ok()?.checked_mul(1_000_000_000)?.checked_add(frac_ns)?;
+    let t_mono_ns = line_time(head)?;
     let field = |k: &str| body.split(' ').find_map(|f| f.strip_prefix(k)?.strip_prefix('='));
     let num = |k: &str| -> Option<u32> {
         let v = field(k)?;
@@ -101,19 +139,43 @@ impl DeliveryRates {
 /// congestion window in segments; `sn`: SND.UNA; `dir`: the way the socket sends; node: where it
 /// is). `None` for a socket that is not the emulation's (the tracepoint sees the whole machine).
 /// `delivery_rate_bps`: from [`DeliveryRates`].
+/// Where a socket with these local and remote addresses is (`ue` or `dn`), the way it sends and
+/// its UE; `None` for a socket that is not the emulation's.
+fn place(local: IpAddr, remote: IpAddr, ue_of: &HashMap<IpAddr, u32>) -> Option<(Node, Dir, Option<u32>)> {
+    let dn = |a: IpAddr| a == IpAddr::V4(netns::DN_ADDR4) || a == IpAddr::V6(netns::DN_ADDR6);
+    match (ue_of.get(&local), dn(local)) {
+        (Some(&u), _) => Some((Node::Ue, Dir::Ul, Some(u))),
+        (None, true) => Some((Node::Dn, Dir::Dl, ue_of.get(&remote).copied())),
+        (None, false) => None,
+    }
+}
+
+/// A retransmission as a `tcp_retransmit` control row at emulator time `t` (`value`: the
+/// socket's retransmissions so far, this one included; `sn`: null).
+pub fn retransmit_row(r: &Retransmit, t: i64, ue_of: &HashMap<IpAddr, u32>, so_far: u64) -> Option<ControlEvent> {
+    let (node, dir, ue) = place(r.src.ip(), r.dst.ip(), ue_of)?;
+    Some(ControlEvent {
+        t_ns: t,
+        node,
+        layer: Layer::App,
+        kind: "tcp_retransmit",
+        dir: Some(dir),
+        ue,
+        drb: None,
+        sn: None,
+        value: Some(so_far as f64),
+        detail: Some(json!({"src": r.src.to_string(), "dst": r.dst.to_string()}).to_string()),
+    })
+}
+
 pub fn control_row(
     s: &TcpSample,
     t: i64,
     ue_of: &HashMap<IpAddr, u32>,
     delivery_rate_bps: Option<f64>,
+    retransmits: u64,
 ) -> Option<ControlEvent> {
-    let dn = |a: IpAddr| a == IpAddr::V4(netns::DN_ADDR4) || a == IpAddr::V6(netns::DN_ADDR6);
-    let (local, remote) = (s.src.ip(), s.dst.ip());
-    let (node, dir, ue) = match (ue_of.get(&local), dn(local)) {
-        (Some(&u), _) => (Node::Ue, Dir::Ul, Some(u)),
-        (None, true) => (Node::Dn, Dir::Dl, ue_of.get(&remote).copied()),
-        (None, false) => return None,
-    };
+    let (node, dir, ue) = place(s.src.ip(), s.dst.ip(), ue_of)?;
     Some(ControlEvent {
         t_ns: t,
         node,
@@ -129,7 +191,7 @@ pub fn control_row(
                 "src": s.src.to_string(), "dst": s.dst.to_string(), "cwnd": s.snd_cwnd, "ssthresh": s.ssthresh,
                 "srtt_us": s.srtt_us, "snd_wnd": s.snd_wnd, "rcv_wnd": s.rcv_wnd, "snd_nxt": s.snd_nxt,
                 "data_len": s.data_len, "bytes_in_flight": s.snd_nxt.wrapping_sub(s.snd_una),
-                "delivery_rate_bps": delivery_rate_bps.map(f64::round),
+                "delivery_rate_bps": delivery_rate_bps.map(f64::round), "retransmits": retransmits,
             })
             .to_string(),
         ),
@@ -174,6 +236,7 @@ impl TcpProbe {
             write(&dir.join("trace_clock"), "mono")?;
             write(&dir.join("buffer_size_kb"), "4096")?;
             write(&dir.join("events/tcp/tcp_probe/enable"), "1")?;
+            write(&dir.join("events/tcp/tcp_retransmit_skb/enable"), "1")?;
             OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(dir.join("trace_pipe"))
         };
         match setup() {
@@ -185,8 +248,8 @@ impl TcpProbe {
         }
     }
 
-    /// Hands each sample waiting in the pipe to `f`.
-    pub fn read(&mut self, mut f: impl FnMut(TcpSample)) -> io::Result<()> {
+    /// Hands each sample and retransmission waiting in the pipe to `f`.
+    pub fn read(&mut self, mut f: impl FnMut(TcpLine)) -> io::Result<()> {
         let mut buf = [0u8; 65_536];
         loop {
             let n = match self.pipe.read(&mut buf) {
@@ -199,8 +262,11 @@ impl TcpProbe {
             while let Some(i) = self.partial.iter().position(|&c| c == b'\n') {
                 let line: Vec<u8> = self.partial.drain(..=i).collect();
                 self.lines += 1;
-                match std::str::from_utf8(&line).ok().and_then(|l| parse(l.trim_end())) {
-                    Some(s) => f(s),
+                let line = std::str::from_utf8(&line).ok().map(str::trim_end);
+                match line.and_then(|l| {
+                    parse(l).map(TcpLine::Sample).or_else(|| parse_retransmit(l).map(TcpLine::Retransmit))
+                }) {
+                    Some(l) => f(l),
                     None => self.unparsed += 1,
                 }
             }
@@ -218,8 +284,9 @@ impl TcpProbe {
     }
 
     /// Disables the tracepoint and removes the instance; returns (lines, unparsed, overruns).
-    pub fn stop(mut self, f: impl FnMut(TcpSample)) -> (u64, u64, u64) {
+    pub fn stop(mut self, f: impl FnMut(TcpLine)) -> (u64, u64, u64) {
         let _ = write(&self.dir.join("events/tcp/tcp_probe/enable"), "0");
+        let _ = write(&self.dir.join("events/tcp/tcp_retransmit_skb/enable"), "0");
         let _ = self.read(f);
         let overruns = self.overruns();
         let (dir, lines, unparsed) = (self.dir.clone(), self.lines, self.unparsed);
@@ -270,9 +337,32 @@ mod tests {
                 assert_eq!(rate, None);
             }
         }
-        let row = control_row(&s, 5, &HashMap::from([(s.src.ip(), 0)]), Some(10e6)).unwrap();
+        let row = control_row(&s, 5, &HashMap::from([(s.src.ip(), 0)]), Some(10e6), 2).unwrap();
         let d: serde_json::Value = serde_json::from_str(row.detail.as_deref().unwrap()).unwrap();
         assert_eq!(d["delivery_rate_bps"], serde_json::json!(10e6));
         assert_eq!(d["bytes_in_flight"], serde_json::json!(s.snd_nxt.wrapping_sub(s.snd_una)));
+        assert_eq!(d["retransmits"], serde_json::json!(2));
+    }
+
+    #[test]
+    fn retransmit_lines_of_both_families() {
+        let v4 = "iperf3-9 [000] ..s1. 12.500000: tcp_retransmit_skb: skbaddr=0000000012 skaddr=0000000034 family=AF_INET sport=5201 dport=40000 saddr=10.45.0.1 daddr=10.45.0.2 saddrv6=::ffff:10.45.0.1 daddrv6=::ffff:10.45.0.2 state=TCP_ESTABLISHED err=0";
+        let r = parse_retransmit(v4).unwrap();
+        assert_eq!(
+            (r.t_mono_ns, r.src, r.dst),
+            (12_500_000_000, "10.45.0.1:5201".parse().unwrap(), "10.45.0.2:40000".parse().unwrap())
+        );
+        // A dual-stack socket reports AF_INET6 with mapped addresses: canonical IPv4.
+        let mapped = v4.replace("AF_INET ", "AF_INET6 ");
+        assert_eq!(parse_retransmit(&mapped).unwrap().src, "10.45.0.1:5201".parse().unwrap());
+        let v6 = v4.replace("AF_INET ", "AF_INET6 ").replace("saddrv6=::ffff:10.45.0.1", "saddrv6=fd00:5c07::1");
+        assert_eq!(parse_retransmit(&v6).unwrap().src, "[fd00:5c07::1]:5201".parse().unwrap());
+        let ue_of = HashMap::from([("10.45.0.2".parse().unwrap(), 0u32)]);
+        let row = retransmit_row(&r, 7, &ue_of, 3).unwrap();
+        assert_eq!(
+            (row.kind, row.node, row.dir, row.ue, row.value),
+            ("tcp_retransmit", Node::Dn, Some(Dir::Dl), Some(0), Some(3.0))
+        );
+        assert_eq!(parse_retransmit("x [000] 1.0: tcp_probe: family=AF_INET"), None);
     }
 }
