@@ -247,11 +247,10 @@ def test_experiment_tcp_cc_reproduces_scout_section_7(tmp_path: Path) -> None:
     assert seconds and seconds[-1] - seconds[0] >= 3 and max(gaps, default=0) >= 2, seconds
     assert HYSTART.read_text().strip() == hystart_before, "HyStart restored"
     # The sender's retransmissions, from the kernel (tcp_retransmit_skb): CUBIC's drops come back
-    # as retransmissions, BBR has none to repeat.
-    for cc, some in (("cubic", True), ("bbr", False)):
-        sql = "SELECT count(*) AS n FROM control_events WHERE kind = 'tcp_retransmit' AND node = 'dn'"
-        n = int(scout("query", str(out / cc), sql, "--format", "csv").stdout.split()[1])
-        assert (n > 0) == some, (cc, n)
+    # as retransmissions; BBR, which the model never dropped, repeats only a few (tail-loss probes).
+    sql = "SELECT count(*) AS n FROM control_events WHERE kind = 'tcp_retransmit' AND node = 'dn'"
+    n = {cc: int(scout("query", str(out / cc), sql, "--format", "csv").stdout.split()[1]) for cc in ("cubic", "bbr")}
+    assert n["cubic"] >= 100 and n["bbr"] * 10 < n["cubic"], n
     assert bbr["throughput_mbps"] >= 0.85 * cubic["throughput_mbps"], rows
     assert bbr["rlc_sojourn_p50_ms"] * 5 < cubic["rlc_sojourn_p50_ms"], rows
     assert bbr["app_rtt_p50_ms"] * 3 < cubic["app_rtt_p50_ms"], rows
