@@ -1618,28 +1618,11 @@ impl Stack {
             self.schedule(t + self.slot_ns, Action::UlDecode { ue: ui as u32, harq: h as u8, ok, slot: s });
         }
         sink.slot(SlotEvent {
-            t_ns: t,
-            slot: s,
-            sfn,
-            slot_in_frame: sif,
-            dir: Dir::Ul,
-            ue: None,
-            rnti: None,
             prbs: used,
-            mcs: None,
-            tbs: None,
-            layers: None,
-            harq_id: None,
-            rv: None,
-            ndi: None,
-            retx_index: None,
-            ack: None,
-            bsr_bytes: None,
-            cqi: None,
-            sinr_db: None,
             prbs_used: Some(used),
             prbs_total: Some(self.prbs),
             nof_ues_scheduled: Some(n),
+            ..SlotEvent::cell(t, s, sfn, sif, Dir::Ul)
         });
     }
 
