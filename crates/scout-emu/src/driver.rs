@@ -36,6 +36,7 @@ use crate::packet::{echo, five_tuple, Flows};
 use crate::qos::QosRules;
 use crate::tcp::{self, TcpProbe};
 use crate::timing::{mono_ns, Lateness};
+use crate::tun::Tun;
 use crate::EmuError;
 
 /// Model steps between two reads of the devices.
@@ -171,11 +172,11 @@ impl Datapath {
     fn read(&mut self) -> io::Result<()> {
         let n_ues = self.topo.ues.len() as u32;
         for side in std::iter::once(Side::Dn).chain((0..n_ues).map(Side::Ue)) {
-            let ep = match side {
-                Side::Dn => &self.topo.dn,
-                Side::Ue(i) => &self.topo.ues[i as usize],
+            let dev = match side {
+                Side::Dn => 0,
+                Side::Ue(i) => 1 + i as usize,
             };
-            let Some(tun) = ep.tun.as_ref() else { continue };
+            let Some(tun) = self.topo.device(dev) else { continue };
             for _ in 0..READ_BATCH {
                 // Read into one large buffer, kept in one of packet size: a packet waiting in a
                 // deep RLC queue holds its own bytes, not 64 KiB.
@@ -302,14 +303,9 @@ impl Datapath {
                 }
             }
             let dev = if dir == Dir::Ul { 0 } else { 1 + d.packet.ue as usize };
-            let ep = if dev == 0 { Some(&self.topo.dn) } else { self.topo.ues.get(dev - 1) };
-            if let Some(tun) = ep.and_then(|e| e.tun.as_ref()) {
+            if let Some(tun) = self.topo.device(dev) {
                 let full = &mut self.counts.device_full;
-                let mut write = |b: &[u8]| match tun.write(b) {
-                    Ok(true) => {}
-                    Ok(false) => *full += 1,
-                    Err(e) => error = error.take().or(Some(e)),
-                };
+                let mut write = |b: &[u8]| write_counted(tun, b, full, &mut error);
                 if tun.vnet {
                     self.coalescers[dev].push(&h.bytes, h.partial, &mut write);
                 } else {
@@ -319,14 +315,9 @@ impl Datapath {
             self.pool.push(h.bytes);
         }
         for (dev, c) in self.coalescers.iter_mut().enumerate() {
-            let ep = if dev == 0 { Some(&self.topo.dn) } else { self.topo.ues.get(dev - 1) };
-            if let Some(tun) = ep.and_then(|e| e.tun.as_ref()) {
+            if let Some(tun) = self.topo.device(dev) {
                 let full = &mut self.counts.device_full;
-                c.flush(&mut |b: &[u8]| match tun.write(b) {
-                    Ok(true) => {}
-                    Ok(false) => *full += 1,
-                    Err(e) => error = error.take().or(Some(e)),
-                });
+                c.flush(&mut |b: &[u8]| write_counted(tun, b, full, &mut error));
             }
         }
         error.map_or(Ok(()), Err)
@@ -341,6 +332,15 @@ impl Datapath {
             // SAFETY: `fds` is a valid array of `fds.len()` pollfd structures.
             unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
         }
+    }
+}
+
+/// Writes one packet to `tun`: a full device queue is counted in `full`, the first error kept.
+fn write_counted(tun: &Tun, b: &[u8], full: &mut u64, error: &mut Option<io::Error>) {
+    match tun.write(b) {
+        Ok(true) => {}
+        Ok(false) => *full += 1,
+        Err(e) => *error = error.take().or(Some(e)),
     }
 }
 

@@ -129,6 +129,12 @@ impl Topology {
         Ok(())
     }
 
+    /// Device `i`: the DN's (0), then UE `i - 1`'s; `None` once closed or out of range.
+    pub fn device(&self, i: usize) -> Option<&Tun> {
+        let ep = if i == 0 { Some(&self.dn) } else { self.ues.get(i - 1) };
+        ep.and_then(|e| e.tun.as_ref())
+    }
+
     /// Every namespace, the DN's first.
     pub fn namespaces(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.dn.ns.as_str()).chain(self.ues.iter().map(|u| u.ns.as_str()))

@@ -260,18 +260,20 @@ impl Coalescer {
     /// same flow cannot join it.
     pub fn push(&mut self, p: &[u8], partial: Partial, write: &mut impl FnMut(&[u8])) {
         self.segments += 1;
-        let t = match tcp_layout(p) {
+        let layout = tcp_layout(p);
+        let run = layout.and_then(|t| self.run_of(p, t));
+        let t = match layout {
             Some(t) if p.len() > t.hdr_len && p[t.ip_len + 13] & 0x07 == 0 => t,
             _ => {
                 // Not TCP data (or SYN/FIN/RST): after the runs of its flow, as it is.
-                if let Some(i) = self.run_of(p) {
+                if let Some(i) = run {
                     self.finish(i, write);
                 }
                 self.write_single(p, partial, write);
                 return;
             }
         };
-        if let Some(i) = self.run_of(p) {
+        if let Some(i) = run {
             if extends(&self.runs[i], p, t) {
                 let r = &mut self.runs[i];
                 let pay = &p[t.hdr_len..];
@@ -309,9 +311,8 @@ impl Coalescer {
         }
     }
 
-    /// The run of `p`'s flow (same IP addresses and ports), if any.
-    fn run_of(&self, p: &[u8]) -> Option<usize> {
-        let t = tcp_layout(p)?;
+    /// The run of `p`'s flow (same IP addresses and ports; `t`: its layout), if any.
+    fn run_of(&self, p: &[u8], t: Tcp) -> Option<usize> {
         self.runs.iter().position(|r| {
             let h = &r.buf;
             r.t.v4 == t.v4
