@@ -604,6 +604,12 @@ impl Stack {
         self.slot_ns
     }
 
+    /// When the next slot not yet run is due: slot `s` starts at `s × slot_ns` (TS 38.211 §4.3.2:
+    /// slots of equal length from time 0). A real-time driver keeps this appointment first.
+    pub fn next_slot_at(&self) -> Instant {
+        self.slot_time(self.stats.slots)
+    }
+
     fn schedule(&mut self, t: Instant, action: Action) {
         self.seq += 1;
         self.heap.push(Reverse(Scheduled { t, seq: self.seq, action }));

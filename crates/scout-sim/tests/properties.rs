@@ -307,3 +307,24 @@ fn bounded_steps_give_the_same_events_as_whole_steps() {
     assert_eq!(whole.controls, some.controls);
     assert_eq!(whole.packets, some.packets);
 }
+
+/// The emulator keeps the slot appointment first: `next_slot_at` is the due time of the next slot
+/// not yet run, `slot_ns` after the one before, and a step to it runs that slot (and its row).
+#[test]
+fn next_slot_at_names_the_slot_a_step_runs() {
+    let l = builtin("mixed");
+    let (mut st, _, _) = scout_sim::build(&l, 3, 0.1).expect("builds");
+    let mut sink = VecSink::default();
+    assert_eq!(st.next_slot_at(), 0, "slot 0 starts at time 0");
+    for s in 0..200i64 {
+        let due = st.next_slot_at();
+        assert_eq!(due, s * st.slot_ns());
+        // Everything before the slot runs without running it.
+        st.handle_timeout(due - 1, &mut sink);
+        assert_eq!(st.next_slot_at(), due);
+        let before = sink.slots.len();
+        st.handle_timeout(due, &mut sink);
+        assert_eq!(st.next_slot_at(), due + st.slot_ns());
+        assert!(sink.slots[before..].iter().any(|e| e.t_ns == due), "slot {s} wrote a row at {due}");
+    }
+}
