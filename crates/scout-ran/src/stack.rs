@@ -18,14 +18,18 @@ use std::hash::{BuildHasherDefault, Hasher};
 use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Queue, Reason, Sink, SlotEvent};
 
 use crate::config::*;
+// The stack's configuration types, where its callers have always found them.
+pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
 use crate::mac::bsr::BsrFormat;
 use crate::mac::harq::{rv, HarqProcess, HarqState};
+use crate::mac::scheduler::{self, Candidate, Scheduler};
+use crate::mac::tbs_cache::TbsCache;
 use crate::packet::Packet;
 use crate::pdcp::{PdcpRx, PdcpTx, RxOut, TxVerdict};
 use crate::phy::channel::{self, Olla, SinrSource};
 use crate::phy::mcs::McsTable;
-use crate::phy::tbs::{tbs_bytes, TbsParams};
+use crate::phy::slot::{SlotGrid, SlotPoint};
 use crate::phy::tdd::Duplex;
 use crate::phy::{self};
 use crate::rlc::{RlcEntity, RlcOut, RlcPdu, Sdu};
@@ -35,50 +39,6 @@ use crate::Instant;
 /// GTP-U over UDP/IPv4 with the PDU Session Container: IPv4 20 + UDP 8 + GTP-U 8 + optional fields 4
 /// + PDU Session Container extension 4 (TS 29.281 §5.1, TS 38.415 §5.5.2).
 pub const GTPU_OVERHEAD: u32 = 44;
-
-/// Errors building a stack from its configuration; each names the key.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("{key}: {message}")]
-    Invalid { key: String, message: String },
-}
-
-/// The longest SR periodicity, in slots (TS 38.331 `periodicityAndOffset` sl640).
-pub const MAX_SR_PERIOD_SLOTS: u64 = 640;
-
-fn invalid(key: &str, message: impl Into<String>) -> ConfigError {
-    ConfigError::Invalid { key: key.into(), message: message.into() }
-}
-
-/// A UE as the stack is told about it.
-#[derive(Clone, Debug)]
-pub struct UeSpec {
-    /// Index into the slice list.
-    pub slice: u8,
-    pub dl_sinr: SinrSource,
-    pub ul_sinr: SinrSource,
-    /// 5QIs of the UE's DRBs, in DRB order (DRB id = position + 1). QFI = 5QI.
-    pub five_qis: Vec<u8>,
-}
-
-/// The TBS row cache's dimensions: the MCS tables (TS 38.214 Tables 5.1.3.1-1 and -2), MCS
-/// indexes 0–31 of each (§5.1.3.1), and allocation lengths of 0–14 OFDM symbols (§5.1.2.1).
-const MCS_TABLES: usize = 2;
-const MCS_INDEXES: usize = 32;
-const SYMBOL_COUNTS: usize = 15;
-const TBS_ROWS: usize = MCS_TABLES * MCS_INDEXES * SYMBOL_COUNTS;
-const _: () = assert!(McsTable::Qam256 as usize + 1 == MCS_TABLES, "a row for each MCS table");
-
-/// Everything the stack needs.
-#[derive(Clone, Debug)]
-pub struct StackConfig {
-    pub cell: CellCfg,
-    pub qos: Vec<QosCfg>,
-    pub cu_up: CuUpCfg,
-    pub core: CoreCfg,
-    pub ues: Vec<UeSpec>,
-    pub seed: u64,
-}
 
 /// A packet handed to an application at its destination.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,8 +185,6 @@ struct Ue {
     ul_olla: Olla,
     csi_dl_sinr: f64,
     csi_ul_sinr: f64,
-    pf_avg_dl: f64,
-    pf_avg_ul: f64,
     rng_dl: Rng,
     rng_ul: Rng,
     // UE MAC (UL).
@@ -253,8 +211,7 @@ struct UlGrant {
 pub struct Stack {
     cfg: StackConfig,
     duplex: Duplex,
-    slot_ns: i64,
-    symbol_ns: i64,
+    grid: SlotGrid,
     prbs: u16,
     dl_table: McsTable,
     ul_table: McsTable,
@@ -272,14 +229,12 @@ pub struct Stack {
     mh_dl: Link,
     mh_ul: Link,
     heap: BinaryHeap<Reverse<Scheduled>>,
-    /// [`Stack::tbs_row`]'s rows by MCS table, MCS and allocation length ([`TBS_ROWS`]).
-    tbs_rows: Vec<Option<Box<[u32]>>>,
+    tbs: TbsCache,
+    scheduler: Box<dyn Scheduler>,
     seq: u64,
     next_pkt: u64,
     live: IdMap<Packet>,
     deliveries: Vec<Delivery>,
-    rr_dl: usize,
-    rr_ul: usize,
     pub stats: Stats,
 }
 
@@ -308,163 +263,12 @@ fn mac_subheader(len: u32) -> u32 {
 impl Stack {
     /// Builds the stack, validating what the types cannot (each error names its key).
     pub fn new(cfg: StackConfig) -> Result<Self, ConfigError> {
+        let Checked { mu, prbs, duplex, sr_period_slots } = check(&cfg)?;
         let c = &cfg.cell;
-        let mu = phy::mu_for_scs(c.common_scs).ok_or_else(|| {
-            invalid("cell_cfg.common_scs", format!("{} kHz; accepted: 15, 30, 60, 120", c.common_scs))
-        })?;
-        let prbs = phy::nof_prbs(c.channel_bandwidth_mhz, c.common_scs).ok_or_else(|| {
-            invalid(
-                "cell_cfg.channel_bandwidth_MHz",
-                format!(
-                    "{} MHz is not defined for {} kHz SCS in TS 38.101 Table 5.3.2-1; accepted: {:?}",
-                    c.channel_bandwidth_mhz,
-                    c.common_scs,
-                    phy::valid_bandwidths(c.common_scs)
-                ),
-            )
-        })?;
-        let duplex = c.duplex();
-        if let Duplex::Tdd(p) = &duplex {
-            p.validate().map_err(|m| invalid("cell_cfg.tdd_ul_dl_cfg", m))?;
-        }
-        if !(1..=15).contains(&c.pucch.min_k1) {
-            return Err(invalid("cell_cfg.pucch.min_k1", format!("{}; accepted: 1..=15 slots", c.pucch.min_k1)));
-        }
-        if !(1..=32).contains(&c.pusch.min_k2) {
-            return Err(invalid("cell_cfg.pusch.min_k2", format!("{}; accepted: 1..=32 slots", c.pusch.min_k2)));
-        }
-        if !(1..=16).contains(&c.pdsch.nof_harqs) {
-            return Err(invalid("cell_cfg.pdsch.nof_harqs", format!("{}; accepted: 1..=16", c.pdsch.nof_harqs)));
-        }
-        for (k, t) in [
-            ("cell_cfg.pdsch.olla_target_bler", c.pdsch.olla_target_bler),
-            ("cell_cfg.pusch.olla_target_bler", c.pusch.olla_target_bler),
-        ] {
-            if !(0.001..=0.5).contains(&t) {
-                return Err(invalid(k, format!("{t}; accepted: 0.001..=0.5")));
-            }
-        }
-        if !(1..=4).contains(&c.layers) {
-            return Err(invalid("cell_cfg.layers", format!("{}; accepted: 1..=4", c.layers)));
-        }
-        if c.pdcch_symbols > 3 {
-            return Err(invalid("cell_cfg.pdcch_symbols", format!("{}; accepted: 0..=3", c.pdcch_symbols)));
-        }
-        for (i, q) in cfg.qos.iter().enumerate() {
-            let key = |k: &str| format!("qos[{i}].{k}");
-            if ![12, 18].contains(&q.rlc.am.tx.sn) || ![12, 18].contains(&q.rlc.am.rx.sn) {
-                return Err(invalid(&key("rlc.am.tx.sn"), "accepted: 12, 18"));
-            }
-            if ![6, 12].contains(&q.rlc.um_bidir.tx.sn) {
-                return Err(invalid(&key("rlc.um-bidir.tx.sn"), "accepted: 6, 12"));
-            }
-            if ![12, 18].contains(&q.pdcp.tx.sn) {
-                return Err(invalid(&key("pdcp.tx.sn"), "accepted: 12, 18"));
-            }
-            if ![1, 2, 3, 4, 6, 8, 16, 32].contains(&q.rlc.am.tx.max_retx_threshold) {
-                return Err(invalid(
-                    &key("rlc.am.tx.max-retx-threshold"),
-                    "accepted (TS 38.331): 1, 2, 3, 4, 6, 8, 16, 32",
-                ));
-            }
-            if q.rlc.am.tx.queue_size == 0 || q.rlc.am.tx.queue_bytes == 0 {
-                return Err(invalid(&key("rlc.am.tx.queue-size"), "queue limits must be > 0"));
-            }
-            // Timers and counts within their TS 38.331 / 38.323 ranges (-1: infinity where the
-            // spec has it): a timer of 0 that re-arms would run for ever at one instant, and a
-            // huge one overflowed the nanosecond clock.
-            let (am, um, pdcp) = (&q.rlc.am, &q.rlc.um_bidir, &q.pdcp);
-            for (k, v, lo, hi, inf) in [
-                ("rlc.am.tx.t-poll-retransmit", am.tx.t_poll_retransmit, 5, 4000, false),
-                ("rlc.am.tx.poll-pdu", am.tx.poll_pdu, 1, 65_536, true),
-                ("rlc.am.tx.poll-byte", am.tx.poll_byte, 1, 40_000, true),
-                ("rlc.am.rx.t-reassembly", am.rx.t_reassembly, 0, 200, false),
-                ("rlc.am.rx.t-status-prohibit", am.rx.t_status_prohibit, 0, 2400, false),
-                ("rlc.um-bidir.rx.t-reassembly", um.rx.t_reassembly, 0, 200, false),
-                ("f1u_du.t_notify", q.f1u_du.t_notify, 1, 10_000, false),
-                ("pdcp.tx.early_drop_bytes", pdcp.tx.early_drop_bytes, 0, 1 << 40, true),
-            ] {
-                if !((inf && v == -1) || (lo..=hi).contains(&v)) {
-                    let infinity = if inf { " or -1 (infinity)" } else { "" };
-                    return Err(invalid(&key(k), format!("{v}; accepted: {lo}..={hi}{infinity}")));
-                }
-            }
-            for (k, v, hi) in [
-                ("pdcp.tx.discard_timer", pdcp.tx.discard_timer, 1500),
-                ("pdcp.rx.t_reordering", pdcp.rx.t_reordering, 3000),
-            ] {
-                if let crate::config::MaybeMs::Ms(ms) = v {
-                    if !(ms == -1 || (0..=hi).contains(&ms)) {
-                        return Err(invalid(&key(k), format!("{ms}; accepted: 0..={hi} ms, -1 or infinity")));
-                    }
-                }
-            }
-        }
-        let bsr = &c.mac_cell_group.bsr_cfg;
-        if !(bsr.periodic_bsr_timer == -1 || (1..=2560).contains(&bsr.periodic_bsr_timer)) {
-            return Err(invalid(
-                "cell_cfg.mac_cell_group.bsr_cfg.periodic_bsr_timer",
-                format!("{}; accepted: 1..=2560 or -1 (infinity), TS 38.331 periodicBSR-Timer", bsr.periodic_bsr_timer),
-            ));
-        }
-        if !(10..=10_240).contains(&bsr.retx_bsr_timer) {
-            return Err(invalid(
-                "cell_cfg.mac_cell_group.bsr_cfg.retx_bsr_timer",
-                format!("{}; accepted: 10..=10240, TS 38.331 retxBSR-Timer", bsr.retx_bsr_timer),
-            ));
-        }
-        if !(c.pucch.csi_report_period_ms > 0.0 && c.pucch.csi_report_period_ms <= 1000.0) {
-            return Err(invalid(
-                "cell_cfg.pucch.csi_report_period_ms",
-                format!("{}; accepted: 0 < csi_report_period_ms <= 1000", c.pucch.csi_report_period_ms),
-            ));
-        }
-        if !(1.0..=1e6).contains(&c.scheduler.pf_window_slots) {
-            return Err(invalid(
-                "cell_cfg.scheduler.pf_window_slots",
-                format!("{}; accepted: 1..=1000000", c.scheduler.pf_window_slots),
-            ));
-        }
-        if cfg.core.slices.is_empty() {
-            return Err(invalid("core.slices", "at least one slice is needed"));
-        }
-        let mut execs = vec![
-            ("cu_up.gtpu_rx".to_string(), &cfg.cu_up.gtpu_rx),
-            ("cu_up.cuup".to_string(), &cfg.cu_up.cuup),
-            ("cu_up.f1u".to_string(), &cfg.cu_up.f1u),
-        ];
-        execs.extend(cfg.core.slices.iter().enumerate().map(|(i, s)| (format!("core.slices[{i}].upf"), &s.upf)));
-        for (k, e) in execs {
-            e.check().map_err(|(sub, m)| invalid(&format!("{k}.{sub}"), m))?;
-        }
-        for (k, link) in [("core.n3", &cfg.core.n3), ("core.n6", &cfg.core.n6), ("core.midhaul", &cfg.core.midhaul)] {
-            link.check().map_err(|(sub, m)| invalid(&format!("{k}.{sub}"), m))?;
-        }
-        if !(0..=1_000_000_000).contains(&cfg.cu_up.sdap_proc_ns) {
-            return Err(invalid(
-                "cu_up.sdap_proc_ns",
-                format!("{}; accepted: 0..=1000000000 (1 s)", cfg.cu_up.sdap_proc_ns),
-            ));
-        }
-        for (i, u) in cfg.ues.iter().enumerate() {
-            for (k, src) in [("dl", &u.dl_sinr), ("ul", &u.ul_sinr)] {
-                if let SinrSource::Constant(db) = src {
-                    if !(-50.0..=100.0).contains(db) {
-                        return Err(invalid(
-                            &format!("ues[{i}].channel.{k}_sinr_db"),
-                            format!("{db}; accepted: -50..=100 dB"),
-                        ));
-                    }
-                }
-            }
-        }
         let slot_ns = phy::slot_ns(mu);
         let seed = cfg.seed;
         let mut ues = Vec::new();
         for (i, spec) in cfg.ues.iter().enumerate() {
-            if usize::from(spec.slice) >= cfg.core.slices.len() {
-                return Err(invalid(&format!("ues[{i}].slice"), "names no slice in core.slices"));
-            }
             let mut drbs = Vec::new();
             for (d, fq) in spec.five_qis.iter().enumerate() {
                 let q =
@@ -504,8 +308,6 @@ impl Stack {
                 ul_olla: Olla::new(c.pusch.olla_target_bler),
                 csi_dl_sinr: spec.dl_sinr.at(0),
                 csi_ul_sinr: spec.ul_sinr.at(0),
-                pf_avg_dl: 1.0,
-                pf_avg_ul: 1.0,
                 rng_dl: Rng::new(seed, &format!("ue{i}.dl.harq")),
                 rng_ul: Rng::new(seed, &format!("ue{i}.ul.harq")),
                 bsr_triggered: false,
@@ -517,23 +319,6 @@ impl Stack {
                 grants: BTreeMap::new(),
             });
         }
-        let slots_per_ms = (MS / slot_ns) as f64;
-        // TS 38.331 SchedulingRequestResourceConfig periodicityAndOffset: at most sl640 (640 slots);
-        // the shortest, sym2, is below a slot and taken as every slot. (An SR period of 2e9 ms
-        // once allocated a table of that many slots.)
-        let sr_slots = c.pucch.sr_period_ms * slots_per_ms;
-        if !(sr_slots.is_finite() && c.pucch.sr_period_ms > 0.0 && sr_slots.round() <= MAX_SR_PERIOD_SLOTS as f64) {
-            return Err(invalid(
-                "pucch.sr_period_ms",
-                format!(
-                    "{}; accepted: > 0 and at most {MAX_SR_PERIOD_SLOTS} slots ({} ms at this numerology), the longest \
-                     SR periodicity of TS 38.331 (sl640)",
-                    c.pucch.sr_period_ms,
-                    MAX_SR_PERIOD_SLOTS as f64 / slots_per_ms
-                ),
-            ));
-        }
-        let sr_period_slots = (sr_slots.round() as u64).max(1);
         // SR occasions (TS 38.213 §9.2.4: slot n with (n − offset) mod period = 0) are given to each
         // UE on a slot that carries UL symbols, round robin over those slots, as srsRAN places PUCCH
         // SR resources in UL slots; an offset on a DL-only slot would never let the UE ask for a grant.
@@ -542,13 +327,13 @@ impl Stack {
             u.sr_offset =
                 if ul_offsets.is_empty() { i as u64 % sr_period_slots } else { ul_offsets[i % ul_offsets.len()] };
         }
+        let slots_per_ms = (MS / slot_ns) as f64;
         let csi_period_slots = ((c.pucch.csi_report_period_ms * slots_per_ms).round() as u64).max(1);
         let upf =
             cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
         let mut stack = Stack {
             duplex,
-            slot_ns,
-            symbol_ns: phy::symbol_ns(mu),
+            grid: SlotGrid::new(mu),
             prbs,
             dl_table: mcs_table(c.pdsch.mcs_table),
             ul_table: mcs_table(c.pusch.mcs_table),
@@ -566,13 +351,12 @@ impl Stack {
             mh_dl: Link::new(&cfg.core.midhaul),
             mh_ul: Link::new(&cfg.core.midhaul),
             heap: BinaryHeap::new(),
-            tbs_rows: vec![None; TBS_ROWS],
+            tbs: TbsCache::new(prbs, c.layers, c.dmrs_symbols),
+            scheduler: scheduler::from_config(&c.scheduler, cfg.ues.len()),
             seq: 0,
             next_pkt: 0,
             live: IdMap::default(),
             deliveries: Vec::new(),
-            rr_dl: 0,
-            rr_ul: 0,
             stats: Stats::default(),
             cfg,
         };
@@ -585,7 +369,7 @@ impl Stack {
         format!(
             "{{\"prbs\":{},\"slot_ns\":{},\"pattern\":\"{}\",\"sr_period_slots\":{}}}",
             self.prbs,
-            self.slot_ns,
+            self.grid.slot_ns(),
             self.duplex.describe(),
             self.sr_period_slots
         )
@@ -601,13 +385,13 @@ impl Stack {
     }
 
     pub fn slot_ns(&self) -> i64 {
-        self.slot_ns
+        self.grid.slot_ns()
     }
 
     /// When the next slot not yet run is due: slot `s` starts at `s × slot_ns` (TS 38.211 §4.3.2:
     /// slots of equal length from time 0). A real-time driver keeps this appointment first.
     pub fn next_slot_at(&self) -> Instant {
-        self.slot_time(self.stats.slots)
+        self.grid.start(self.stats.slots)
     }
 
     fn schedule(&mut self, t: Instant, action: Action) {
@@ -1101,54 +885,6 @@ impl Stack {
 
     // ----------------------------------------------------------------- the air
 
-    fn slot_time(&self, s: u64) -> Instant {
-        s as i64 * self.slot_ns
-    }
-
-    /// Start time, SFN (mod 1024) and slot-in-frame of absolute slot `s` (TS 38.211 §4.3.1).
-    fn slot_point(&self, s: u64) -> (Instant, u16, u8) {
-        let per_frame = u64::from(phy::slots_per_frame(self.mu()));
-        (self.slot_time(s), ((s / per_frame) % 1024) as u16, (s % per_frame) as u8)
-    }
-
-    /// The fewest PRBs whose TBS (bytes) carries `bytes`, or all of them; and that TBS.
-    fn prbs_for(&mut self, table: McsTable, mcs: u8, symbols: u32, bytes: u64) -> (u16, u32) {
-        let row = self.tbs_row(table, mcs, symbols);
-        // TBS grows with the PRB count (TS 38.214 §5.1.3.2: N_info is linear in n_PRB and every
-        // quantisation step is monotone), so the row is sorted.
-        let last = row.len() - 1;
-        let n = if u64::from(row[last]) <= bytes { last } else { row.partition_point(|&t| u64::from(t) < bytes) };
-        (n as u16 + 1, row[n])
-    }
-
-    fn tbs_for(&mut self, table: McsTable, mcs: u8, symbols: u32, prbs: u16) -> u32 {
-        let row = self.tbs_row(table, mcs, symbols);
-        row[usize::from(prbs.max(1)).min(row.len()) - 1]
-    }
-
-    /// TBS in bytes for 1..=all PRBs of the cell at one MCS and allocation length, computed on
-    /// first use (the scheduler asks for a handful of these combinations, every slot).
-    fn tbs_row(&mut self, table: McsTable, mcs: u8, symbols: u32) -> &[u32] {
-        let index = (table as usize * MCS_INDEXES + usize::from(mcs).min(MCS_INDEXES - 1)) * SYMBOL_COUNTS
-            + (symbols as usize).min(SYMBOL_COUNTS - 1);
-        let (layers, dmrs, prbs) =
-            (u32::from(self.cfg.cell.layers), 12 * u32::from(self.cfg.cell.dmrs_symbols), self.prbs);
-        self.tbs_rows[index].get_or_insert_with(|| {
-            (1..=u32::from(prbs))
-                .map(|n| {
-                    let p = TbsParams {
-                        nof_prbs: n,
-                        nof_symbols: symbols,
-                        dmrs_re_per_prb: dmrs,
-                        overhead_re_per_prb: 0,
-                        layers,
-                    };
-                    tbs_bytes(p, table.entry(mcs))
-                })
-                .collect()
-        })
-    }
-
     fn dl_mcs(&self, ui: usize) -> u8 {
         let u = &self.ues[ui];
         let p = &self.cfg.cell.pdsch;
@@ -1163,34 +899,10 @@ impl Stack {
             .max(p.min_ue_mcs)
     }
 
-    /// UE order for new transmissions under the configured policy.
-    fn order(&mut self, cands: Vec<(usize, f64)>, dl: bool) -> Vec<usize> {
-        match self.cfg.cell.scheduler.policy {
-            SchedulerPolicy::TimeRr => {
-                let n = self.ues.len().max(1);
-                let start = if dl { self.rr_dl } else { self.rr_ul } % n;
-                let mut v: Vec<usize> = cands.into_iter().map(|(u, _)| u).collect();
-                v.sort_by_key(|u| (u + n - start) % n);
-                if dl {
-                    self.rr_dl = self.rr_dl.wrapping_add(1);
-                } else {
-                    self.rr_ul = self.rr_ul.wrapping_add(1);
-                }
-                v
-            }
-            SchedulerPolicy::TimePf => {
-                let mut v = cands;
-                v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                v.into_iter().map(|(u, _)| u).collect()
-            }
-        }
-    }
-
     fn handle_slot<S: Sink>(&mut self, s: u64, sink: &mut S) {
-        let t = self.slot_time(s);
+        let SlotPoint { t, sfn, slot_in_frame: sif } = self.grid.point(s);
         self.stats.slots += 1;
         let kind = self.duplex.slot_kind(s);
-        let (_, sfn, sif) = self.slot_point(s);
         // CSI reports and periodic BSR at the UE.
         let csi = s.is_multiple_of(self.csi_period_slots);
         for ui in 0..self.ues.len() {
@@ -1228,24 +940,15 @@ impl Stack {
         if kind.ul_symbols == 14 {
             self.transmit_pusch(s, t, sfn, sif, sink);
         }
-        self.schedule(t + self.slot_ns, Action::Slot(s + 1));
-    }
-
-    fn mu(&self) -> u8 {
-        match self.cfg.cell.common_scs {
-            15 => 0,
-            30 => 1,
-            60 => 2,
-            _ => 3,
-        }
+        self.schedule(t + self.grid.slot_ns(), Action::Slot(s + 1));
     }
 
     fn schedule_dl<S: Sink>(&mut self, s: u64, t: Instant, symbols: u32, sfn: u16, sif: u8, sink: &mut S) {
         let mut free = self.prbs;
         let mut scheduled = 0u16;
         let max_ues = self.cfg.cell.scheduler.max_ues_per_slot as u16;
-        let pdsch_start = t + i64::from(self.cfg.cell.pdcch_symbols) * self.symbol_ns;
-        let pdsch_end = pdsch_start + i64::from(symbols) * self.symbol_ns;
+        let pdsch_start = t + i64::from(self.cfg.cell.pdcch_symbols) * self.grid.symbol_ns();
+        let pdsch_end = pdsch_start + i64::from(symbols) * self.grid.symbol_ns();
         // Retransmissions first.
         for ui in 0..self.ues.len() {
             for h in 0..self.ues[ui].dl_harq.len() {
@@ -1268,19 +971,19 @@ impl Stack {
                 continue;
             }
             let mcs = self.dl_mcs(ui);
-            let rate = f64::from(self.tbs_for(self.dl_table, mcs, symbols, 1));
-            cands.push((ui, rate / self.ues[ui].pf_avg_dl.max(1e-9)));
+            let rate = f64::from(self.tbs.tbs_for(self.dl_table, mcs, symbols, 1));
+            cands.push(Candidate { ue: ui, rate });
         }
         let mut served = vec![0u64; self.ues.len()];
-        for ui in self.order(cands, true) {
+        for ui in self.scheduler.order(Dir::Dl, &cands) {
             if free == 0 || scheduled >= max_ues {
                 break;
             }
             let mcs = self.dl_mcs(ui);
             let need = self.gnb_dl_buffer(ui) + 16;
-            let (mut prbs, _) = self.prbs_for(self.dl_table, mcs, symbols, need);
+            let (mut prbs, _) = self.tbs.prbs_for(self.dl_table, mcs, symbols, need);
             prbs = prbs.min(free);
-            let tbs = self.tbs_for(self.dl_table, mcs, symbols, prbs);
+            let tbs = self.tbs.tbs_for(self.dl_table, mcs, symbols, prbs);
             let pdus = self.pull(ui, tbs, true, t, sink);
             if pdus.is_empty() {
                 continue;
@@ -1296,11 +999,7 @@ impl Stack {
             self.ues[ui].dl_harq[h].new_tx(Tb { pdus, mcs, prbs, tbs, symbols, bsr: None });
             self.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink);
         }
-        let w = self.cfg.cell.scheduler.pf_window_slots.max(1.0);
-        for (ui, b) in served.iter().enumerate() {
-            let u = &mut self.ues[ui];
-            u.pf_avg_dl = u.pf_avg_dl * (1.0 - 1.0 / w) + *b as f64 / w;
-        }
+        self.scheduler.served(Dir::Dl, &served);
         sink.slot(SlotEvent {
             prbs: self.prbs - free,
             prbs_used: Some(self.prbs - free),
@@ -1377,7 +1076,7 @@ impl Stack {
         }
         let ack_slot = self.duplex.harq_ack_slot(s, self.cfg.cell.pucch.min_k1);
         self.schedule(end, Action::DlDecode { ue: ui as u32, harq: h as u8, ok });
-        let fb = self.slot_time(ack_slot) + self.slot_ns;
+        let fb = self.grid.start(ack_slot + 1);
         self.schedule(fb, Action::DlFeedback { ue: ui as u32, harq: h as u8, ack: ok, slot: s });
     }
 
@@ -1413,8 +1112,8 @@ impl Stack {
 
     fn dl_feedback<S: Sink>(&mut self, now: Instant, ui: usize, h: usize, ack: bool, slot: u64, sink: &mut S) {
         let max = u32::from(self.cfg.cell.pdsch.max_nof_harq_retxs);
-        let next = (now / self.slot_ns) as u64 + 1;
-        let (slot_t, sfn, sif) = self.slot_point(slot);
+        let next = self.grid.at(now) + 1;
+        let SlotPoint { t: slot_t, sfn, slot_in_frame: sif } = self.grid.point(slot);
         let u = &mut self.ues[ui];
         u.dl_olla.update(ack);
         let hp = &u.dl_harq[h];
@@ -1480,7 +1179,7 @@ impl Stack {
     }
 
     fn schedule_ul<S: Sink>(&mut self, s: u64, u_slot: u64, sink: &mut S) {
-        let t = self.slot_time(s);
+        let t = self.grid.start(s);
         let mut free = self.prbs;
         let symbols = 14 - u32::from(self.cfg.cell.dmrs_symbols).min(1);
         let max_ues = self.cfg.cell.scheduler.max_ues_per_slot;
@@ -1510,20 +1209,20 @@ impl Stack {
                 continue;
             }
             let mcs = self.ul_mcs(ui);
-            let rate = f64::from(self.tbs_for(self.ul_table, mcs, symbols, 1));
-            cands.push((ui, rate / self.ues[ui].pf_avg_ul.max(1e-9)));
+            let rate = f64::from(self.tbs.tbs_for(self.ul_table, mcs, symbols, 1));
+            cands.push(Candidate { ue: ui, rate });
         }
         let mut served = vec![0u64; self.ues.len()];
-        for ui in self.order(cands, false) {
+        for ui in self.scheduler.order(Dir::Ul, &cands) {
             if free == 0 || n >= max_ues {
                 break;
             }
             let mcs = self.ul_mcs(ui);
             let u = &self.ues[ui];
             let want = if u.ul_est > 0 { u.ul_est + 8 } else { u64::from(self.cfg.cell.pusch.sr_grant_bytes) };
-            let (mut prbs, _) = self.prbs_for(self.ul_table, mcs, symbols, want);
+            let (mut prbs, _) = self.tbs.prbs_for(self.ul_table, mcs, symbols, want);
             prbs = prbs.min(free);
-            let tbs = self.tbs_for(self.ul_table, mcs, symbols, prbs);
+            let tbs = self.tbs.tbs_for(self.ul_table, mcs, symbols, prbs);
             if tbs < 8 {
                 continue;
             }
@@ -1554,11 +1253,7 @@ impl Stack {
                 String::new(),
             );
         }
-        let w = self.cfg.cell.scheduler.pf_window_slots.max(1.0);
-        for (ui, b) in served.iter().enumerate() {
-            let u = &mut self.ues[ui];
-            u.pf_avg_ul = u.pf_avg_ul * (1.0 - 1.0 / w) + *b as f64 / w;
-        }
+        self.scheduler.served(Dir::Ul, &served);
     }
 
     fn transmit_pusch<S: Sink>(&mut self, s: u64, t: Instant, sfn: u16, sif: u8, sink: &mut S) {
@@ -1604,7 +1299,7 @@ impl Stack {
             let hp = &u.ul_harq[h];
             let Some(tb) = hp.tb.as_ref() else { continue };
             let retx = hp.nof_tx - 1;
-            let start = t + self.symbol_ns;
+            let start = t + self.grid.symbol_ns();
             for (_, pdu) in &tb.pdus {
                 if let RlcPdu::Data { sdu, offset, len, sn, .. } = pdu {
                     let mut e = self.ev(start, Node::Ue, Layer::Mac, Point::Tx, &sdu.pkt);
@@ -1621,7 +1316,7 @@ impl Stack {
                 self.stats.harq_retx[1] += 1;
             }
             let ok = !self.ues[ui].rng_ul.bernoulli(p_err);
-            self.schedule(t + self.slot_ns, Action::UlDecode { ue: ui as u32, harq: h as u8, ok, slot: s });
+            self.schedule(t + self.grid.slot_ns(), Action::UlDecode { ue: ui as u32, harq: h as u8, ok, slot: s });
         }
         sink.slot(SlotEvent {
             prbs: used,
@@ -1636,7 +1331,7 @@ impl Stack {
         let max = u32::from(self.cfg.cell.pusch.max_nof_harq_retxs);
         self.ues[ui].ul_olla.update(ok);
         let Some(tb) = self.ues[ui].ul_harq[h].tb.clone() else { return };
-        let (slot_t, sfn, sif) = self.slot_point(slot);
+        let SlotPoint { t: slot_t, sfn, slot_in_frame: sif } = self.grid.point(slot);
         let hp = &self.ues[ui].ul_harq[h];
         sink.slot(SlotEvent {
             t_ns: slot_t,
@@ -1696,8 +1391,7 @@ impl Stack {
             }
         }
         let next = slot + 1;
-        if let Some((tb, delivered)) = self.ues[ui].ul_harq[h].feedback(ok, max, next.max((now / self.slot_ns) as u64))
-        {
+        if let Some((tb, delivered)) = self.ues[ui].ul_harq[h].feedback(ok, max, next.max(self.grid.at(now))) {
             if !delivered {
                 self.harq_lost(now, ui, tb, Dir::Ul, sink);
             }

@@ -2,6 +2,7 @@
 
 pub mod channel;
 pub mod mcs;
+pub mod slot;
 pub mod tbs;
 pub mod tdd;
 

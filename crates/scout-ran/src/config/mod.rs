@@ -1,0 +1,282 @@
+//! Model configuration. Section and key names follow srsRAN Project's `gnb.yaml` where srsRAN has
+//! the parameter (e.g. `cell_cfg.channel_bandwidth_MHz`, `tdd_ul_dl_cfg.nof_dl_slots`,
+//! `qos[].rlc.am.tx.t-poll-retransmit`, `qos[].pdcp.tx.discard_timer`); Scout's own sections
+//! (`core`, `cu_up`, `ues`) use snake_case. Unknown keys are rejected (`deny_unknown_fields`).
+//! Defaults are srsRAN's, with the source named on each.
+
+use serde::Deserialize;
+
+use crate::phy::tdd::{Duplex, TddPattern};
+
+mod check;
+mod core;
+mod qos;
+
+pub use self::check::*;
+pub use self::core::*;
+pub use self::qos::*;
+
+/// A duration in ms where srsRAN uses `-1` (or here also `infinity`) for "no timer".
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum MaybeMs {
+    Ms(i64),
+    Word(Infinity),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Infinity {
+    Infinity,
+}
+
+impl MaybeMs {
+    /// The duration in ns, or `None` for infinity / -1.
+    pub fn ns(self) -> Option<i64> {
+        match self {
+            MaybeMs::Ms(ms) if ms >= 0 => Some(ms * 1_000_000),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CellCfg {
+    /// TS 38.101-1 channel bandwidth. srsRAN default 20 MHz.
+    #[serde(rename = "channel_bandwidth_MHz")]
+    pub channel_bandwidth_mhz: u32,
+    /// Subcarrier spacing in kHz (15, 30, 60, 120). srsRAN default 30 for TDD bands.
+    pub common_scs: u32,
+    /// NR band; FDD bands make the cell FDD. srsRAN default n78 (TDD).
+    pub band: u32,
+    pub tdd_ul_dl_cfg: TddPattern,
+    pub pdsch: PdschCfg,
+    pub pusch: PuschCfg,
+    pub pucch: PucchCfg,
+    pub scheduler: SchedulerCfg,
+    pub mac_cell_group: MacCellGroupCfg,
+    /// PDCCH symbols at the start of each DL slot (CORESET duration). srsRAN: 1–2; default 2.
+    pub pdcch_symbols: u8,
+    /// DMRS symbols per PDSCH/PUSCH (type A pos2: 1). TS 38.211 §7.4.1.1.
+    pub dmrs_symbols: u8,
+    /// MIMO layers (srsRAN `nof_antennas_dl` caps it); 1 by default.
+    pub layers: u8,
+}
+
+impl Default for CellCfg {
+    fn default() -> Self {
+        CellCfg {
+            channel_bandwidth_mhz: 20,
+            common_scs: 30,
+            band: 78,
+            tdd_ul_dl_cfg: TddPattern::SRSRAN_DEFAULT,
+            pdsch: PdschCfg::default(),
+            pusch: PuschCfg::default(),
+            pucch: PucchCfg::default(),
+            scheduler: SchedulerCfg::default(),
+            mac_cell_group: MacCellGroupCfg::default(),
+            pdcch_symbols: 2,
+            dmrs_symbols: 1,
+            layers: 1,
+        }
+    }
+}
+
+impl CellCfg {
+    /// FDD for the paired-spectrum bands of [`FDD_BANDS`], else TDD with `tdd_ul_dl_cfg` (not
+    /// validated here; `Stack::new` validates it).
+    pub fn duplex(&self) -> Duplex {
+        if FDD_BANDS.contains(&self.band) {
+            Duplex::Fdd
+        } else {
+            Duplex::Tdd(self.tdd_ul_dl_cfg.clone())
+        }
+    }
+}
+
+/// FDD bands of TS 38.101-1 Table 5.2-1 that Scout recognises; any other FR1 band is TDD.
+pub const FDD_BANDS: &[u32] =
+    &[1, 2, 3, 5, 7, 8, 12, 13, 14, 18, 20, 24, 25, 26, 28, 30, 65, 66, 70, 71, 74, 85, 91, 92, 93, 94];
+
+impl<'de> Deserialize<'de> for TddPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            dl_ul_tx_period: u32,
+            nof_dl_slots: u32,
+            #[serde(default)]
+            nof_dl_symbols: u32,
+            nof_ul_slots: u32,
+            #[serde(default)]
+            nof_ul_symbols: u32,
+        }
+        let r = Raw::deserialize(d)?;
+        let p = TddPattern {
+            dl_ul_tx_period: r.dl_ul_tx_period,
+            nof_dl_slots: r.nof_dl_slots,
+            nof_dl_symbols: r.nof_dl_symbols,
+            nof_ul_slots: r.nof_ul_slots,
+            nof_ul_symbols: r.nof_ul_symbols,
+        };
+        p.validate().map_err(serde::de::Error::custom)?;
+        Ok(p)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McsTableName {
+    Qam64,
+    Qam256,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PdschCfg {
+    pub mcs_table: McsTableName,
+    pub min_ue_mcs: u8,
+    pub max_ue_mcs: u8,
+    /// HARQ processes (srsRAN `nof_harqs`, default 16).
+    pub nof_harqs: u8,
+    /// Maximum retransmissions of a TB (srsRAN `max_nof_harq_retxs`, default 4).
+    pub max_nof_harq_retxs: u8,
+    /// Outer-loop link adaptation target BLER (srsRAN `olla_target_bler`? default 0.1).
+    pub olla_target_bler: f64,
+}
+
+impl Default for PdschCfg {
+    fn default() -> Self {
+        PdschCfg {
+            mcs_table: McsTableName::Qam64,
+            min_ue_mcs: 0,
+            max_ue_mcs: 28,
+            nof_harqs: 16,
+            max_nof_harq_retxs: 4,
+            olla_target_bler: 0.1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PuschCfg {
+    pub mcs_table: McsTableName,
+    pub min_ue_mcs: u8,
+    pub max_ue_mcs: u8,
+    /// Minimum PDCCH→PUSCH delay in slots (srsRAN `min_k2`, default 4).
+    pub min_k2: u32,
+    pub max_nof_harq_retxs: u8,
+    pub olla_target_bler: f64,
+    /// Bytes granted in response to an SR before any BSR is known.
+    pub sr_grant_bytes: u32,
+}
+
+impl Default for PuschCfg {
+    fn default() -> Self {
+        PuschCfg {
+            mcs_table: McsTableName::Qam64,
+            min_ue_mcs: 0,
+            max_ue_mcs: 28,
+            min_k2: 4,
+            max_nof_harq_retxs: 4,
+            olla_target_bler: 0.1,
+            sr_grant_bytes: 256,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PucchCfg {
+    /// Minimum PDSCH→HARQ-ACK delay in slots (srsRAN `min_k1`, default 4).
+    pub min_k1: u32,
+    /// SR period in ms (srsRAN `sr_period_ms`, default 20; low-latency config 2; may be < 1).
+    pub sr_period_ms: f64,
+    /// CSI report period in ms (srsRAN `csi.csi_rs_period`, default 20 ms).
+    pub csi_report_period_ms: f64,
+}
+
+impl Default for PucchCfg {
+    fn default() -> Self {
+        PucchCfg { min_k1: 4, sr_period_ms: 20.0, csi_report_period_ms: 20.0 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerPolicy {
+    /// Round robin over UEs with data (srsRAN `time_rr`).
+    TimeRr,
+    /// Proportional fair (srsRAN `time_pf`).
+    TimePf,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulerCfg {
+    pub policy: SchedulerPolicy,
+    /// PF averaging window in slots.
+    pub pf_window_slots: f64,
+    /// At most this many UEs get a PDSCH (and a PUSCH) per slot.
+    pub max_ues_per_slot: u32,
+}
+
+impl Default for SchedulerCfg {
+    fn default() -> Self {
+        SchedulerCfg { policy: SchedulerPolicy::TimeRr, pf_window_slots: 100.0, max_ues_per_slot: 16 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct MacCellGroupCfg {
+    pub bsr_cfg: BsrCfg,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BsrCfg {
+    /// periodicBSR-Timer in ms/subframes (srsRAN default 10; TS 38.331 sf1…sf2560, -1 infinity).
+    pub periodic_bsr_timer: i64,
+    /// retxBSR-Timer (srsRAN default 80).
+    pub retx_bsr_timer: i64,
+}
+
+impl Default for BsrCfg {
+    fn default() -> Self {
+        BsrCfg { periodic_bsr_timer: 10, retx_bsr_timer: 80 }
+    }
+}
+
+/// The radio channel of a UE.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChannelCfg {
+    /// DL SINR in dB when constant.
+    pub dl_sinr_db: f64,
+    pub ul_sinr_db: f64,
+    /// Optional SINR time series: CSV `time_s,dl_sinr_db[,ul_sinr_db]`, path relative to the scenario.
+    pub sinr_trace: Option<String>,
+    /// Optional mahimahi capacity trace for the DL (one delivery opportunity per line, in ms), path
+    /// relative to the scenario; mapped to SINR per `mahimahi_window_ms` (docs/model.md).
+    pub mahimahi_trace: Option<String>,
+    /// The same for the UL; when absent the UL uses `ul_sinr_db`.
+    pub mahimahi_ul_trace: Option<String>,
+    /// Averaging window of a capacity trace, in ms (default 10).
+    pub mahimahi_window_ms: u64,
+}
+
+impl Default for ChannelCfg {
+    fn default() -> Self {
+        ChannelCfg {
+            dl_sinr_db: 20.0,
+            ul_sinr_db: 15.0,
+            sinr_trace: None,
+            mahimahi_trace: None,
+            mahimahi_ul_trace: None,
+            mahimahi_window_ms: 10,
+        }
+    }
+}

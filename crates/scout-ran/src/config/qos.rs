@@ -1,0 +1,221 @@
+//! Per-5QI configuration: RLC, PDCP and F1-U (srsRAN `qos[]`).
+
+use serde::Deserialize;
+
+use super::MaybeMs;
+
+/// One QoS class: RLC, PDCP and F1-U parameters per 5QI (srsRAN `qos[]`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QosCfg {
+    pub five_qi: u8,
+    #[serde(default)]
+    pub rlc: RlcCfg,
+    #[serde(default)]
+    pub pdcp: PdcpCfg,
+    #[serde(default)]
+    pub f1u_du: F1uDuCfg,
+    /// Logical channel priority (TS 38.321 §5.4.3.1; lower is more important). Default 10.
+    #[serde(default = "default_lc_priority")]
+    pub priority: u8,
+}
+
+fn default_lc_priority() -> u8 {
+    10
+}
+
+impl QosCfg {
+    /// srsRAN's defaults for a 5QI (`du_qos_config_helpers.h`, `cu_cp_configuration_helpers.h`):
+    /// 5QI 9 is AM with t-PollRetransmit 100 ms, pollPDU 16, maxRetx 32, t-Reassembly 20 ms,
+    /// t-StatusProhibit 10 ms, discard timer infinity, t-Reordering 220 ms; 5QI 1/2 are UM.
+    pub fn srsran_default(five_qi: u8) -> QosCfg {
+        let um = matches!(five_qi, 1 | 2 | 3 | 65 | 66 | 67);
+        let mut rlc = RlcCfg::default();
+        let mut pdcp = PdcpCfg::default();
+        if um {
+            rlc.mode = RlcMode::UmBidir;
+            rlc.um_bidir.rx.t_reassembly = match five_qi {
+                3 => 35,
+                _ => 50,
+            };
+            pdcp.rx.t_reordering = MaybeMs::Ms(0);
+            pdcp.tx.discard_timer = MaybeMs::Ms(match five_qi {
+                1 => 100,
+                2 => 150,
+                3 => 50,
+                65 => 75,
+                _ => 100,
+            });
+        } else if matches!(five_qi, 4 | 5 | 6 | 8) {
+            rlc.am.tx.t_poll_retransmit = 80;
+            rlc.am.tx.poll_pdu = 64;
+            rlc.am.tx.poll_byte = 125;
+            rlc.am.tx.max_retx_threshold = 4;
+            rlc.am.rx.t_reassembly = 80;
+            pdcp.tx.discard_timer = MaybeMs::Ms(if five_qi == 5 { 100 } else { 300 });
+        }
+        QosCfg { five_qi, rlc, pdcp, f1u_du: F1uDuCfg::default(), priority: default_lc_priority() }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RlcMode {
+    Am,
+    UmBidir,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RlcCfg {
+    pub mode: RlcMode,
+    pub am: RlcAmCfg,
+    #[serde(rename = "um-bidir")]
+    pub um_bidir: RlcUmCfg,
+}
+
+impl Default for RlcCfg {
+    fn default() -> Self {
+        RlcCfg { mode: RlcMode::Am, am: RlcAmCfg::default(), um_bidir: RlcUmCfg::default() }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct RlcAmCfg {
+    pub tx: RlcAmTxCfg,
+    pub rx: RlcAmRxCfg,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct RlcAmTxCfg {
+    /// SN field length (12 or 18).
+    pub sn: u8,
+    pub t_poll_retransmit: i64,
+    pub max_retx_threshold: u32,
+    /// pollPDU; -1 = infinity.
+    pub poll_pdu: i64,
+    /// pollByte in kB; -1 = infinity.
+    pub poll_byte: i64,
+    /// SDU queue limit in SDUs (srsRAN default 16384).
+    pub queue_size: u32,
+    /// SDU queue limit in bytes (srsRAN default 4096 × 1507 = 6 172 672).
+    pub queue_bytes: u64,
+}
+
+impl Default for RlcAmTxCfg {
+    fn default() -> Self {
+        RlcAmTxCfg {
+            sn: 18,
+            t_poll_retransmit: 100,
+            max_retx_threshold: 32,
+            poll_pdu: 16,
+            poll_byte: -1,
+            queue_size: 16384,
+            queue_bytes: 6_172_672,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct RlcAmRxCfg {
+    pub sn: u8,
+    pub t_reassembly: i64,
+    pub t_status_prohibit: i64,
+}
+
+impl Default for RlcAmRxCfg {
+    fn default() -> Self {
+        RlcAmRxCfg { sn: 18, t_reassembly: 20, t_status_prohibit: 10 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct RlcUmCfg {
+    pub tx: RlcUmTxCfg,
+    pub rx: RlcUmRxCfg,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct RlcUmTxCfg {
+    /// SN field length (6 or 12).
+    pub sn: u8,
+    pub queue_size: u32,
+    pub queue_bytes: u64,
+}
+
+impl Default for RlcUmTxCfg {
+    fn default() -> Self {
+        RlcUmTxCfg { sn: 12, queue_size: 16384, queue_bytes: 6_172_672 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default, rename_all = "kebab-case")]
+pub struct RlcUmRxCfg {
+    pub sn: u8,
+    pub t_reassembly: i64,
+}
+
+impl Default for RlcUmRxCfg {
+    fn default() -> Self {
+        RlcUmRxCfg { sn: 12, t_reassembly: 50 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct PdcpCfg {
+    pub tx: PdcpTxCfg,
+    pub rx: PdcpRxCfg,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PdcpTxCfg {
+    /// PDCP SN length (12 or 18).
+    pub sn: u8,
+    /// discardTimer in ms, `-1`/`infinity` for none (TS 38.323 §5.2.1; srsRAN 5QI 9: infinity).
+    pub discard_timer: MaybeMs,
+    /// Early drop: new SDUs are dropped while the volume handed to F1-U and not yet reported
+    /// transmitted by the DU exceeds this many bytes. `-1` = tie to the RLC queue's byte limit (as
+    /// srsRAN ties it to `rlc_queue_bytes_limit`), `0` = disabled.
+    pub early_drop_bytes: i64,
+}
+
+impl Default for PdcpTxCfg {
+    fn default() -> Self {
+        PdcpTxCfg { sn: 18, discard_timer: MaybeMs::Ms(-1), early_drop_bytes: -1 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PdcpRxCfg {
+    pub sn: u8,
+    /// t-Reordering in ms (TS 38.323 §5.2.2.2; srsRAN 5QI 9: 220 ms; UM bearers 0).
+    pub t_reordering: MaybeMs,
+}
+
+impl Default for PdcpRxCfg {
+    fn default() -> Self {
+        PdcpRxCfg { sn: 18, t_reordering: MaybeMs::Ms(220) }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct F1uDuCfg {
+    /// Aggregation period of DL Data Delivery Status reports in ms (srsRAN `f1u.t_notify`, 10).
+    pub t_notify: i64,
+}
+
+impl Default for F1uDuCfg {
+    fn default() -> Self {
+        F1uDuCfg { t_notify: 10 }
+    }
+}
