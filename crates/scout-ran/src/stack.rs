@@ -176,17 +176,9 @@ struct Drb {
 struct Ue {
     rnti: u16,
     slice: u8,
-    dl_sinr: SinrSource,
-    ul_sinr: SinrSource,
     drbs: Vec<Drb>,
-    dl_harq: Vec<HarqProcess<Tb>>,
-    ul_harq: Vec<HarqProcess<Tb>>,
-    dl_olla: Olla,
-    ul_olla: Olla,
-    csi_dl_sinr: f64,
-    csi_ul_sinr: f64,
-    rng_dl: Rng,
-    rng_ul: Rng,
+    /// Each direction's radio link: DL (`link[DL]`), then UL.
+    link: [RadioLink; 2],
     // UE MAC (UL).
     bsr_triggered: bool,
     sr_pending: bool,
@@ -207,14 +199,41 @@ struct UlGrant {
     new: Option<(u16, u8, u32)>,
 }
 
+/// Index of the DL's and the UL's entry in per-direction arrays (`Dir as usize`).
+const DL: usize = Dir::Dl as usize;
+const UL: usize = Dir::Ul as usize;
+
+/// One direction of a UE's radio link: the channel, the gNB's CSI of it, link adaptation and the
+/// HARQ processes (and their randomness).
+struct RadioLink {
+    sinr: SinrSource,
+    /// The SINR of the last CSI report (dB, floored as CQI reporting quantises it).
+    csi_sinr: f64,
+    olla: Olla,
+    harq: Vec<HarqProcess<Tb>>,
+    rng: Rng,
+}
+
+impl RadioLink {
+    fn new(nof_harqs: usize, sinr: &SinrSource, target_bler: f64, rng: Rng) -> RadioLink {
+        RadioLink {
+            csi_sinr: sinr.at(0),
+            sinr: sinr.clone(),
+            olla: Olla::new(target_bler),
+            harq: (0..nof_harqs).map(|_| HarqProcess::default()).collect(),
+            rng,
+        }
+    }
+}
+
 /// The cell, its UEs, the CU-UP and the UPF.
 pub struct Stack {
     cfg: StackConfig,
     duplex: Duplex,
     grid: SlotGrid,
     prbs: u16,
-    dl_table: McsTable,
-    ul_table: McsTable,
+    /// The MCS table of each direction.
+    table: [McsTable; 2],
     sr_period_slots: u64,
     csi_period_slots: u64,
     ues: Vec<Ue>,
@@ -299,17 +318,21 @@ impl Stack {
             ues.push(Ue {
                 rnti: 0x4601 + i as u16,
                 slice: spec.slice,
-                dl_sinr: spec.dl_sinr.clone(),
-                ul_sinr: spec.ul_sinr.clone(),
                 drbs,
-                dl_harq: (0..nh).map(|_| HarqProcess::default()).collect(),
-                ul_harq: (0..nh).map(|_| HarqProcess::default()).collect(),
-                dl_olla: Olla::new(c.pdsch.olla_target_bler),
-                ul_olla: Olla::new(c.pusch.olla_target_bler),
-                csi_dl_sinr: spec.dl_sinr.at(0),
-                csi_ul_sinr: spec.ul_sinr.at(0),
-                rng_dl: Rng::new(seed, &format!("ue{i}.dl.harq")),
-                rng_ul: Rng::new(seed, &format!("ue{i}.ul.harq")),
+                link: [
+                    RadioLink::new(
+                        nh,
+                        &spec.dl_sinr,
+                        c.pdsch.olla_target_bler,
+                        Rng::new(seed, &format!("ue{i}.dl.harq")),
+                    ),
+                    RadioLink::new(
+                        nh,
+                        &spec.ul_sinr,
+                        c.pusch.olla_target_bler,
+                        Rng::new(seed, &format!("ue{i}.ul.harq")),
+                    ),
+                ],
                 bsr_triggered: false,
                 sr_pending: false,
                 periodic_bsr_at: None,
@@ -335,8 +358,7 @@ impl Stack {
             duplex,
             grid: SlotGrid::new(mu),
             prbs,
-            dl_table: mcs_table(c.pdsch.mcs_table),
-            ul_table: mcs_table(c.pusch.mcs_table),
+            table: [mcs_table(c.pdsch.mcs_table), mcs_table(c.pusch.mcs_table)],
             sr_period_slots,
             csi_period_slots,
             ues,
@@ -885,18 +907,17 @@ impl Stack {
 
     // ----------------------------------------------------------------- the air
 
-    fn dl_mcs(&self, ui: usize) -> u8 {
-        let u = &self.ues[ui];
-        let p = &self.cfg.cell.pdsch;
-        channel::select_mcs(self.dl_table, u.csi_dl_sinr + u.dl_olla.offset_db, p.olla_target_bler, p.max_ue_mcs)
-            .max(p.min_ue_mcs)
-    }
-
-    fn ul_mcs(&self, ui: usize) -> u8 {
-        let u = &self.ues[ui];
-        let p = &self.cfg.cell.pusch;
-        channel::select_mcs(self.ul_table, u.csi_ul_sinr + u.ul_olla.offset_db, p.olla_target_bler, p.max_ue_mcs)
-            .max(p.min_ue_mcs)
+    /// The MCS for UE `ui`'s next new transmission in direction `d` (`DL`, `UL`): the highest whose
+    /// BLER at the reported SINR, corrected by outer-loop link adaptation, meets the target.
+    fn mcs(&self, ui: usize, d: usize) -> u8 {
+        let link = &self.ues[ui].link[d];
+        let (target, min, max) = match d {
+            DL => {
+                (self.cfg.cell.pdsch.olla_target_bler, self.cfg.cell.pdsch.min_ue_mcs, self.cfg.cell.pdsch.max_ue_mcs)
+            }
+            _ => (self.cfg.cell.pusch.olla_target_bler, self.cfg.cell.pusch.min_ue_mcs, self.cfg.cell.pusch.max_ue_mcs),
+        };
+        channel::select_mcs(self.table[d], link.csi_sinr + link.olla.offset_db, target, max).max(min)
     }
 
     fn handle_slot<S: Sink>(&mut self, s: u64, sink: &mut S) {
@@ -908,8 +929,8 @@ impl Stack {
         for ui in 0..self.ues.len() {
             let u = &mut self.ues[ui];
             if csi {
-                u.csi_dl_sinr = u.dl_sinr.at(t).floor();
-                u.csi_ul_sinr = u.ul_sinr.at(t).floor();
+                u.link[DL].csi_sinr = u.link[DL].sinr.at(t).floor();
+                u.link[UL].csi_sinr = u.link[UL].sinr.at(t).floor();
             }
             if u.periodic_bsr_at.is_some_and(|p| p <= t) {
                 u.periodic_bsr_at = None;
@@ -951,8 +972,8 @@ impl Stack {
         let pdsch_end = pdsch_start + i64::from(symbols) * self.grid.symbol_ns();
         // Retransmissions first.
         for ui in 0..self.ues.len() {
-            for h in 0..self.ues[ui].dl_harq.len() {
-                let hp = &self.ues[ui].dl_harq[h];
+            for h in 0..self.ues[ui].link[DL].harq.len() {
+                let hp = &self.ues[ui].link[DL].harq[h];
                 let ready = matches!(hp.state, HarqState::PendingRetx { ready } if ready <= s);
                 let Some(tb) = hp.tb.as_ref() else { continue };
                 if !ready || tb.prbs > free || symbols < tb.symbols || scheduled >= max_ues {
@@ -960,18 +981,18 @@ impl Stack {
                 }
                 free -= tb.prbs;
                 scheduled += 1;
-                self.ues[ui].dl_harq[h].retx();
+                self.ues[ui].link[DL].harq[h].retx();
                 self.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink);
             }
         }
         // New transmissions.
         let mut cands = Vec::new();
         for ui in 0..self.ues.len() {
-            if self.gnb_dl_buffer(ui) == 0 || !self.ues[ui].dl_harq.iter().any(|h| h.state == HarqState::Idle) {
+            if self.gnb_dl_buffer(ui) == 0 || !self.ues[ui].link[DL].harq.iter().any(|h| h.state == HarqState::Idle) {
                 continue;
             }
-            let mcs = self.dl_mcs(ui);
-            let rate = f64::from(self.tbs.tbs_for(self.dl_table, mcs, symbols, 1));
+            let mcs = self.mcs(ui, DL);
+            let rate = f64::from(self.tbs.tbs_for(self.table[DL], mcs, symbols, 1));
             cands.push(Candidate { ue: ui, rate });
         }
         let mut served = vec![0u64; self.ues.len()];
@@ -979,11 +1000,11 @@ impl Stack {
             if free == 0 || scheduled >= max_ues {
                 break;
             }
-            let mcs = self.dl_mcs(ui);
+            let mcs = self.mcs(ui, DL);
             let need = self.gnb_dl_buffer(ui) + 16;
-            let (mut prbs, _) = self.tbs.prbs_for(self.dl_table, mcs, symbols, need);
+            let (mut prbs, _) = self.tbs.prbs_for(self.table[DL], mcs, symbols, need);
             prbs = prbs.min(free);
-            let tbs = self.tbs.tbs_for(self.dl_table, mcs, symbols, prbs);
+            let tbs = self.tbs.tbs_for(self.table[DL], mcs, symbols, prbs);
             let pdus = self.pull(ui, tbs, true, t, sink);
             if pdus.is_empty() {
                 continue;
@@ -991,12 +1012,12 @@ impl Stack {
             free -= prbs;
             scheduled += 1;
             served[ui] = u64::from(tbs);
-            let h = self.ues[ui]
-                .dl_harq
+            let h = self.ues[ui].link[DL]
+                .harq
                 .iter()
                 .position(|h| h.state == HarqState::Idle)
                 .expect("candidate has an idle process");
-            self.ues[ui].dl_harq[h].new_tx(Tb { pdus, mcs, prbs, tbs, symbols, bsr: None });
+            self.ues[ui].link[DL].harq[h].new_tx(Tb { pdus, mcs, prbs, tbs, symbols, bsr: None });
             self.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink);
         }
         self.scheduler.served(Dir::Dl, &served);
@@ -1054,22 +1075,13 @@ impl Stack {
         sink: &mut S,
     ) {
         let u = &self.ues[ui];
-        let hp = &u.dl_harq[h];
+        let hp = &u.link[DL].harq[h];
         let tb = hp.tb.as_ref().expect("transmitting a process with a TB");
         let retx = hp.nof_tx - 1;
-        for (_, pdu) in &tb.pdus {
-            if let RlcPdu::Data { sdu, offset, len, sn, .. } = pdu {
-                let mut e = self.ev(start, Node::GnbDu, Layer::Mac, Point::Tx, &sdu.pkt);
-                e.sn = Some(*sn);
-                e.seg_offset = Some(*offset);
-                e.bytes = *len;
-                e.retx = retx as u8;
-                sink.packet(e);
-            }
-        }
-        let sinr = u.dl_sinr.at(t);
-        let p_err = channel::bler(self.dl_table, tb.mcs, sinr, hp.nof_tx);
-        let ok = !self.ues[ui].rng_dl.bernoulli(p_err);
+        self.tb_sent(sink, start, Node::GnbDu, &tb.pdus, retx);
+        let sinr = u.link[DL].sinr.at(t);
+        let p_err = channel::bler(self.table[DL], tb.mcs, sinr, hp.nof_tx);
+        let ok = !self.ues[ui].link[DL].rng.bernoulli(p_err);
         self.stats.harq_tx[0] += 1;
         if retx > 0 {
             self.stats.harq_retx[0] += 1;
@@ -1080,32 +1092,69 @@ impl Stack {
         self.schedule(fb, Action::DlFeedback { ue: ui as u32, harq: h as u8, ack: ok, slot: s });
     }
 
+    /// The event of an RLC data PDU of a TB at (`node`, `layer`, `point`); `retx`: the TB's
+    /// retransmission index. A STATUS PDU has none.
+    #[allow(clippy::too_many_arguments)] // the event's own columns
+    fn pdu_event<S: Sink>(
+        &self,
+        sink: &mut S,
+        t: Instant,
+        node: Node,
+        layer: Layer,
+        point: Point,
+        pdu: &RlcPdu,
+        retx: u32,
+    ) {
+        if let RlcPdu::Data { sdu, offset, len, sn, .. } = pdu {
+            let mut e = self.ev(t, node, layer, point, &sdu.pkt);
+            e.sn = Some(*sn);
+            e.seg_offset = Some(*offset);
+            e.bytes = *len;
+            e.retx = retx as u8;
+            sink.packet(e);
+        }
+    }
+
+    /// A TB sent on the air at `t` by `node`: the MAC `tx` event of each of its data PDUs.
+    fn tb_sent<S: Sink>(&self, sink: &mut S, t: Instant, node: Node, pdus: &[(u8, RlcPdu)], retx: u32) {
+        for (_, pdu) in pdus {
+            self.pdu_event(sink, t, node, Layer::Mac, Point::Tx, pdu, retx);
+        }
+    }
+
+    /// A TB decoded at the UE (`at_ue`: DL) or at the DU (UL): each RLC PDU to its bearer's
+    /// receiving entity, a PHY `rx` event per data PDU.
+    fn receive_tb<S: Sink>(
+        &mut self,
+        now: Instant,
+        ui: usize,
+        pdus: &[(u8, RlcPdu)],
+        nof_tx: u32,
+        at_ue: bool,
+        sink: &mut S,
+    ) {
+        let node = if at_ue { Node::Ue } else { Node::GnbDu };
+        for (di, pdu) in pdus {
+            let di = usize::from(*di);
+            self.pdu_event(sink, now, node, Layer::Phy, Point::Rx, pdu, nof_tx - 1);
+            let d = &mut self.ues[ui].drbs[di];
+            let rlc = if at_ue { &mut d.ue_rlc } else { &mut d.gnb_rlc };
+            match pdu {
+                RlcPdu::Data { .. } => rlc.handle_data(now, pdu),
+                RlcPdu::Status { ack_sn, nacks, .. } => rlc.handle_status(now, *ack_sn, nacks),
+            }
+            self.drain_rlc(now, ui, di, at_ue, sink);
+        }
+    }
+
     fn dl_decode<S: Sink>(&mut self, now: Instant, ui: usize, h: usize, ok: bool, sink: &mut S) {
         if !ok {
             return;
         }
-        let pdus = match &self.ues[ui].dl_harq[h].tb {
-            Some(tb) => tb.pdus.clone(),
-            None => return,
-        };
-        for (di, pdu) in pdus {
-            let di = usize::from(di);
-            match &pdu {
-                RlcPdu::Data { sdu, offset, len, sn, .. } => {
-                    let mut e = self.ev(now, Node::Ue, Layer::Phy, Point::Rx, &sdu.pkt);
-                    e.sn = Some(*sn);
-                    e.seg_offset = Some(*offset);
-                    e.bytes = *len;
-                    e.retx = (self.ues[ui].dl_harq[h].nof_tx - 1) as u8;
-                    sink.packet(e);
-                    self.ues[ui].drbs[di].ue_rlc.handle_data(now, &pdu);
-                }
-                RlcPdu::Status { ack_sn, nacks, .. } => {
-                    self.ues[ui].drbs[di].ue_rlc.handle_status(now, *ack_sn, nacks);
-                }
-            }
-            self.drain_rlc(now, ui, di, true, sink);
-        }
+        let hp = &self.ues[ui].link[DL].harq[h];
+        let Some(tb) = hp.tb.as_ref() else { return };
+        let (pdus, nof_tx) = (tb.pdus.clone(), hp.nof_tx);
+        self.receive_tb(now, ui, &pdus, nof_tx, true, sink);
         // STATUS PDUs or retransmissions may now be waiting at the UE.
         self.ue_data_arrived(ui);
     }
@@ -1113,41 +1162,51 @@ impl Stack {
     fn dl_feedback<S: Sink>(&mut self, now: Instant, ui: usize, h: usize, ack: bool, slot: u64, sink: &mut S) {
         let max = u32::from(self.cfg.cell.pdsch.max_nof_harq_retxs);
         let next = self.grid.at(now) + 1;
-        let SlotPoint { t: slot_t, sfn, slot_in_frame: sif } = self.grid.point(slot);
-        let u = &mut self.ues[ui];
-        u.dl_olla.update(ack);
-        let hp = &u.dl_harq[h];
-        let Some(tb) = hp.tb.as_ref() else { return };
-        let row = SlotEvent {
-            t_ns: slot_t,
+        self.ues[ui].link[DL].olla.update(ack);
+        let Some(row) = self.harq_row(DL, ui, h, slot, ack) else { return };
+        sink.slot(row);
+        if let Some((tb, delivered)) = self.ues[ui].link[DL].harq[h].feedback(ack, max, next) {
+            if !delivered {
+                self.harq_lost(now, ui, tb, Dir::Dl, sink);
+            }
+        }
+    }
+
+    /// The `slot_events` row of HARQ process `h`'s TB of UE `ui` in direction `d`, sent in `slot`
+    /// and decoded (`ack`) or not; `None` when the process holds no TB.
+    fn harq_row(&self, d: usize, ui: usize, h: usize, slot: u64, ack: bool) -> Option<SlotEvent> {
+        let u = &self.ues[ui];
+        let link = &u.link[d];
+        let hp = &link.harq[h];
+        let tb = hp.tb.as_ref()?;
+        let SlotPoint { t, sfn, slot_in_frame } = self.grid.point(slot);
+        let dl = d == DL;
+        Some(SlotEvent {
+            t_ns: t,
             slot,
             sfn,
-            slot_in_frame: sif,
-            dir: Dir::Dl,
+            slot_in_frame,
+            dir: if dl { Dir::Dl } else { Dir::Ul },
             ue: Some(ui as u32),
             rnti: Some(u.rnti),
             prbs: tb.prbs,
             mcs: Some(tb.mcs),
             tbs: Some(tb.tbs),
-            layers: Some(self.cfg.cell.layers),
+            // The UL is single-layer in the model (docs/model.md).
+            layers: Some(if dl { self.cfg.cell.layers } else { 1 }),
             harq_id: Some(h as u8),
             rv: Some(rv(hp.nof_tx - 1)),
             ndi: Some(hp.ndi),
             retx_index: Some((hp.nof_tx - 1) as u8),
             ack: Some(ack),
-            bsr_bytes: None,
-            cqi: Some(channel::cqi_for_sinr(u.csi_dl_sinr)),
-            sinr_db: Some(u.dl_sinr.at(slot_t) as f32),
+            bsr_bytes: tb.bsr,
+            // The CQI the UE reported (DL only: the UL has no CQI).
+            cqi: dl.then(|| channel::cqi_for_sinr(link.csi_sinr)),
+            sinr_db: Some(link.sinr.at(t) as f32),
             prbs_used: None,
             prbs_total: None,
             nof_ues_scheduled: None,
-        };
-        sink.slot(row);
-        if let Some((tb, delivered)) = self.ues[ui].dl_harq[h].feedback(ack, max, next) {
-            if !delivered {
-                self.harq_lost(now, ui, tb, Dir::Dl, sink);
-            }
-        }
+        })
     }
 
     fn harq_lost<S: Sink>(&mut self, now: Instant, ui: usize, tb: Tb, dir: Dir, sink: &mut S) {
@@ -1186,8 +1245,8 @@ impl Stack {
         let mut n = 0;
         // Retransmissions (adaptive: same PRBs and MCS).
         for ui in 0..self.ues.len() {
-            for h in 0..self.ues[ui].ul_harq.len() {
-                let hp = &self.ues[ui].ul_harq[h];
+            for h in 0..self.ues[ui].link[UL].harq.len() {
+                let hp = &self.ues[ui].link[UL].harq[h];
                 let ready = matches!(hp.state, HarqState::PendingRetx { ready } if ready <= s);
                 let Some(tb) = hp.tb.as_ref() else { continue };
                 if !ready || tb.prbs > free || n >= max_ues || self.ues[ui].grants.contains_key(&u_slot) {
@@ -1195,7 +1254,7 @@ impl Stack {
                 }
                 free -= tb.prbs;
                 n += 1;
-                self.ues[ui].ul_harq[h].retx();
+                self.ues[ui].link[UL].harq[h].retx();
                 self.ues[ui].grants.insert(u_slot, UlGrant { harq: h as u8, new: None });
             }
         }
@@ -1204,12 +1263,12 @@ impl Stack {
             let u = &self.ues[ui];
             if (u.ul_est == 0 && !u.sr_received)
                 || u.grants.contains_key(&u_slot)
-                || !u.ul_harq.iter().any(|h| h.state == HarqState::Idle)
+                || !u.link[UL].harq.iter().any(|h| h.state == HarqState::Idle)
             {
                 continue;
             }
-            let mcs = self.ul_mcs(ui);
-            let rate = f64::from(self.tbs.tbs_for(self.ul_table, mcs, symbols, 1));
+            let mcs = self.mcs(ui, UL);
+            let rate = f64::from(self.tbs.tbs_for(self.table[UL], mcs, symbols, 1));
             cands.push(Candidate { ue: ui, rate });
         }
         let mut served = vec![0u64; self.ues.len()];
@@ -1217,26 +1276,26 @@ impl Stack {
             if free == 0 || n >= max_ues {
                 break;
             }
-            let mcs = self.ul_mcs(ui);
+            let mcs = self.mcs(ui, UL);
             let u = &self.ues[ui];
             let want = if u.ul_est > 0 { u.ul_est + 8 } else { u64::from(self.cfg.cell.pusch.sr_grant_bytes) };
-            let (mut prbs, _) = self.tbs.prbs_for(self.ul_table, mcs, symbols, want);
+            let (mut prbs, _) = self.tbs.prbs_for(self.table[UL], mcs, symbols, want);
             prbs = prbs.min(free);
-            let tbs = self.tbs.tbs_for(self.ul_table, mcs, symbols, prbs);
+            let tbs = self.tbs.tbs_for(self.table[UL], mcs, symbols, prbs);
             if tbs < 8 {
                 continue;
             }
             free -= prbs;
             n += 1;
             served[ui] = u64::from(tbs);
-            let h = self.ues[ui]
-                .ul_harq
+            let h = self.ues[ui].link[UL]
+                .harq
                 .iter()
                 .position(|h| h.state == HarqState::Idle)
                 .expect("candidate has an idle process");
             // Reserve the process now; the TB is built by the UE at the PUSCH slot.
             let u = &mut self.ues[ui];
-            u.ul_harq[h].state = HarqState::WaitAck;
+            u.link[UL].harq[h].state = HarqState::WaitAck;
             u.grants.insert(u_slot, UlGrant { harq: h as u8, new: Some((prbs, mcs, tbs)) });
             u.ul_est = u.ul_est.saturating_sub(u64::from(tbs));
             u.sr_received = false;
@@ -1292,30 +1351,21 @@ impl Stack {
                     );
                 }
                 pdus.shrink_to_fit();
-                self.ues[ui].ul_harq[h].new_tx(Tb { pdus, mcs, prbs, tbs, symbols, bsr });
+                self.ues[ui].link[UL].harq[h].new_tx(Tb { pdus, mcs, prbs, tbs, symbols, bsr });
             }
-            used += self.ues[ui].ul_harq[h].tb.as_ref().map_or(0, |tb| tb.prbs);
+            used += self.ues[ui].link[UL].harq[h].tb.as_ref().map_or(0, |tb| tb.prbs);
             let u = &self.ues[ui];
-            let hp = &u.ul_harq[h];
+            let hp = &u.link[UL].harq[h];
             let Some(tb) = hp.tb.as_ref() else { continue };
             let retx = hp.nof_tx - 1;
             let start = t + self.grid.symbol_ns();
-            for (_, pdu) in &tb.pdus {
-                if let RlcPdu::Data { sdu, offset, len, sn, .. } = pdu {
-                    let mut e = self.ev(start, Node::Ue, Layer::Mac, Point::Tx, &sdu.pkt);
-                    e.sn = Some(*sn);
-                    e.seg_offset = Some(*offset);
-                    e.bytes = *len;
-                    e.retx = retx as u8;
-                    sink.packet(e);
-                }
-            }
-            let p_err = channel::bler(self.ul_table, tb.mcs, u.ul_sinr.at(t), hp.nof_tx);
+            self.tb_sent(sink, start, Node::Ue, &tb.pdus, retx);
+            let p_err = channel::bler(self.table[UL], tb.mcs, u.link[UL].sinr.at(t), hp.nof_tx);
             self.stats.harq_tx[1] += 1;
             if retx > 0 {
                 self.stats.harq_retx[1] += 1;
             }
-            let ok = !self.ues[ui].rng_ul.bernoulli(p_err);
+            let ok = !self.ues[ui].link[UL].rng.bernoulli(p_err);
             self.schedule(t + self.grid.slot_ns(), Action::UlDecode { ue: ui as u32, harq: h as u8, ok, slot: s });
         }
         sink.slot(SlotEvent {
@@ -1329,34 +1379,11 @@ impl Stack {
 
     fn ul_decode<S: Sink>(&mut self, now: Instant, ui: usize, h: usize, ok: bool, slot: u64, sink: &mut S) {
         let max = u32::from(self.cfg.cell.pusch.max_nof_harq_retxs);
-        self.ues[ui].ul_olla.update(ok);
-        let Some(tb) = self.ues[ui].ul_harq[h].tb.clone() else { return };
-        let SlotPoint { t: slot_t, sfn, slot_in_frame: sif } = self.grid.point(slot);
-        let hp = &self.ues[ui].ul_harq[h];
-        sink.slot(SlotEvent {
-            t_ns: slot_t,
-            slot,
-            sfn,
-            slot_in_frame: sif,
-            dir: Dir::Ul,
-            ue: Some(ui as u32),
-            rnti: Some(self.ues[ui].rnti),
-            prbs: tb.prbs,
-            mcs: Some(tb.mcs),
-            tbs: Some(tb.tbs),
-            layers: Some(1),
-            harq_id: Some(h as u8),
-            rv: Some(rv(hp.nof_tx - 1)),
-            ndi: Some(hp.ndi),
-            retx_index: Some((hp.nof_tx - 1) as u8),
-            ack: Some(ok),
-            bsr_bytes: tb.bsr,
-            cqi: None,
-            sinr_db: Some(self.ues[ui].ul_sinr.at(slot_t) as f32),
-            prbs_used: None,
-            prbs_total: None,
-            nof_ues_scheduled: None,
-        });
+        self.ues[ui].link[UL].olla.update(ok);
+        let Some(row) = self.harq_row(UL, ui, h, slot, ok) else { return };
+        sink.slot(row);
+        let hp = &self.ues[ui].link[UL].harq[h];
+        let Some(tb) = hp.tb.clone() else { return };
         if ok {
             let nof_tx = hp.nof_tx;
             if let Some(b) = tb.bsr {
@@ -1371,27 +1398,10 @@ impl Stack {
                 let idx = BsrFormat::Long.index(b);
                 self.ues[ui].ul_est = BsrFormat::Long.bytes(idx).saturating_sub(outstanding);
             }
-            for (di, pdu) in &tb.pdus {
-                let di = usize::from(*di);
-                match pdu {
-                    RlcPdu::Data { sdu, offset, len, sn, .. } => {
-                        let mut e = self.ev(now, Node::GnbDu, Layer::Phy, Point::Rx, &sdu.pkt);
-                        e.sn = Some(*sn);
-                        e.seg_offset = Some(*offset);
-                        e.bytes = *len;
-                        e.retx = (nof_tx - 1) as u8;
-                        sink.packet(e);
-                        self.ues[ui].drbs[di].gnb_rlc.handle_data(now, pdu);
-                    }
-                    RlcPdu::Status { ack_sn, nacks, .. } => {
-                        self.ues[ui].drbs[di].gnb_rlc.handle_status(now, *ack_sn, nacks)
-                    }
-                }
-                self.drain_rlc(now, ui, di, false, sink);
-            }
+            self.receive_tb(now, ui, &tb.pdus, nof_tx, false, sink);
         }
         let next = slot + 1;
-        if let Some((tb, delivered)) = self.ues[ui].ul_harq[h].feedback(ok, max, next.max(self.grid.at(now))) {
+        if let Some((tb, delivered)) = self.ues[ui].link[UL].harq[h].feedback(ok, max, next.max(self.grid.at(now))) {
             if !delivered {
                 self.harq_lost(now, ui, tb, Dir::Ul, sink);
             }
