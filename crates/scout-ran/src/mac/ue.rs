@@ -1,0 +1,138 @@
+//! The UE's MAC for the uplink: when it asks for resources (scheduling request, TS 38.321 §5.4.4),
+//! when it reports its buffer (buffer status report, §5.4.5), and the grants it holds.
+//!
+//! Not modelled: retxBSR-Timer (a regular BSR is re-triggered only through the SR path), the
+//! logical-channel-group split of the BSR (one Long BSR of the whole buffer), sr-ProhibitTimer and
+//! sr-TransMax.
+
+use std::collections::BTreeMap;
+
+use super::bsr::BsrFormat;
+use crate::Instant;
+
+/// An UL grant for one PUSCH slot: a HARQ process and, for a new TB, its allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UlGrant {
+    pub harq: u8,
+    /// (PRBs, MCS, TBS bytes) of a new transmission; `None` for a retransmission.
+    pub new: Option<(u16, u8, u32)>,
+}
+
+/// One UE's UL MAC state.
+#[derive(Clone, Debug)]
+pub struct UeMac {
+    /// A regular or periodic BSR is pending (the next new TB carries one).
+    pub bsr_triggered: bool,
+    /// An SR is pending (sent at the UE's next SR occasion).
+    pub sr_pending: bool,
+    /// When periodicBSR-Timer expires.
+    periodic_bsr_at: Option<Instant>,
+    /// The UE's SR occasions: slots `n` with `n mod period = sr_offset` (TS 38.213 §9.2.4).
+    pub sr_offset: u64,
+    /// Grants by PUSCH slot.
+    pub grants: BTreeMap<u64, UlGrant>,
+}
+
+impl UeMac {
+    pub fn new(sr_offset: u64) -> UeMac {
+        UeMac { bsr_triggered: false, sr_pending: false, periodic_bsr_at: None, sr_offset, grants: BTreeMap::new() }
+    }
+
+    /// New UL data arrived in a buffer that was empty: a regular BSR triggers (§5.4.5), and an SR
+    /// with it when the UE holds no grant to carry the BSR (§5.4.4).
+    pub fn new_data(&mut self) {
+        self.bsr_triggered = true;
+        if self.grants.is_empty() {
+            self.sr_pending = true;
+        }
+    }
+
+    /// At the start of the slot at `t`: an expired periodicBSR-Timer triggers a BSR (§5.4.5).
+    pub fn slot_start(&mut self, t: Instant) {
+        if self.periodic_bsr_at.is_some_and(|p| p <= t) {
+            self.periodic_bsr_at = None;
+            self.bsr_triggered = true;
+        }
+    }
+
+    /// At slot `s`, which carries PUCCH, with SR period `period` slots: whether the UE sends its
+    /// pending SR now (its occasion).
+    pub fn sr_occasion(&mut self, s: u64, period: u64) -> bool {
+        let send = self.sr_pending && s % period == self.sr_offset;
+        if send {
+            self.sr_pending = false;
+        }
+        send
+    }
+
+    /// Bytes a new TB keeps for a triggered BSR's MAC CE (a Long BSR, TS 38.321 §6.1.3.1).
+    pub fn bsr_room(&self) -> u32 {
+        if self.bsr_triggered {
+            BsrFormat::Long.ce_bytes()
+        } else {
+            0
+        }
+    }
+
+    /// Whether a new TB of `tbs` bytes with `used` bytes filled carries a BSR: a triggered one, or a
+    /// padding BSR where the padding holds one (§5.4.5).
+    pub fn carries_bsr(&self, tbs: u32, used: u32) -> bool {
+        self.bsr_triggered || tbs.saturating_sub(used) >= BsrFormat::Long.ce_bytes()
+    }
+
+    /// A BSR was sent at `t`: the trigger is served and periodicBSR-Timer restarts
+    /// (`periodic_ms` ms; -1: infinity).
+    pub fn bsr_sent(&mut self, t: Instant, periodic_ms: i64) {
+        self.bsr_triggered = false;
+        self.periodic_bsr_at = (periodic_ms > 0).then_some(t + periodic_ms * 1_000_000);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_data_asks_for_a_grant_only_without_one() {
+        let mut m = UeMac::new(3);
+        m.new_data();
+        assert!(m.bsr_triggered && m.sr_pending);
+        let mut m = UeMac::new(3);
+        m.grants.insert(10, UlGrant { harq: 0, new: Some((5, 9, 300)) });
+        m.new_data();
+        assert!(m.bsr_triggered && !m.sr_pending, "the BSR rides on the grant already held");
+    }
+
+    #[test]
+    fn sr_waits_for_its_occasion() {
+        let mut m = UeMac::new(3);
+        assert!(!m.sr_occasion(3, 10), "nothing pending");
+        m.new_data();
+        assert!(!m.sr_occasion(4, 10) && !m.sr_occasion(12, 10));
+        assert!(m.sr_occasion(13, 10));
+        assert!(!m.sr_pending && !m.sr_occasion(23, 10), "sent once");
+    }
+
+    #[test]
+    fn bsr_room_padding_and_the_periodic_timer() {
+        let mut m = UeMac::new(0);
+        let ce = BsrFormat::Long.ce_bytes();
+        assert_eq!(m.bsr_room(), 0);
+        assert!(!m.carries_bsr(100, 100 - ce + 1), "padding too small for a BSR");
+        assert!(m.carries_bsr(100, 100 - ce), "a padding BSR");
+        m.new_data();
+        assert_eq!(m.bsr_room(), ce);
+        assert!(m.carries_bsr(100, 100));
+        // Sent at 5 ms with periodicBSR-Timer 10 ms: due again at 15 ms.
+        m.bsr_sent(5_000_000, 10);
+        assert!(!m.bsr_triggered);
+        m.slot_start(14_999_999);
+        assert!(!m.bsr_triggered);
+        m.slot_start(15_000_000);
+        assert!(m.bsr_triggered);
+        // Infinity: never again.
+        m.bsr_sent(20_000_000, -1);
+        m.slot_start(i64::MAX);
+        assert!(!m.bsr_triggered);
+    }
+}

@@ -1,0 +1,517 @@
+//! The air: each slot's CSI, SR and BSR, the gNB MAC's DL and UL scheduling (retransmissions,
+//! then new transmissions in the policy's order), transport blocks, HARQ decoding and feedback.
+
+use super::*;
+
+impl Stack {
+    /// The MCS for UE `ui`'s next new transmission in direction `d` (`DL`, `UL`): the highest whose
+    /// BLER at the reported SINR, corrected by outer-loop link adaptation, meets the target.
+    pub(super) fn mcs(&self, ui: usize, d: usize) -> u8 {
+        let link = &self.ues[ui].link[d];
+        let (target, min, max) = match d {
+            DL => {
+                (self.cfg.cell.pdsch.olla_target_bler, self.cfg.cell.pdsch.min_ue_mcs, self.cfg.cell.pdsch.max_ue_mcs)
+            }
+            _ => (self.cfg.cell.pusch.olla_target_bler, self.cfg.cell.pusch.min_ue_mcs, self.cfg.cell.pusch.max_ue_mcs),
+        };
+        channel::select_mcs(self.table[d], link.csi_sinr + link.olla.offset_db, target, max).max(min)
+    }
+
+    pub(super) fn handle_slot<S: Sink>(&mut self, s: u64, sink: &mut S) {
+        let SlotPoint { t, sfn, slot_in_frame: sif } = self.grid.point(s);
+        self.stats.slots += 1;
+        let kind = self.duplex.slot_kind(s);
+        // CSI reports and periodic BSR at the UE.
+        let csi = s.is_multiple_of(self.csi_period_slots);
+        for ui in 0..self.ues.len() {
+            let u = &mut self.ues[ui];
+            if csi {
+                u.link[DL].csi_sinr = u.link[DL].sinr.at(t).floor();
+                u.link[UL].csi_sinr = u.link[UL].sinr.at(t).floor();
+            }
+            u.mac.slot_start(t);
+        }
+        // SR occasions on slots with UL symbols (PUCCH).
+        if kind.ul_symbols > 0 {
+            for ui in 0..self.ues.len() {
+                let period = self.sr_period_slots;
+                let u = &mut self.ues[ui];
+                if u.mac.sr_occasion(s, period) {
+                    u.sr_received = true;
+                    self.control(sink, t, Node::Ue, Layer::Mac, "sr", Some(ui as u32), None, None, None, String::new());
+                }
+            }
+        }
+        let pdcch = u32::from(self.cfg.cell.pdcch_symbols);
+        if u32::from(kind.dl_symbols) >= pdcch + 3 {
+            self.schedule_dl(s, t, u32::from(kind.dl_symbols) - pdcch, sfn, sif, sink);
+        }
+        if kind.dl_symbols > 0 {
+            for u_slot in self.duplex.pusch_slots_for_pdcch(s, self.cfg.cell.pusch.min_k2) {
+                self.schedule_ul(s, u_slot, sink);
+            }
+        }
+        if kind.ul_symbols == 14 {
+            self.transmit_pusch(s, t, sfn, sif, sink);
+        }
+        self.schedule(t + self.grid.slot_ns(), Action::Slot(s + 1));
+    }
+
+    pub(super) fn schedule_dl<S: Sink>(&mut self, s: u64, t: Instant, symbols: u32, sfn: u16, sif: u8, sink: &mut S) {
+        let mut free = self.prbs;
+        let mut scheduled = 0u16;
+        let max_ues = self.cfg.cell.scheduler.max_ues_per_slot as u16;
+        let pdsch_start = t + i64::from(self.cfg.cell.pdcch_symbols) * self.grid.symbol_ns();
+        let pdsch_end = pdsch_start + i64::from(symbols) * self.grid.symbol_ns();
+        // Retransmissions first.
+        for ui in 0..self.ues.len() {
+            for h in 0..self.ues[ui].link[DL].harq.len() {
+                let hp = &self.ues[ui].link[DL].harq[h];
+                let ready = matches!(hp.state, HarqState::PendingRetx { ready } if ready <= s);
+                let Some(tb) = hp.tb.as_ref() else { continue };
+                if !ready || tb.prbs > free || symbols < tb.symbols || scheduled >= max_ues {
+                    continue;
+                }
+                free -= tb.prbs;
+                scheduled += 1;
+                self.ues[ui].link[DL].harq[h].retx();
+                self.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink);
+            }
+        }
+        // New transmissions.
+        let mut cands = Vec::new();
+        for ui in 0..self.ues.len() {
+            if self.gnb_dl_buffer(ui) == 0 || !self.ues[ui].link[DL].harq.iter().any(|h| h.state == HarqState::Idle) {
+                continue;
+            }
+            let mcs = self.mcs(ui, DL);
+            let rate = f64::from(self.tbs.tbs_for(self.table[DL], mcs, symbols, 1));
+            cands.push(Candidate { ue: ui, rate });
+        }
+        let mut served = vec![0u64; self.ues.len()];
+        for ui in self.scheduler.order(Dir::Dl, &cands) {
+            if free == 0 || scheduled >= max_ues {
+                break;
+            }
+            let mcs = self.mcs(ui, DL);
+            let need = self.gnb_dl_buffer(ui) + 16;
+            let (mut prbs, _) = self.tbs.prbs_for(self.table[DL], mcs, symbols, need);
+            prbs = prbs.min(free);
+            let tbs = self.tbs.tbs_for(self.table[DL], mcs, symbols, prbs);
+            let pdus = self.pull(ui, tbs, true, t, sink);
+            if pdus.is_empty() {
+                continue;
+            }
+            free -= prbs;
+            scheduled += 1;
+            served[ui] = u64::from(tbs);
+            let h = self.ues[ui].link[DL]
+                .harq
+                .iter()
+                .position(|h| h.state == HarqState::Idle)
+                .expect("candidate has an idle process");
+            self.ues[ui].link[DL].harq[h].new_tx(Tb { pdus, mcs, prbs, tbs, symbols, bsr: None });
+            self.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink);
+        }
+        self.scheduler.served(Dir::Dl, &served);
+        sink.slot(SlotEvent {
+            prbs: self.prbs - free,
+            prbs_used: Some(self.prbs - free),
+            prbs_total: Some(self.prbs),
+            nof_ues_scheduled: Some(scheduled),
+            ..SlotEvent::cell(t, s, sfn, sif, Dir::Dl)
+        });
+    }
+
+    /// Pulls RLC PDUs for a TB of `tbs` bytes from the UE's DRBs in priority order (DL: the DU's
+    /// entities; UL: the UE's), emitting an RLC `segment` event per data PDU.
+    pub(super) fn pull<S: Sink>(
+        &mut self,
+        ui: usize,
+        tbs: u32,
+        dl: bool,
+        t: Instant,
+        sink: &mut S,
+    ) -> Vec<(u8, RlcPdu)> {
+        let mut budget = tbs;
+        let mut order: Vec<usize> = (0..self.ues[ui].drbs.len()).collect();
+        order.sort_by_key(|d| (self.ues[ui].drbs[*d].priority, *d));
+        let mut pdus = Vec::new();
+        for di in order {
+            if budget < 8 {
+                break;
+            }
+            let d = &mut self.ues[ui].drbs[di];
+            let rlc = if dl { &mut d.gnb_rlc } else { &mut d.ue_rlc };
+            let got = rlc.pull(t, budget, mac_subheader);
+            for pdu in got {
+                budget = budget.saturating_sub(pdu.bytes() + mac_subheader(pdu.bytes()));
+                if let RlcPdu::Data { sn, sdu, offset, len, retx, .. } = &pdu {
+                    let node = if dl { Node::GnbDu } else { Node::Ue };
+                    let mut e = self.ev(t, node, Layer::Rlc, Point::Segment, &sdu.pkt);
+                    e.sn = Some(*sn);
+                    e.seg_offset = Some(*offset);
+                    e.seg_last = Some(offset + len == sdu.len);
+                    e.bytes = *len;
+                    e.retx = *retx;
+                    sink.packet(e);
+                }
+                pdus.push((di as u8, pdu));
+            }
+            self.drain_rlc(t, ui, di, !dl, sink);
+        }
+        pdus
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn transmit_dl<S: Sink>(
+        &mut self,
+        ui: usize,
+        h: usize,
+        s: u64,
+        t: Instant,
+        start: Instant,
+        end: Instant,
+        sink: &mut S,
+    ) {
+        let u = &self.ues[ui];
+        let hp = &u.link[DL].harq[h];
+        let tb = hp.tb.as_ref().expect("transmitting a process with a TB");
+        let retx = hp.nof_tx - 1;
+        self.tb_sent(sink, start, Node::GnbDu, &tb.pdus, retx);
+        let sinr = u.link[DL].sinr.at(t);
+        let p_err = channel::bler(self.table[DL], tb.mcs, sinr, hp.nof_tx);
+        let ok = !self.ues[ui].link[DL].rng.bernoulli(p_err);
+        self.stats.harq_tx[0] += 1;
+        if retx > 0 {
+            self.stats.harq_retx[0] += 1;
+        }
+        let ack_slot = self.duplex.harq_ack_slot(s, self.cfg.cell.pucch.min_k1);
+        self.schedule(end, Action::DlDecode { ue: ui as u32, harq: h as u8, ok });
+        let fb = self.grid.start(ack_slot + 1);
+        self.schedule(fb, Action::DlFeedback { ue: ui as u32, harq: h as u8, ack: ok, slot: s });
+    }
+
+    /// The event of an RLC data PDU of a TB at (`node`, `layer`, `point`); `retx`: the TB's
+    /// retransmission index. A STATUS PDU has none.
+    #[allow(clippy::too_many_arguments)] // the event's own columns
+    pub(super) fn pdu_event<S: Sink>(
+        &self,
+        sink: &mut S,
+        t: Instant,
+        node: Node,
+        layer: Layer,
+        point: Point,
+        pdu: &RlcPdu,
+        retx: u32,
+    ) {
+        if let RlcPdu::Data { sdu, offset, len, sn, .. } = pdu {
+            let mut e = self.ev(t, node, layer, point, &sdu.pkt);
+            e.sn = Some(*sn);
+            e.seg_offset = Some(*offset);
+            e.bytes = *len;
+            e.retx = retx as u8;
+            sink.packet(e);
+        }
+    }
+
+    /// A TB sent on the air at `t` by `node`: the MAC `tx` event of each of its data PDUs.
+    pub(super) fn tb_sent<S: Sink>(&self, sink: &mut S, t: Instant, node: Node, pdus: &[(u8, RlcPdu)], retx: u32) {
+        for (_, pdu) in pdus {
+            self.pdu_event(sink, t, node, Layer::Mac, Point::Tx, pdu, retx);
+        }
+    }
+
+    /// A TB decoded at the UE (`at_ue`: DL) or at the DU (UL): each RLC PDU to its bearer's
+    /// receiving entity, a PHY `rx` event per data PDU.
+    pub(super) fn receive_tb<S: Sink>(
+        &mut self,
+        now: Instant,
+        ui: usize,
+        pdus: &[(u8, RlcPdu)],
+        nof_tx: u32,
+        at_ue: bool,
+        sink: &mut S,
+    ) {
+        let node = if at_ue { Node::Ue } else { Node::GnbDu };
+        for (di, pdu) in pdus {
+            let di = usize::from(*di);
+            self.pdu_event(sink, now, node, Layer::Phy, Point::Rx, pdu, nof_tx - 1);
+            let d = &mut self.ues[ui].drbs[di];
+            let rlc = if at_ue { &mut d.ue_rlc } else { &mut d.gnb_rlc };
+            match pdu {
+                RlcPdu::Data { .. } => rlc.handle_data(now, pdu),
+                RlcPdu::Status { ack_sn, nacks, .. } => rlc.handle_status(now, *ack_sn, nacks),
+            }
+            self.drain_rlc(now, ui, di, at_ue, sink);
+        }
+    }
+
+    pub(super) fn dl_decode<S: Sink>(&mut self, now: Instant, ui: usize, h: usize, ok: bool, sink: &mut S) {
+        if !ok {
+            return;
+        }
+        let hp = &self.ues[ui].link[DL].harq[h];
+        let Some(tb) = hp.tb.as_ref() else { return };
+        let (pdus, nof_tx) = (tb.pdus.clone(), hp.nof_tx);
+        self.receive_tb(now, ui, &pdus, nof_tx, true, sink);
+        // STATUS PDUs or retransmissions may now be waiting at the UE.
+        self.ue_data_arrived(ui);
+    }
+
+    pub(super) fn dl_feedback<S: Sink>(
+        &mut self,
+        now: Instant,
+        ui: usize,
+        h: usize,
+        ack: bool,
+        slot: u64,
+        sink: &mut S,
+    ) {
+        let max = u32::from(self.cfg.cell.pdsch.max_nof_harq_retxs);
+        let next = self.grid.at(now) + 1;
+        self.ues[ui].link[DL].olla.update(ack);
+        let Some(row) = self.harq_row(DL, ui, h, slot, ack) else { return };
+        sink.slot(row);
+        if let Some((tb, delivered)) = self.ues[ui].link[DL].harq[h].feedback(ack, max, next) {
+            if !delivered {
+                self.harq_lost(now, ui, tb, Dir::Dl, sink);
+            }
+        }
+    }
+
+    /// The `slot_events` row of HARQ process `h`'s TB of UE `ui` in direction `d`, sent in `slot`
+    /// and decoded (`ack`) or not; `None` when the process holds no TB.
+    pub(super) fn harq_row(&self, d: usize, ui: usize, h: usize, slot: u64, ack: bool) -> Option<SlotEvent> {
+        let u = &self.ues[ui];
+        let link = &u.link[d];
+        let hp = &link.harq[h];
+        let tb = hp.tb.as_ref()?;
+        let SlotPoint { t, sfn, slot_in_frame } = self.grid.point(slot);
+        let dl = d == DL;
+        Some(SlotEvent {
+            t_ns: t,
+            slot,
+            sfn,
+            slot_in_frame,
+            dir: if dl { Dir::Dl } else { Dir::Ul },
+            ue: Some(ui as u32),
+            rnti: Some(u.rnti),
+            prbs: tb.prbs,
+            mcs: Some(tb.mcs),
+            tbs: Some(tb.tbs),
+            // The UL is single-layer in the model (docs/model.md).
+            layers: Some(if dl { self.cfg.cell.layers } else { 1 }),
+            harq_id: Some(h as u8),
+            rv: Some(rv(hp.nof_tx - 1)),
+            ndi: Some(hp.ndi),
+            retx_index: Some((hp.nof_tx - 1) as u8),
+            ack: Some(ack),
+            bsr_bytes: tb.bsr,
+            // The CQI the UE reported (DL only: the UL has no CQI).
+            cqi: dl.then(|| channel::cqi_for_sinr(link.csi_sinr)),
+            sinr_db: Some(link.sinr.at(t) as f32),
+            prbs_used: None,
+            prbs_total: None,
+            nof_ues_scheduled: None,
+        })
+    }
+
+    pub(super) fn harq_lost<S: Sink>(&mut self, now: Instant, ui: usize, tb: Tb, dir: Dir, sink: &mut S) {
+        self.stats.harq_fail[dir_idx(dir)] += 1;
+        let node = if dir == Dir::Dl { Node::GnbDu } else { Node::Ue };
+        self.control(
+            sink,
+            now,
+            node,
+            Layer::Mac,
+            "harq_fail",
+            Some(ui as u32),
+            None,
+            None,
+            Some(f64::from(tb.tbs)),
+            String::new(),
+        );
+        // RLC UM complete SDUs are lost with the TB; AM recovers by ARQ, and UM segments are dropped
+        // by the receiver's t-Reassembly.
+        for (di, pdu) in tb.pdus {
+            if let RlcPdu::Data { sdu, whole: true, .. } = pdu {
+                let d = &self.ues[ui].drbs[usize::from(di)];
+                let um = d.gnb_rlc_is_um();
+                if um {
+                    self.drop_packet(sink, now, node, Layer::Mac, &sdu.pkt, Reason::HarqMaxRetx);
+                }
+            }
+        }
+    }
+
+    pub(super) fn schedule_ul<S: Sink>(&mut self, s: u64, u_slot: u64, sink: &mut S) {
+        let t = self.grid.start(s);
+        let mut free = self.prbs;
+        let symbols = 14 - u32::from(self.cfg.cell.dmrs_symbols).min(1);
+        let max_ues = self.cfg.cell.scheduler.max_ues_per_slot;
+        let mut n = 0;
+        // Retransmissions (adaptive: same PRBs and MCS).
+        for ui in 0..self.ues.len() {
+            for h in 0..self.ues[ui].link[UL].harq.len() {
+                let hp = &self.ues[ui].link[UL].harq[h];
+                let ready = matches!(hp.state, HarqState::PendingRetx { ready } if ready <= s);
+                let Some(tb) = hp.tb.as_ref() else { continue };
+                if !ready || tb.prbs > free || n >= max_ues || self.ues[ui].mac.grants.contains_key(&u_slot) {
+                    continue;
+                }
+                free -= tb.prbs;
+                n += 1;
+                self.ues[ui].link[UL].harq[h].retx();
+                self.ues[ui].mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: None });
+            }
+        }
+        let mut cands = Vec::new();
+        for ui in 0..self.ues.len() {
+            let u = &self.ues[ui];
+            if (u.ul_est == 0 && !u.sr_received)
+                || u.mac.grants.contains_key(&u_slot)
+                || !u.link[UL].harq.iter().any(|h| h.state == HarqState::Idle)
+            {
+                continue;
+            }
+            let mcs = self.mcs(ui, UL);
+            let rate = f64::from(self.tbs.tbs_for(self.table[UL], mcs, symbols, 1));
+            cands.push(Candidate { ue: ui, rate });
+        }
+        let mut served = vec![0u64; self.ues.len()];
+        for ui in self.scheduler.order(Dir::Ul, &cands) {
+            if free == 0 || n >= max_ues {
+                break;
+            }
+            let mcs = self.mcs(ui, UL);
+            let u = &self.ues[ui];
+            let want = if u.ul_est > 0 { u.ul_est + 8 } else { u64::from(self.cfg.cell.pusch.sr_grant_bytes) };
+            let (mut prbs, _) = self.tbs.prbs_for(self.table[UL], mcs, symbols, want);
+            prbs = prbs.min(free);
+            let tbs = self.tbs.tbs_for(self.table[UL], mcs, symbols, prbs);
+            if tbs < 8 {
+                continue;
+            }
+            free -= prbs;
+            n += 1;
+            served[ui] = u64::from(tbs);
+            let h = self.ues[ui].link[UL]
+                .harq
+                .iter()
+                .position(|h| h.state == HarqState::Idle)
+                .expect("candidate has an idle process");
+            // Reserve the process now; the TB is built by the UE at the PUSCH slot.
+            let u = &mut self.ues[ui];
+            u.link[UL].harq[h].state = HarqState::WaitAck;
+            u.mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: Some((prbs, mcs, tbs)) });
+            u.ul_est = u.ul_est.saturating_sub(u64::from(tbs));
+            u.sr_received = false;
+            self.control(
+                sink,
+                t,
+                Node::GnbDu,
+                Layer::Mac,
+                "grant",
+                Some(ui as u32),
+                None,
+                Some(u_slot as i64),
+                Some(f64::from(tbs)),
+                String::new(),
+            );
+        }
+        self.scheduler.served(Dir::Ul, &served);
+    }
+
+    pub(super) fn transmit_pusch<S: Sink>(&mut self, s: u64, t: Instant, sfn: u16, sif: u8, sink: &mut S) {
+        let symbols = 14 - u32::from(self.cfg.cell.dmrs_symbols).min(1);
+        let mut used = 0u16;
+        let mut n = 0u16;
+        for ui in 0..self.ues.len() {
+            let Some(grant) = self.ues[ui].mac.grants.remove(&s) else { continue };
+            let h = usize::from(grant.harq);
+            n += 1;
+            if let Some((prbs, mcs, tbs)) = grant.new {
+                // New TB built now by the UE: BSR (if triggered or padding room) + RLC PDUs.
+                let bsr_room = self.ues[ui].mac.bsr_room();
+                let mut pdus = self.pull(ui, tbs.saturating_sub(bsr_room), false, t, sink);
+                let left = self.ue_ul_buffer(ui);
+                let used_bytes: u32 =
+                    pdus.iter().map(|(_, p)| p.bytes() + mac_subheader(p.bytes())).sum::<u32>() + bsr_room;
+                let bsr = self.ues[ui].mac.carries_bsr(tbs, used_bytes).then_some(left);
+                if bsr.is_some() {
+                    let p = self.cfg.cell.mac_cell_group.bsr_cfg.periodic_bsr_timer;
+                    self.ues[ui].mac.bsr_sent(t, p);
+                    self.control(
+                        sink,
+                        t,
+                        Node::Ue,
+                        Layer::Mac,
+                        "bsr",
+                        Some(ui as u32),
+                        None,
+                        None,
+                        Some(left as f64),
+                        format!("{{\"index\":{}}}", BsrFormat::Long.index(left)),
+                    );
+                }
+                pdus.shrink_to_fit();
+                self.ues[ui].link[UL].harq[h].new_tx(Tb { pdus, mcs, prbs, tbs, symbols, bsr });
+            }
+            used += self.ues[ui].link[UL].harq[h].tb.as_ref().map_or(0, |tb| tb.prbs);
+            let u = &self.ues[ui];
+            let hp = &u.link[UL].harq[h];
+            let Some(tb) = hp.tb.as_ref() else { continue };
+            let retx = hp.nof_tx - 1;
+            let start = t + self.grid.symbol_ns();
+            self.tb_sent(sink, start, Node::Ue, &tb.pdus, retx);
+            let p_err = channel::bler(self.table[UL], tb.mcs, u.link[UL].sinr.at(t), hp.nof_tx);
+            self.stats.harq_tx[1] += 1;
+            if retx > 0 {
+                self.stats.harq_retx[1] += 1;
+            }
+            let ok = !self.ues[ui].link[UL].rng.bernoulli(p_err);
+            self.schedule(t + self.grid.slot_ns(), Action::UlDecode { ue: ui as u32, harq: h as u8, ok, slot: s });
+        }
+        sink.slot(SlotEvent {
+            prbs: used,
+            prbs_used: Some(used),
+            prbs_total: Some(self.prbs),
+            nof_ues_scheduled: Some(n),
+            ..SlotEvent::cell(t, s, sfn, sif, Dir::Ul)
+        });
+    }
+
+    pub(super) fn ul_decode<S: Sink>(&mut self, now: Instant, ui: usize, h: usize, ok: bool, slot: u64, sink: &mut S) {
+        let max = u32::from(self.cfg.cell.pusch.max_nof_harq_retxs);
+        self.ues[ui].link[UL].olla.update(ok);
+        let Some(row) = self.harq_row(UL, ui, h, slot, ok) else { return };
+        sink.slot(row);
+        let hp = &self.ues[ui].link[UL].harq[h];
+        let Some(tb) = hp.tb.clone() else { return };
+        if ok {
+            let nof_tx = hp.nof_tx;
+            if let Some(b) = tb.bsr {
+                // The BSR reflects the buffer after this TB; grants already issued for later PUSCH
+                // slots will serve part of it.
+                let outstanding: u64 = self.ues[ui]
+                    .mac
+                    .grants
+                    .range(slot + 1..)
+                    .filter_map(|(_, g)| g.new)
+                    .map(|(_, _, tbs)| u64::from(tbs))
+                    .sum();
+                let idx = BsrFormat::Long.index(b);
+                self.ues[ui].ul_est = BsrFormat::Long.bytes(idx).saturating_sub(outstanding);
+            }
+            self.receive_tb(now, ui, &tb.pdus, nof_tx, false, sink);
+        }
+        let next = slot + 1;
+        if let Some((tb, delivered)) = self.ues[ui].link[UL].harq[h].feedback(ok, max, next.max(self.grid.at(now))) {
+            if !delivered {
+                self.harq_lost(now, ui, tb, Dir::Ul, sink);
+            }
+        }
+        self.ue_data_arrived(ui);
+    }
+}

@@ -1,0 +1,203 @@
+//! A bearer's RLC and PDCP entities at both ends: what they produce becomes events and
+//! hand-overs to the next layer, and their timers become actions.
+
+use super::*;
+
+impl Stack {
+    /// Turns what the DU's (`at_ue` false) or the UE's RLC entity of a bearer produced into
+    /// events and hand-overs, then re-arms its timers.
+    pub(super) fn drain_rlc<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, at_ue: bool, sink: &mut S) {
+        let d = &mut self.ues[ui].drbs[di];
+        let out = std::mem::take(if at_ue { &mut d.ue_rlc.out } else { &mut d.gnb_rlc.out });
+        let node = if at_ue { Node::Ue } else { Node::GnbDu };
+        for o in out {
+            match o {
+                RlcOut::Enqueued { sdu, queue_bytes, queue_pkts } | RlcOut::Hol { sdu, queue_bytes, queue_pkts } => {
+                    let point = if matches!(o, RlcOut::Hol { .. }) { Point::Hol } else { Point::Enqueue };
+                    let mut e = self.ev(now, node, Layer::Rlc, point, &sdu.pkt);
+                    e.queue = Some(Queue::RlcSdu);
+                    e.queue_bytes = Some(queue_bytes);
+                    e.queue_pkts = Some(queue_pkts);
+                    e.sn = Some(sdu.pdcp_sn);
+                    e.bytes = sdu.len;
+                    sink.packet(e);
+                }
+                RlcOut::Dropped { sdu, reason } => self.drop_packet(sink, now, node, Layer::Rlc, &sdu.pkt, reason),
+                RlcOut::Delivered { sdu } => {
+                    let mut e = self.ev(now, node, Layer::Rlc, Point::Deliver, &sdu.pkt);
+                    e.sn = Some(sdu.pdcp_sn);
+                    e.bytes = sdu.len;
+                    sink.packet(e);
+                    if at_ue {
+                        // DL: reassembled at the UE, into PDCP reordering.
+                        self.ues[ui].drbs[di].ue_pdcp_rx.handle_pdu(now, sdu.pdcp_sn, sdu.pkt);
+                        self.drain_pdcp_rx(now, ui, di, true, sink);
+                        self.arm(now, ui, di, TimerOwner::UePdcpRx);
+                    } else {
+                        // UL: reassembled at the DU, forwarded over F1-U.
+                        let at = self.mh_ul.send(now, sdu.len);
+                        self.schedule(at, Action::MidhaulArrive(Job { p: sdu.pkt, count: sdu.pdcp_sn, len: sdu.len }));
+                    }
+                }
+                RlcOut::Transmitted { pdcp_sn } if at_ue => {
+                    self.ues[ui].drbs[di].ue_pdcp_tx.handle_transmitted(pdcp_sn);
+                }
+                RlcOut::Transmitted { pdcp_sn } => {
+                    let d = &mut self.ues[ui].drbs[di];
+                    d.du_highest_tx = Some(d.du_highest_tx.map_or(pdcp_sn, |h| h.max(pdcp_sn)));
+                    if !d.ddds_pending {
+                        d.ddds_pending = true;
+                        let at = now + d.t_notify_ns;
+                        self.schedule(at, Action::DddsSend { ue: ui as u32, drb: di as u8 });
+                    }
+                }
+                RlcOut::Acked { .. } => {}
+                RlcOut::Control { kind, sn, value, detail } => self.control(
+                    sink,
+                    now,
+                    node,
+                    Layer::Rlc,
+                    kind,
+                    Some(ui as u32),
+                    Some(di as u8 + 1),
+                    sn,
+                    value,
+                    detail,
+                ),
+            }
+        }
+        self.arm(now, ui, di, if at_ue { TimerOwner::UeRlc } else { TimerOwner::GnbRlc });
+    }
+
+    pub(super) fn drain_pdcp_rx<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, at_ue: bool, sink: &mut S) {
+        let d = &mut self.ues[ui].drbs[di];
+        let out = std::mem::take(if at_ue { &mut d.ue_pdcp_rx.out } else { &mut d.cu_pdcp_rx.out });
+        let node = if at_ue { Node::Ue } else { Node::GnbCu };
+        for o in out {
+            match o {
+                RxOut::Deliver(p, count) => {
+                    let mut e = self.ev(now, node, Layer::Pdcp, Point::Deliver, &p);
+                    e.sn = Some(count);
+                    sink.packet(e);
+                    if at_ue {
+                        self.deliver(sink, now, Node::Ue, &p);
+                    } else {
+                        self.submit(now, ExecId::Gtpu, Job { p, count, len: p.bytes }, sink);
+                    }
+                }
+                RxOut::Discard(p, _) => {
+                    if self.live.contains_key(&p.pkt) {
+                        // A duplicate of a packet still in flight is not a drop of that packet.
+                        self.control(
+                            sink,
+                            now,
+                            node,
+                            Layer::Pdcp,
+                            "pdcp_duplicate",
+                            Some(ui as u32),
+                            Some(di as u8 + 1),
+                            None,
+                            None,
+                            String::new(),
+                        );
+                    }
+                }
+                RxOut::ReorderingExpired(reord) => self.control(
+                    sink,
+                    now,
+                    node,
+                    Layer::Pdcp,
+                    "timer_expiry",
+                    Some(ui as u32),
+                    Some(di as u8 + 1),
+                    Some(i64::from(reord)),
+                    None,
+                    "{\"timer\":\"t-Reordering\"}".into(),
+                ),
+            }
+        }
+    }
+
+    /// Makes sure a Timer action is pending for the entity's next timeout.
+    pub(super) fn arm(&mut self, _now: Instant, ui: usize, di: usize, owner: TimerOwner) {
+        let d = &mut self.ues[ui].drbs[di];
+        let next = match owner {
+            TimerOwner::GnbRlc => d.gnb_rlc.next_timeout(),
+            TimerOwner::UeRlc => d.ue_rlc.next_timeout(),
+            TimerOwner::CuPdcpTx => d.cu_pdcp_tx.next_timeout(),
+            TimerOwner::CuPdcpRx => d.cu_pdcp_rx.next_timeout(),
+            TimerOwner::UePdcpTx => d.ue_pdcp_tx.next_timeout(),
+            TimerOwner::UePdcpRx => d.ue_pdcp_rx.next_timeout(),
+        };
+        let slot = &mut d.armed[owner as usize];
+        if let Some(t) = next {
+            if slot.is_none_or(|a| t < a) {
+                *slot = Some(t);
+                self.schedule(t, Action::Timer { ue: ui as u32, drb: di as u8, owner });
+            }
+        }
+    }
+
+    pub(super) fn handle_timer<S: Sink>(
+        &mut self,
+        now: Instant,
+        ui: usize,
+        di: usize,
+        owner: TimerOwner,
+        sink: &mut S,
+    ) {
+        {
+            let slot = &mut self.ues[ui].drbs[di].armed[owner as usize];
+            if *slot != Some(now) {
+                return; // superseded by an earlier arming that already ran
+            }
+            *slot = None;
+        }
+        match owner {
+            TimerOwner::GnbRlc => {
+                self.ues[ui].drbs[di].gnb_rlc.handle_timeout(now);
+                self.drain_rlc(now, ui, di, false, sink);
+            }
+            TimerOwner::UeRlc => {
+                self.ues[ui].drbs[di].ue_rlc.handle_timeout(now);
+                self.drain_rlc(now, ui, di, true, sink);
+                self.ue_data_arrived(ui);
+            }
+            TimerOwner::CuPdcpRx | TimerOwner::UePdcpRx => {
+                let at_ue = owner == TimerOwner::UePdcpRx;
+                let d = &mut self.ues[ui].drbs[di];
+                if at_ue {
+                    d.ue_pdcp_rx.handle_timeout(now)
+                } else {
+                    d.cu_pdcp_rx.handle_timeout(now)
+                }
+                self.drain_pdcp_rx(now, ui, di, at_ue, sink);
+            }
+            TimerOwner::CuPdcpTx | TimerOwner::UePdcpTx => {
+                let at_ue = owner == TimerOwner::UePdcpTx;
+                let d = &mut self.ues[ui].drbs[di];
+                let expired = if at_ue { d.ue_pdcp_tx.expire(now) } else { d.cu_pdcp_tx.expire(now) };
+                for count in expired {
+                    // TS 38.323 §5.3: the discard is indicated to RLC, which removes the SDU if no
+                    // segment of it was sent (TS 38.322 §5.4). The F1-U indication is modelled as
+                    // immediate.
+                    let d = &mut self.ues[ui].drbs[di];
+                    let rlc = if at_ue { &mut d.ue_rlc } else { &mut d.gnb_rlc };
+                    if let Some(sdu) = rlc.discard(count) {
+                        let node = if at_ue { Node::Ue } else { Node::GnbCu };
+                        self.drop_packet(sink, now, node, Layer::Pdcp, &sdu.pkt, Reason::PdcpDiscardTimer);
+                        self.drain_rlc(now, ui, di, at_ue, sink)
+                    }
+                }
+            }
+        }
+        self.arm(now, ui, di, owner);
+    }
+
+    /// The UE may have new UL data after a timer (e.g. an RLC retransmission): trigger BSR/SR.
+    pub(super) fn ue_data_arrived(&mut self, ui: usize) {
+        if self.ue_ul_buffer(ui) > 0 && self.ues[ui].ul_est == 0 && self.ues[ui].mac.grants.is_empty() {
+            self.ues[ui].mac.new_data();
+        }
+    }
+}

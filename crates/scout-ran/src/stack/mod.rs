@@ -1,0 +1,586 @@
+//! The one place where layers meet: a cell (gNB CU-UP + DU), its UEs, and a UPF stage per slice.
+//!
+//! Downlink: DN app → N6 → UPF (executor, GTP-U encapsulation) → N3 → CU-UP GTP-U rx executor →
+//! CU-UP worker (SDAP, PDCP) → F1-U executor → midhaul → DU RLC queue → MAC scheduler / HARQ → air →
+//! UE RLC reassembly → UE PDCP reordering → UE app.
+//! Uplink: UE app → UE PDCP → UE RLC queue → SR/BSR → UL grant → PUSCH / HARQ → DU RLC → midhaul →
+//! CU-UP worker (PDCP reordering) → GTP-U executor → N3 → UPF → N6 → DN app.
+//!
+//! Call contract (quinn-style): the driver calls [`Stack::send_dl`] / [`Stack::send_ul`] for new
+//! packets and [`Stack::handle_timeout`] whenever `now` reaches [`Stack::poll_timeout`], with `now`
+//! never decreasing; it drains [`Stack::poll_delivery`] after each call. All telemetry goes to the
+//! sink passed to each call.
+//!
+//! Where each part is: `cu_up.rs` (UPF, N3, the CU-UP's executors, F1-U out), `bearer.rs` (a
+//! bearer's RLC and PDCP entities at both ends, their outputs and timers), `air.rs` (slots, the
+//! gNB MAC's scheduling, TBs, HARQ), `ue.rs` (the per-UE state); this file holds the types, the
+//! construction, the driver's entry points and the telemetry helpers.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Queue, Reason, Sink, SlotEvent};
+
+use crate::config::*;
+// The stack's configuration types, where its callers have always found them.
+pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
+use crate::executor::{Executor, Link, Submit};
+use crate::mac::bsr::BsrFormat;
+use crate::mac::harq::{rv, HarqProcess, HarqState};
+use crate::mac::scheduler::{self, Candidate, Scheduler};
+use crate::mac::tbs_cache::TbsCache;
+use crate::mac::ue::{UeMac, UlGrant};
+use crate::packet::Packet;
+use crate::pdcp::{PdcpRx, PdcpTx, RxOut, TxVerdict};
+use crate::phy::channel::{self, Olla, SinrSource};
+use crate::phy::mcs::McsTable;
+use crate::phy::slot::{SlotGrid, SlotPoint};
+use crate::phy::tdd::Duplex;
+use crate::phy::{self};
+use crate::rlc::{RlcEntity, RlcOut, RlcPdu, Sdu};
+use crate::rng::Rng;
+use crate::Instant;
+
+mod air;
+mod bearer;
+mod cu_up;
+mod ue;
+
+use self::ue::*;
+
+/// GTP-U over UDP/IPv4 with the PDU Session Container: IPv4 20 + UDP 8 + GTP-U 8 + optional fields 4
+/// + PDU Session Container extension 4 (TS 29.281 §5.1, TS 38.415 §5.5.2).
+pub const GTPU_OVERHEAD: u32 = 44;
+
+/// A packet handed to an application at its destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    pub packet: Packet,
+    pub t: Instant,
+}
+
+/// Counters for `run.json` and the end-of-run summary.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub offered_pkts: [u64; 2],
+    pub offered_bytes: [u64; 2],
+    pub delivered_pkts: [u64; 2],
+    pub delivered_bytes: [u64; 2],
+    /// (layer, reason) → (packets, bytes).
+    pub drops: BTreeMap<(Layer, Reason), (u64, u64)>,
+    pub harq_tx: [u64; 2],
+    pub harq_retx: [u64; 2],
+    pub harq_fail: [u64; 2],
+    pub slots: u64,
+}
+
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("only u64 keys are hashed")
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum ExecId {
+    Upf(u8),
+    Gtpu,
+    Cuup,
+    F1u,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    p: Packet,
+    count: u32,
+    len: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum TimerOwner {
+    GnbRlc,
+    UeRlc,
+    CuPdcpTx,
+    CuPdcpRx,
+    UePdcpTx,
+    UePdcpRx,
+}
+
+#[derive(Clone, Debug)]
+enum Action {
+    N6Arrive(Packet),
+    ExecDone { exec: ExecId, job: Job, started: Instant },
+    N3Arrive(Job),
+    MidhaulArrive(Job),
+    N6Deliver(Packet),
+    Slot(u64),
+    DlDecode { ue: u32, harq: u8, ok: bool },
+    DlFeedback { ue: u32, harq: u8, ack: bool, slot: u64 },
+    UlDecode { ue: u32, harq: u8, ok: bool, slot: u64 },
+    Timer { ue: u32, drb: u8, owner: TimerOwner },
+    DddsSend { ue: u32, drb: u8 },
+    DddsArrive { ue: u32, drb: u8, highest: u32 },
+}
+
+struct Scheduled {
+    t: Instant,
+    seq: u64,
+    action: Action,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, o: &Self) -> bool {
+        (self.t, self.seq) == (o.t, o.seq)
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scheduled {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.t, self.seq).cmp(&(o.t, o.seq))
+    }
+}
+
+/// The cell, its UEs, the CU-UP and the UPF.
+pub struct Stack {
+    cfg: StackConfig,
+    duplex: Duplex,
+    grid: SlotGrid,
+    prbs: u16,
+    /// The MCS table of each direction.
+    table: [McsTable; 2],
+    sr_period_slots: u64,
+    csi_period_slots: u64,
+    ues: Vec<Ue>,
+    upf: Vec<Executor<Job>>,
+    gtpu: Executor<Job>,
+    cuup: Executor<Job>,
+    f1u: Executor<Job>,
+    n6_dl: Link,
+    n6_ul: Link,
+    n3_dl: Link,
+    n3_ul: Link,
+    mh_dl: Link,
+    mh_ul: Link,
+    heap: BinaryHeap<Reverse<Scheduled>>,
+    tbs: TbsCache,
+    scheduler: Box<dyn Scheduler>,
+    seq: u64,
+    next_pkt: u64,
+    live: IdMap<Packet>,
+    deliveries: Vec<Delivery>,
+    pub stats: Stats,
+}
+
+const MS: i64 = 1_000_000;
+
+fn dir_idx(d: Dir) -> usize {
+    d as usize
+}
+
+fn mcs_table(t: McsTableName) -> McsTable {
+    match t {
+        McsTableName::Qam64 => McsTable::Qam64,
+        McsTableName::Qam256 => McsTable::Qam256,
+    }
+}
+
+/// MAC subheader for a MAC SDU of `len` bytes: R/F/LCID/L with 8- or 16-bit L (TS 38.321 §6.1.2).
+fn mac_subheader(len: u32) -> u32 {
+    if len <= 255 {
+        2
+    } else {
+        3
+    }
+}
+
+impl Stack {
+    /// Builds the stack, validating what the types cannot (each error names its key).
+    pub fn new(cfg: StackConfig) -> Result<Self, ConfigError> {
+        let Checked { mu, prbs, duplex, sr_period_slots } = check(&cfg)?;
+        let c = &cfg.cell;
+        let slot_ns = phy::slot_ns(mu);
+        let seed = cfg.seed;
+        let mut ues: Vec<Ue> = cfg.ues.iter().enumerate().map(|(i, spec)| Ue::new(i, spec, &cfg, seed)).collect();
+        // SR occasions (TS 38.213 §9.2.4: slot n with (n − offset) mod period = 0) are given to each
+        // UE on a slot that carries UL symbols, round robin over those slots, as srsRAN places PUCCH
+        // SR resources in UL slots; an offset on a DL-only slot would never let the UE ask for a grant.
+        let ul_offsets: Vec<u64> = (0..sr_period_slots).filter(|r| duplex.slot_kind(*r).ul_symbols > 0).collect();
+        for (i, u) in ues.iter_mut().enumerate() {
+            u.mac.sr_offset =
+                if ul_offsets.is_empty() { i as u64 % sr_period_slots } else { ul_offsets[i % ul_offsets.len()] };
+        }
+        let slots_per_ms = (MS / slot_ns) as f64;
+        let csi_period_slots = ((c.pucch.csi_report_period_ms * slots_per_ms).round() as u64).max(1);
+        let upf =
+            cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
+        let mut stack = Stack {
+            duplex,
+            grid: SlotGrid::new(mu),
+            prbs,
+            table: [mcs_table(c.pdsch.mcs_table), mcs_table(c.pusch.mcs_table)],
+            sr_period_slots,
+            csi_period_slots,
+            ues,
+            upf,
+            gtpu: Executor::new(&cfg.cu_up.gtpu_rx, Rng::new(seed, "cuup.gtpu")),
+            cuup: Executor::new(&cfg.cu_up.cuup, Rng::new(seed, "cuup.workers")),
+            f1u: Executor::new(&cfg.cu_up.f1u, Rng::new(seed, "cuup.f1u")),
+            n6_dl: Link::new(&cfg.core.n6),
+            n6_ul: Link::new(&cfg.core.n6),
+            n3_dl: Link::new(&cfg.core.n3),
+            n3_ul: Link::new(&cfg.core.n3),
+            mh_dl: Link::new(&cfg.core.midhaul),
+            mh_ul: Link::new(&cfg.core.midhaul),
+            heap: BinaryHeap::new(),
+            tbs: TbsCache::new(prbs, c.layers, c.dmrs_symbols),
+            scheduler: scheduler::from_config(&c.scheduler, cfg.ues.len()),
+            seq: 0,
+            next_pkt: 0,
+            live: IdMap::default(),
+            deliveries: Vec::new(),
+            stats: Stats::default(),
+            cfg,
+        };
+        stack.schedule(0, Action::Slot(0));
+        Ok(stack)
+    }
+
+    /// Cell facts for `run.json`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{{\"prbs\":{},\"slot_ns\":{},\"pattern\":\"{}\",\"sr_period_slots\":{}}}",
+            self.prbs,
+            self.grid.slot_ns(),
+            self.duplex.describe(),
+            self.sr_period_slots
+        )
+    }
+
+    pub fn nof_prbs(&self) -> u16 {
+        self.prbs
+    }
+
+    /// The number of UEs in the cell.
+    pub fn nof_ues(&self) -> usize {
+        self.ues.len()
+    }
+
+    pub fn slot_ns(&self) -> i64 {
+        self.grid.slot_ns()
+    }
+
+    /// When the next slot not yet run is due: slot `s` starts at `s × slot_ns` (TS 38.211 §4.3.2:
+    /// slots of equal length from time 0). A real-time driver keeps this appointment first.
+    pub fn next_slot_at(&self) -> Instant {
+        self.grid.start(self.stats.slots)
+    }
+
+    fn schedule(&mut self, t: Instant, action: Action) {
+        self.seq += 1;
+        self.heap.push(Reverse(Scheduled { t, seq: self.seq, action }));
+    }
+
+    /// When the stack next needs [`Stack::handle_timeout`].
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.heap.peek().map(|Reverse(s)| s.t)
+    }
+
+    /// Packets delivered to applications since the last call.
+    pub fn poll_delivery(&mut self) -> Option<Delivery> {
+        self.deliveries.pop()
+    }
+
+    /// Drains all deliveries, oldest first.
+    pub fn take_deliveries(&mut self) -> Vec<Delivery> {
+        std::mem::take(&mut self.deliveries)
+    }
+
+    /// Packets currently inside the system.
+    pub fn in_flight(&self) -> impl Iterator<Item = &Packet> {
+        self.live.values()
+    }
+
+    fn ev(&self, t: Instant, node: Node, layer: Layer, point: Point, p: &Packet) -> PacketEvent {
+        let rnti = matches!(node, Node::GnbDu | Node::Ue).then(|| self.ues[p.ue as usize].rnti);
+        PacketEvent {
+            ue: p.ue,
+            rnti,
+            drb: Some(p.drb),
+            qfi: Some(p.qfi),
+            slice: p.slice,
+            flow: p.flow,
+            bytes: p.bytes,
+            ecn: p.ecn,
+            ..PacketEvent::new(t, (node, layer, point), p.dir, p.pkt)
+        }
+    }
+
+    fn emit<S: Sink>(&self, sink: &mut S, t: Instant, node: Node, layer: Layer, point: Point, p: &Packet) {
+        sink.packet(self.ev(t, node, layer, point, p));
+    }
+
+    fn drop_packet<S: Sink>(&mut self, sink: &mut S, t: Instant, node: Node, layer: Layer, p: &Packet, reason: Reason) {
+        if self.live.remove(&p.pkt).is_none() {
+            return; // already accounted (e.g. a duplicate's twin)
+        }
+        let mut e = self.ev(t, node, layer, Point::Drop, p);
+        e.reason = Some(reason);
+        sink.packet(e);
+        let d = self.stats.drops.entry((layer, reason)).or_default();
+        d.0 += 1;
+        d.1 += u64::from(p.bytes);
+    }
+
+    fn deliver<S: Sink>(&mut self, sink: &mut S, t: Instant, node: Node, p: &Packet) {
+        if self.live.remove(&p.pkt).is_none() {
+            return;
+        }
+        self.emit(sink, t, node, Layer::App, Point::Deliver, p);
+        let d = dir_idx(p.dir);
+        self.stats.delivered_pkts[d] += 1;
+        self.stats.delivered_bytes[d] += u64::from(p.bytes);
+        self.deliveries.push(Delivery { packet: *p, t });
+    }
+
+    #[allow(clippy::too_many_arguments)] // one argument per control_events column
+    fn control<S: Sink>(
+        &self,
+        sink: &mut S,
+        t: Instant,
+        node: Node,
+        layer: Layer,
+        kind: &'static str,
+        ue: Option<u32>,
+        drb: Option<u8>,
+        sn: Option<i64>,
+        value: Option<f64>,
+        detail: String,
+    ) {
+        sink.control(ControlEvent {
+            t_ns: t,
+            node,
+            layer,
+            kind,
+            dir: None,
+            ue,
+            drb,
+            sn,
+            value,
+            detail: (!detail.is_empty()).then_some(detail),
+        });
+    }
+
+    fn new_packet(&mut self, flow: u32, ue: u32, dir: Dir, bytes: u32, drb_idx: usize) -> Packet {
+        let u = &self.ues[ue as usize];
+        let d = &u.drbs[drb_idx];
+        let p = Packet { pkt: self.next_pkt, flow, ue, dir, bytes, qfi: d.qfi, drb: d.id, slice: u.slice, ecn: 0 };
+        self.next_pkt += 1;
+        self.live.insert(p.pkt, p);
+        let i = dir_idx(dir);
+        self.stats.offered_pkts[i] += 1;
+        self.stats.offered_bytes[i] += u64::from(bytes);
+        p
+    }
+
+    /// Index of the UE's DRB carrying `five_qi`, if it has one.
+    pub fn drb_index(&self, ue: u32, five_qi: u8) -> Option<usize> {
+        self.ues.get(ue as usize)?.drbs.iter().position(|d| d.qfi == five_qi)
+    }
+
+    /// A DN application sends `bytes` to UE `ue` on its DRB `drb_idx` at `now`. Returns the packet id.
+    pub fn send_dl<S: Sink>(
+        &mut self,
+        now: Instant,
+        flow: u32,
+        ue: u32,
+        drb_idx: usize,
+        bytes: u32,
+        sink: &mut S,
+    ) -> u64 {
+        let p = self.new_packet(flow, ue, Dir::Dl, bytes, drb_idx);
+        self.emit(sink, now, Node::Dn, Layer::App, Point::Tx, &p);
+        let at = self.n6_dl.send(now, bytes);
+        self.schedule(at, Action::N6Arrive(p));
+        p.pkt
+    }
+
+    /// UE `ue`'s application sends `bytes` towards the DN on DRB `drb_idx` at `now`.
+    pub fn send_ul<S: Sink>(
+        &mut self,
+        now: Instant,
+        flow: u32,
+        ue: u32,
+        drb_idx: usize,
+        bytes: u32,
+        sink: &mut S,
+    ) -> u64 {
+        let p = self.new_packet(flow, ue, Dir::Ul, bytes, drb_idx);
+        self.emit(sink, now, Node::Ue, Layer::App, Point::Tx, &p);
+        // UE PDCP: zero processing time in the model (docs/model.md).
+        let verdict = self.ues[ue as usize].drbs[drb_idx].ue_pdcp_tx.handle_sdu(now, bytes);
+        match verdict {
+            TxVerdict::Drop(r) => self.drop_packet(sink, now, Node::Ue, Layer::Pdcp, &p, r),
+            TxVerdict::Send { count, len } => {
+                let mut e = self.ev(now, Node::Ue, Layer::Pdcp, Point::ProcEnd, &p);
+                e.sn = Some(count);
+                e.bytes = len;
+                sink.packet(e);
+                let was_empty = self.ue_ul_buffer(ue as usize) == 0;
+                self.ues[ue as usize].drbs[drb_idx].ue_rlc.handle_sdu(now, Sdu { pkt: p, pdcp_sn: count, len });
+                self.drain_rlc(now, ue as usize, drb_idx, true, sink);
+                // Regular BSR on new UL data when the buffer was empty (TS 38.321 §5.4.5), which
+                // triggers an SR when no UL-SCH resource is available (§5.4.4).
+                let u = &mut self.ues[ue as usize];
+                if was_empty {
+                    u.mac.new_data();
+                }
+                self.arm(now, ue as usize, drb_idx, TimerOwner::UePdcpTx);
+            }
+        }
+        p.pkt
+    }
+
+    fn ue_ul_buffer(&self, ue: usize) -> u64 {
+        self.ues[ue].drbs.iter().map(|d| d.ue_rlc.buffer_status()).sum()
+    }
+
+    fn gnb_dl_buffer(&self, ue: usize) -> u64 {
+        self.ues[ue].drbs.iter().map(|d| d.gnb_rlc.buffer_status()).sum()
+    }
+
+    /// Runs everything due at or before `now`.
+    pub fn handle_timeout<S: Sink>(&mut self, now: Instant, sink: &mut S) {
+        self.handle_timeout_bounded(now, usize::MAX, sink);
+    }
+
+    /// Runs at most `max_steps` of the actions due at or before `now`, in the same order as
+    /// [`Stack::handle_timeout`]; returns whether more are due. A wall-clock driver interleaves
+    /// packet I/O between bounded calls, so that a slot that falls behind cannot starve it.
+    pub fn handle_timeout_bounded<S: Sink>(&mut self, now: Instant, max_steps: usize, sink: &mut S) -> bool {
+        for _ in 0..max_steps {
+            match self.heap.peek() {
+                Some(Reverse(top)) if top.t <= now => {}
+                _ => return false,
+            }
+            let Some(Reverse(Scheduled { t, action, .. })) = self.heap.pop() else { return false };
+            self.run(t, action, sink);
+        }
+        self.heap.peek().is_some_and(|Reverse(top)| top.t <= now)
+    }
+
+    fn run<S: Sink>(&mut self, t: Instant, action: Action, sink: &mut S) {
+        match action {
+            Action::N6Arrive(p) => {
+                self.emit(sink, t, Node::Upf, Layer::N6, Point::Arrive, &p);
+                self.submit(t, ExecId::Upf(p.slice), Job { p, count: 0, len: p.bytes }, sink);
+            }
+            Action::ExecDone { exec, job, started } => self.exec_done(t, exec, job, started, sink),
+            Action::N3Arrive(job) => {
+                if job.p.dir == Dir::Dl {
+                    let mut e = self.ev(t, Node::GnbCu, Layer::N3, Point::Arrive, &job.p);
+                    e.bytes = job.len;
+                    sink.packet(e);
+                    self.submit(t, ExecId::Gtpu, job, sink);
+                } else {
+                    let mut e = self.ev(t, Node::Upf, Layer::N3, Point::Arrive, &job.p);
+                    e.bytes = job.len;
+                    sink.packet(e);
+                    self.submit(t, ExecId::Upf(job.p.slice), Job { len: job.p.bytes, ..job }, sink);
+                }
+            }
+            Action::MidhaulArrive(job) => {
+                let p = job.p;
+                let (ui, di) = (p.ue as usize, self.drb_idx_of(&p));
+                if p.dir == Dir::Dl {
+                    let mut e = self.ev(t, Node::GnbDu, Layer::F1u, Point::Arrive, &p);
+                    e.sn = Some(job.count);
+                    e.bytes = job.len;
+                    sink.packet(e);
+                    self.ues[ui].drbs[di].gnb_rlc.handle_sdu(t, Sdu { pkt: p, pdcp_sn: job.count, len: job.len });
+                    self.drain_rlc(t, ui, di, false, sink);
+                } else {
+                    let mut e = self.ev(t, Node::GnbCu, Layer::F1u, Point::Arrive, &p);
+                    e.sn = Some(job.count);
+                    e.bytes = job.len;
+                    sink.packet(e);
+                    self.submit(t, ExecId::Cuup, job, sink);
+                }
+            }
+            Action::N6Deliver(p) => {
+                self.emit(sink, t, Node::Dn, Layer::N6, Point::Arrive, &p);
+                self.deliver(sink, t, Node::Dn, &p);
+            }
+            Action::Slot(s) => self.handle_slot(s, sink),
+            Action::DlDecode { ue, harq, ok } => self.dl_decode(t, ue as usize, usize::from(harq), ok, sink),
+            Action::DlFeedback { ue, harq, ack, slot } => {
+                self.dl_feedback(t, ue as usize, usize::from(harq), ack, slot, sink)
+            }
+            Action::UlDecode { ue, harq, ok, slot } => {
+                self.ul_decode(t, ue as usize, usize::from(harq), ok, slot, sink)
+            }
+            Action::Timer { ue, drb, owner } => self.handle_timer(t, ue as usize, usize::from(drb), owner, sink),
+            Action::DddsSend { ue, drb } => {
+                let d = &mut self.ues[ue as usize].drbs[usize::from(drb)];
+                d.ddds_pending = false;
+                if let Some(h) = d.du_highest_tx {
+                    let at = self.mh_ul.send(t, 32);
+                    self.schedule(at, Action::DddsArrive { ue, drb, highest: h });
+                }
+            }
+            Action::DddsArrive { ue, drb, highest } => {
+                self.ues[ue as usize].drbs[usize::from(drb)].cu_pdcp_tx.handle_transmitted(highest);
+                self.control(
+                    sink,
+                    t,
+                    Node::GnbCu,
+                    Layer::F1u,
+                    "delivery_status",
+                    Some(ue),
+                    Some(drb + 1),
+                    Some(i64::from(highest)),
+                    None,
+                    String::new(),
+                );
+                self.arm(t, ue as usize, usize::from(drb), TimerOwner::CuPdcpTx);
+            }
+        }
+    }
+
+    /// Ends the run at `now`: reports every packet still inside as an `in_flight` control event
+    /// (with the packet id in `sn`) so that offered = delivered + dropped + in flight.
+    pub fn finish<S: Sink>(&mut self, now: Instant, sink: &mut S) -> u64 {
+        let mut live: Vec<Packet> = self.live.values().copied().collect();
+        live.sort_by_key(|p| p.pkt);
+        for p in &live {
+            sink.control(ControlEvent {
+                t_ns: now,
+                node: Node::App,
+                layer: Layer::App,
+                kind: "in_flight",
+                dir: Some(p.dir),
+                ue: Some(p.ue),
+                drb: Some(p.drb),
+                sn: Some(p.pkt as i64),
+                value: Some(f64::from(p.bytes)),
+                detail: None,
+            });
+        }
+        live.len() as u64
+    }
+}

@@ -1,0 +1,137 @@
+//! What the stack keeps per UE: its bearers' entities at every node, each direction's radio link,
+//! its MAC, and the gNB's view of its uplink buffer.
+
+use super::*;
+
+/// A transport block in flight.
+#[derive(Clone, Debug)]
+pub(super) struct Tb {
+    pub(super) pdus: Vec<(u8, RlcPdu)>,
+    pub(super) mcs: u8,
+    pub(super) prbs: u16,
+    pub(super) tbs: u32,
+    pub(super) symbols: u32,
+    /// UL: BSR carried (bytes reported).
+    pub(super) bsr: Option<u64>,
+}
+
+pub(super) struct Drb {
+    pub(super) id: u8,
+    pub(super) qfi: u8,
+    pub(super) priority: u8,
+    /// DU side: DL transmitter, UL receiver.
+    pub(super) gnb_rlc: RlcEntity,
+    /// UE side: UL transmitter, DL receiver.
+    pub(super) ue_rlc: RlcEntity,
+    pub(super) cu_pdcp_tx: PdcpTx,
+    pub(super) cu_pdcp_rx: PdcpRx,
+    pub(super) ue_pdcp_tx: PdcpTx,
+    pub(super) ue_pdcp_rx: PdcpRx,
+    pub(super) t_notify_ns: i64,
+    pub(super) du_highest_tx: Option<u32>,
+    pub(super) ddds_pending: bool,
+    pub(super) armed: [Option<Instant>; 6],
+}
+
+pub(super) struct Ue {
+    pub(super) rnti: u16,
+    pub(super) slice: u8,
+    pub(super) drbs: Vec<Drb>,
+    /// Each direction's radio link: DL (`link[DL]`), then UL.
+    pub(super) link: [RadioLink; 2],
+    // UE MAC (UL).
+    pub(super) mac: UeMac,
+    // gNB's view of the UE's UL buffer.
+    pub(super) ul_est: u64,
+    pub(super) sr_received: bool,
+}
+
+/// Index of the DL's and the UL's entry in per-direction arrays (`Dir as usize`).
+pub(super) const DL: usize = Dir::Dl as usize;
+pub(super) const UL: usize = Dir::Ul as usize;
+
+/// One direction of a UE's radio link: the channel, the gNB's CSI of it, link adaptation and the
+/// HARQ processes (and their randomness).
+pub(super) struct RadioLink {
+    pub(super) sinr: SinrSource,
+    /// The SINR of the last CSI report (dB, floored as CQI reporting quantises it).
+    pub(super) csi_sinr: f64,
+    pub(super) olla: Olla,
+    pub(super) harq: Vec<HarqProcess<Tb>>,
+    pub(super) rng: Rng,
+}
+
+impl RadioLink {
+    fn new(nof_harqs: usize, sinr: &SinrSource, target_bler: f64, rng: Rng) -> RadioLink {
+        RadioLink {
+            csi_sinr: sinr.at(0),
+            sinr: sinr.clone(),
+            olla: Olla::new(target_bler),
+            harq: (0..nof_harqs).map(|_| HarqProcess::default()).collect(),
+            rng,
+        }
+    }
+}
+
+impl Ue {
+    /// UE `i` of the stack's configuration: its DRBs (a 5QI's `qos` entry, srsRAN's defaults for a
+    /// 5QI without one), its radio links and its MAC. C-RNTIs from 0x4601, as srsRAN assigns them.
+    pub(super) fn new(i: usize, spec: &UeSpec, cfg: &StackConfig, seed: u64) -> Ue {
+        let c = &cfg.cell;
+        let drbs = spec
+            .five_qis
+            .iter()
+            .enumerate()
+            .map(|(d, fq)| {
+                let q =
+                    cfg.qos.iter().find(|q| q.five_qi == *fq).cloned().unwrap_or_else(|| QosCfg::srsran_default(*fq));
+                Drb::new(d, &q)
+            })
+            .collect();
+        let nh = usize::from(c.pdsch.nof_harqs);
+        Ue {
+            rnti: 0x4601 + i as u16,
+            slice: spec.slice,
+            drbs,
+            link: [
+                RadioLink::new(nh, &spec.dl_sinr, c.pdsch.olla_target_bler, Rng::new(seed, &format!("ue{i}.dl.harq"))),
+                RadioLink::new(nh, &spec.ul_sinr, c.pusch.olla_target_bler, Rng::new(seed, &format!("ue{i}.ul.harq"))),
+            ],
+            mac: UeMac::new(i as u64),
+            ul_est: 0,
+            sr_received: false,
+        }
+    }
+}
+
+impl Drb {
+    /// DRB `d` (id `d + 1`) of QoS class `q`: RLC at the DU and the UE, PDCP at the CU-UP and the
+    /// UE (the UE's PDCP without srsRAN's early drop, which is the CU-UP's).
+    fn new(d: usize, q: &QosCfg) -> Drb {
+        let gnb_rlc = RlcEntity::new(&q.rlc);
+        let ue_rlc = RlcEntity::new(&q.rlc);
+        let limit = gnb_rlc.queue_bytes_limit();
+        Drb {
+            id: d as u8 + 1,
+            qfi: q.five_qi,
+            priority: q.priority,
+            cu_pdcp_tx: PdcpTx::new(&q.pdcp, limit),
+            cu_pdcp_rx: PdcpRx::new(&q.pdcp),
+            ue_pdcp_tx: PdcpTx::new(
+                &PdcpCfg { tx: PdcpTxCfg { early_drop_bytes: 0, ..q.pdcp.tx.clone() }, ..q.pdcp.clone() },
+                limit,
+            ),
+            ue_pdcp_rx: PdcpRx::new(&q.pdcp),
+            gnb_rlc,
+            ue_rlc,
+            t_notify_ns: q.f1u_du.t_notify.max(0) * MS,
+            du_highest_tx: None,
+            ddds_pending: false,
+            armed: [None; 6],
+        }
+    }
+
+    pub(super) fn gnb_rlc_is_um(&self) -> bool {
+        self.gnb_rlc.is_um()
+    }
+}
