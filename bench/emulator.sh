@@ -11,7 +11,8 @@
 #                TCP super-packets of up to 64 KiB as they are;
 #    - scout:    `scout emulate` of bench/emulator.yaml (a cell that is not the bottleneck) with
 #                every packet cut to MTU size, through the whole model, every event written.
-# 2. The emulator's slot timing under that load (model actions' lateness p50/p99, run.json).
+# 2. The emulator's timing under that load (run.json emulator.timing): slots' lateness p50/p99
+#    (when each slot ran minus when it was due), model actions' p99, packets written late p50/p99.
 # 3. Idle added latency: ping through the idle cell, each echo's RTT as ping saw it minus the
 #    model's own RTT of the same echo (app_rtt rows); the median and p90 of the difference.
 #
@@ -51,7 +52,7 @@ main() {
       printf '  - {name: client, ns: ue0, at_s: 0.5, cmd: "iperf3 -c $SCOUT_DN -R -P %s -t %s -J"}\n' "$n" "$secs"
     } > "$sc"
     "$scout" emulate "$sc" -o "$work/run$n" --duration "$(python3 -c "print($secs + 2)")" > "$work/emu$n.txt" 2>&1
-    read -r g events p50 p99 per_write < <(python3 - "$work/run$n" <<'EOF'
+    read -r g events p50 p99 a99 w50 w99 per_write < <(python3 - "$work/run$n" <<'EOF'
 import json, sys
 from pathlib import Path
 run = Path(sys.argv[1])
@@ -59,12 +60,14 @@ c = json.loads((run / "apps" / "client.out").read_text())
 m = json.loads((run / "run.json").read_text())
 t, o = m["emulator"]["timing"], m["emulator"]["offload"]
 ev = sum(m["counts"]["events"].values())
-print(f'{c["end"]["sum_received"]["bits_per_second"] / 1e9:.2f} {ev} {t["lateness_p50_us"]} {t["lateness_p99_us"]} '
-      f'{o["packets_delivered_to_offload_devices"] / max(o["device_writes"], 1):.1f}')
+s, a, w = t["slots"], t["actions"], t["packets_written"]
+print(f'{c["end"]["sum_received"]["bits_per_second"] / 1e9:.2f} {ev} {s["p50_us"]} {s["p99_us"]} {a["p99_us"]} '
+      f'{w["p50_us"]} {w["p99_us"]} {o["packets_delivered_to_offload_devices"] / max(o["device_writes"], 1):.1f}')
 EOF
     )
     gbps[scout$n]=$g
-    echo "   scout emulate, $n stream(s): $g Gbit/s, $events events written, slot timing p50 $p50 µs p99 $p99 µs, $per_write packets per device write"
+    echo "   scout emulate, $n stream(s): $g Gbit/s, $events events written, $per_write packets per device write"
+    echo "     slots late p50 $p50 µs, p99 $p99 µs; model actions p99 $a99 µs; packets written late p50 $w50 µs, p99 $w99 µs"
 
   done
 

@@ -816,8 +816,10 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     em = meta["emulator"]
     t = em["timing"]
     print(
-        f"  timing: model actions late by p50 {t['lateness_p50_us']} µs, p99 {t['lateness_p99_us']} µs, "
-        f"max {t['lateness_max_us']} µs" + ("" if em.get("realtime_priority") else " (no real-time priority: not allowed here)")
+        f"  timing: slots late by p50 {t['slots']['p50_us']} µs, p99 {t['slots']['p99_us']} µs, "
+        f"max {t['slots']['max_us']} µs; packets written late by p50 {t['packets_written']['p50_us']} µs, "
+        f"p99 {t['packets_written']['p99_us']} µs"
+        + ("" if em.get("realtime_priority") else " (no real-time priority: not allowed here)")
     )
     for a in meta.get("apps") or []:
         status = f"exit {a['exit_code']}" if a.get("exit_code") is not None else f"signal {a.get('signal')}"

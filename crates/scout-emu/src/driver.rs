@@ -1,18 +1,30 @@
 //! The wall-clock driver: the model of `scout-ran`, built from a scenario exactly as the simulator
 //! builds it, stepped on `CLOCK_MONOTONIC` with real packets.
 //!
-//! One loop, one thread:
+//! One loop, on a thread of its own (`scout-datapath`):
 //!
-//! 1. read what the TUN devices hold (each packet stamped with the time it was read);
+//! 1. read what the TUN devices hold, each packet stamped with the time it was read — but only
+//!    while reading is open (below);
 //! 2. advance the model to now, one action at a time, with the packets read merged in by their
 //!    time: a packet read at `t` enters the model before any action due after `t`, so the model
 //!    sees events in time order even when it runs late; at most [`STEP_BUDGET`] steps before the
 //!    devices are read again (a late slot cannot starve packet I/O);
 //! 3. write each packet the model delivered to the device on the other side;
-//! 4. sleep in `ppoll` until the next action is due or a device is readable.
+//! 4. sleep in `ppoll` until the next action is due or (while reading is open) a device is
+//!    readable, spinning through the last [`SPIN_NS`] (the kernel wakes a sleeper late).
 //!
-//! Every action's lateness (when it ran, minus when it was due) is measured: the emulator's
-//! timing error, in `run.json` `emulator.timing`.
+//! Reading is open until [`READ_GUARD_NS`] before the next slot (the slot keeps its appointment),
+//! while no action is overdue by more than [`ADMIT_LAG_NS`] (the model's work comes before new
+//! packets), and while the loop's [`Admission`] credit covers the work a packet brings (a burst
+//! read at once would land its work on the slots of the next milliseconds). What the loop does not
+//! take in waits in the devices' queues, where the kernel's TCP sees a slower link, instead of
+//! every later slot running late. The lateness of every slot (when it ran, minus when it was due),
+//! of every model action and of every packet written (when written, minus when the model delivered
+//! it) is measured: the emulator's timing error, in `run.json` `emulator.timing`.
+//!
+//! Two more threads: `scout-tcpinfo` reads the TCP tracepoints and hands their rows over, and the
+//! writer's thread turns rows into Parquet; the caller's thread starts the applications and
+//! reports progress.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -20,6 +32,7 @@ use std::net::IpAddr;
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
 
 use scout_events::writer::RunWriter;
 use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Sink, SlotEvent};
@@ -34,8 +47,8 @@ use crate::netns::{self, Topology};
 use crate::offload::{self, Coalescer, Partial, VnetHdr, VNET_HDR_LEN};
 use crate::packet::{echo, five_tuple, Flows};
 use crate::qos::QosRules;
-use crate::tcp::{self, TcpProbe};
-use crate::timing::{mono_ns, Lateness};
+use crate::tcp::{TcpProbe, TcpRows};
+use crate::timing::{mono_ns, Admission, Lateness};
 use crate::tun::Tun;
 use crate::EmuError;
 
@@ -45,9 +58,19 @@ pub const STEP_BUDGET: usize = 256;
 /// Packets read from one device before the others are read.
 const READ_BATCH: usize = 64;
 
+/// Reading stops this long before the next slot is due, so that what was read enters the model
+/// (and the actions it starts run) before the slot does.
+pub const READ_GUARD_NS: i64 = 25_000;
+
+/// The devices are not read while a model action is overdue by more than this.
+pub const ADMIT_LAG_NS: i64 = 20_000;
+
 /// The driver thread's `SCHED_FIFO` priority (1–99), where the process may have one: above
 /// ordinary work, below the kernel's own real-time threads (50).
 pub const REALTIME_PRIORITY: i32 = 10;
+
+/// A sleep's last stretch, spent spinning on the clock (the kernel's wake-up comes late).
+const SPIN_NS: i64 = 30_000;
 
 /// The longest sleep: how often a stop request is seen when nothing happens.
 const MAX_SLEEP_NS: i64 = 5_000_000;
@@ -57,8 +80,12 @@ const PROGRESS_EVERY_NS: i64 = 100_000_000;
 /// How often the events so far are made durable (closed Parquet parts, `run.json` counts).
 const CHECKPOINT_EVERY_NS: i64 = 1_000_000_000;
 
-/// How often the TCP tracepoint's pipe is read.
+/// How often the TCP tracepoints' pipe is read (by a thread of its own).
 const TCP_READ_EVERY_NS: i64 = 10_000_000;
+
+/// TCP rows the data path writes per turn of its loop, at most (a few µs: the rows come from the
+/// tracepoint thread in batches of up to 10 ms, which would otherwise make a slot late).
+const TCP_ROWS_PER_TURN: usize = 32;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -149,16 +176,26 @@ struct Datapath {
     scratch: Vec<u8>,
     /// Packets read, with the time they were read, not yet in the model.
     inbound: VecDeque<(i64, Side, Vec<u8>, Partial)>,
+    /// The devices still to be read in this round of [`Datapath::read`] (kept for its buffer).
+    open: Vec<usize>,
     /// Per device (the DN's, then each UE's), what joins the packets the model delivers.
     coalescers: Vec<Coalescer>,
     qos: QosRules,
     dropped: Vec<u64>,
     delays: [Vec<i64>; 2],
+    /// Lateness of every model action, of every slot, of every packet written.
     late: Lateness,
+    slot_late: Lateness,
+    /// What the loop may take in.
+    admit: Admission,
+    write_late: Lateness,
     /// Echo requests a UE sent, by (UE, identifier, sequence number): when they entered.
     echoes: HashMap<(u32, u16, u16), i64>,
     rtts: Vec<i64>,
     counts: Counts,
+    /// Rows of the TCP tracepoints, from their thread, and those received not yet written.
+    tcp_in: Option<Receiver<Vec<ControlEvent>>>,
+    tcp_pending: VecDeque<ControlEvent>,
     /// `CLOCK_MONOTONIC` at the emulation's start.
     t0: i64,
 }
@@ -168,44 +205,80 @@ impl Datapath {
         mono_ns() - self.t0
     }
 
-    /// Step 1 of the loop: reads what the devices hold, each packet stamped with the time it was read.
-    fn read(&mut self) -> io::Result<()> {
-        let n_ues = self.topo.ues.len() as u32;
-        for side in std::iter::once(Side::Dn).chain((0..n_ues).map(Side::Ue)) {
-            let dev = match side {
-                Side::Dn => 0,
-                Side::Ue(i) => 1 + i as usize,
-            };
-            let Some(tun) = self.topo.device(dev) else { continue };
-            for _ in 0..READ_BATCH {
-                // Read into one large buffer, kept in one of packet size: a packet waiting in a
-                // deep RLC queue holds its own bytes, not 64 KiB.
-                let n = match tun.read(&mut self.scratch)? {
-                    Some(n) if n > 0 => n,
-                    _ => break,
-                };
-                self.counts.reads += 1;
-                let t = mono_ns() - self.t0;
-                let (pool, inbound) = (&mut self.pool, &mut self.inbound);
-                let mut take = |pkt: &[u8], partial: Partial| {
-                    let mut buf = pool.pop().unwrap_or_default();
-                    buf.clear();
-                    buf.extend_from_slice(pkt);
-                    inbound.push_back((t, side, buf, partial));
-                };
-                if !tun.vnet {
-                    take(&self.scratch[..n], None);
-                    continue;
+    /// Step 1 of the loop: reads what the devices hold, each packet stamped with the time it was
+    /// read, a packet from each device in turn (at most [`READ_BATCH`] from each), until `until`.
+    fn read(&mut self, until: i64) -> io::Result<()> {
+        let mut open = std::mem::take(&mut self.open);
+        open.clear();
+        open.extend(0..=self.topo.ues.len());
+        let mut result = Ok(());
+        'rounds: for _ in 0..READ_BATCH {
+            let mut i = 0;
+            while i < open.len() {
+                let now = self.clock();
+                if now >= until || !self.admit.open(now) {
+                    break 'rounds;
                 }
-                // A super-packet enters the model as the segments the kernel would have sent.
-                let refused = match VnetHdr::parse(&self.scratch[..n]) {
-                    Some(h) => offload::segment(&h, &self.scratch[VNET_HDR_LEN..n], take).is_err(),
-                    None => true,
-                };
-                self.counts.gso_refused += u64::from(refused);
+                let before = self.inbound.len();
+                match self.read_one(open[i]) {
+                    Ok(true) => {
+                        self.admit.took(self.inbound.len() - before);
+                        i += 1;
+                    }
+                    Ok(false) => _ = open.remove(i),
+                    Err(e) => {
+                        result = Err(e);
+                        break 'rounds;
+                    }
+                }
+            }
+            if open.is_empty() {
+                break;
             }
         }
-        Ok(())
+        self.open = open;
+        result
+    }
+
+    /// Reads one packet from device `dev` (the DN's, then each UE's) into `inbound`; returns
+    /// whether there was one.
+    fn read_one(&mut self, dev: usize) -> io::Result<bool> {
+        let side = if dev == 0 { Side::Dn } else { Side::Ue(dev as u32 - 1) };
+        let Some(tun) = self.topo.device(dev) else { return Ok(false) };
+        // Read into one large buffer, kept in one of packet size: a packet waiting in a deep RLC
+        // queue holds its own bytes, not 64 KiB.
+        let n = match tun.read(&mut self.scratch)? {
+            Some(n) if n > 0 => n,
+            _ => return Ok(false),
+        };
+        self.counts.reads += 1;
+        let t = mono_ns() - self.t0;
+        let (pool, inbound) = (&mut self.pool, &mut self.inbound);
+        let mut take = |pkt: &[u8], partial: Partial| {
+            let mut buf = pool.pop().unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(pkt);
+            inbound.push_back((t, side, buf, partial));
+        };
+        if !tun.vnet {
+            take(&self.scratch[..n], None);
+            return Ok(true);
+        }
+        // A super-packet enters the model as the segments the kernel would have sent.
+        let refused = match VnetHdr::parse(&self.scratch[..n]) {
+            Some(h) => offload::segment(&h, &self.scratch[VNET_HDR_LEN..n], take).is_err(),
+            None => true,
+        };
+        self.counts.gso_refused += u64::from(refused);
+        Ok(true)
+    }
+
+    /// Until when the devices may be read: [`READ_GUARD_NS`] before the next slot is due, and only
+    /// while no model action is overdue by more than [`ADMIT_LAG_NS`] (else never: the model's
+    /// work comes before new packets, so the loop catches up before it takes more in).
+    fn read_until(&self) -> i64 {
+        let slot = self.stack.next_slot_at() - READ_GUARD_NS;
+        self.stack.poll_timeout().map_or(slot, |due| slot.min(due + ADMIT_LAG_NS))
     }
 
     /// Step 2: runs the model up to `now`, packets and actions in time order, at most `STEP_BUDGET`
@@ -219,8 +292,13 @@ impl Datapath {
                 self.inject(t, side, bytes, partial);
             } else if let Some(ta) = due {
                 self.late.add(now - ta);
+                let slot_due = self.stack.next_slot_at();
+                let started = if ta == slot_due { self.clock() } else { 0 };
                 let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped };
                 self.stack.handle_timeout_bounded(ta, 1, &mut tap);
+                if self.stack.next_slot_at() != slot_due {
+                    self.slot_late.add(started - slot_due);
+                }
             } else {
                 self.free_dropped();
                 return false;
@@ -279,8 +357,10 @@ impl Datapath {
     /// offload devices, the segments of a flow delivered together are joined again).
     fn deliver(&mut self) -> io::Result<()> {
         let mut error = None;
+        let now = self.clock();
         for d in self.stack.take_deliveries() {
             let Some(h) = self.held.remove(&d.packet.pkt) else { continue };
+            self.write_late.add(now - d.t);
             let dir = d.packet.dir;
             self.delays[usize::from(dir == Dir::Ul)].push(d.t - h.t_in);
             if let (Dir::Dl, Some((false, id, seq))) = (dir, echo(&h.bytes)) {
@@ -323,15 +403,53 @@ impl Datapath {
         error.map_or(Ok(()), Err)
     }
 
-    /// Step 4: sleeps until the next action is due, a device is readable, or `end`.
-    fn sleep(&self, fds: &mut [libc::pollfd], end: i64) {
-        let now = self.clock();
-        let wait = self.stack.poll_timeout().map_or(MAX_SLEEP_NS, |t| t - now).clamp(0, MAX_SLEEP_NS).min(end - now);
-        if wait > 0 {
-            let ts = libc::timespec { tv_sec: wait / 1_000_000_000, tv_nsec: wait % 1_000_000_000 };
-            // SAFETY: `fds` is a valid array of `fds.len()` pollfd structures.
-            unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+    /// Writes a few of the TCP tracepoints' rows (all of them with `all`).
+    fn write_tcp_rows(&mut self, all: bool) {
+        let limit = if all { usize::MAX } else { TCP_ROWS_PER_TURN };
+        for _ in 0..limit {
+            if self.tcp_pending.is_empty() {
+                match self.tcp_in.as_ref().map(|rx| rx.try_recv()) {
+                    Some(Ok(batch)) => self.tcp_pending.extend(batch),
+                    _ => return,
+                }
+            }
+            match self.tcp_pending.pop_front() {
+                Some(row) => self.w.control(row),
+                None => return,
+            }
         }
+    }
+
+    /// Step 4: sleeps until the next action is due, `end`, or — while reading is open (before
+    /// [`Datapath::read_until`], with [`Admission`] credit) — a device is readable; while only the
+    /// credit is lacking, until it is earned back.
+    fn sleep(&mut self, fds: &mut [libc::pollfd], end: i64) {
+        let now = self.clock();
+        let mut wait =
+            self.stack.poll_timeout().map_or(MAX_SLEEP_NS, |t| t - now).clamp(0, MAX_SLEEP_NS).min(end - now);
+        let until = self.read_until();
+        let reading = now < until && self.admit.open(now);
+        if now < until && !reading {
+            wait = wait.min(self.admit.open_at() - now);
+        }
+        // The kernel wakes a sleeper some 20 µs late here (p99 ~50 µs): the last SPIN_NS before
+        // an appointment are spent spinning on the clock instead.
+        let sleep = wait - SPIN_NS;
+        let mut ready = 0;
+        if sleep > 0 {
+            let ts = libc::timespec { tv_sec: sleep / 1_000_000_000, tv_nsec: sleep % 1_000_000_000 };
+            let nfds = if reading { fds.len() } else { 0 };
+            // SAFETY: `fds` is a valid array of at least `nfds` pollfd structures.
+            ready = unsafe { libc::ppoll(fds.as_mut_ptr(), nfds as libc::nfds_t, &ts, std::ptr::null()) };
+        }
+        if ready == 0 && wait > 0 {
+            let at = now + wait;
+            while self.clock() < at {
+                std::hint::spin_loop();
+            }
+        }
+        let woke = self.clock();
+        self.admit.slept(woke - now, woke);
     }
 }
 
@@ -341,45 +459,6 @@ fn write_counted(tun: &Tun, b: &[u8], full: &mut u64, error: &mut Option<io::Err
         Ok(true) => {}
         Ok(false) => *full += 1,
         Err(e) => *error = error.take().or(Some(e)),
-    }
-}
-
-/// Samples of the TCP tracepoint turned into rows, and those that were not the emulation's.
-#[derive(Default)]
-struct TcpRows {
-    rows: u64,
-    other: u64,
-    rates: tcp::DeliveryRates,
-    /// Retransmissions per socket so far, and the rows written for them.
-    retransmits: HashMap<(std::net::SocketAddr, std::net::SocketAddr), u64>,
-    retransmit_rows: u64,
-}
-
-impl TcpRows {
-    fn take(&mut self, l: &tcp::TcpLine, t0: i64, until: i64, ue_of: &HashMap<IpAddr, u32>, w: &mut RunWriter) {
-        let row = match l {
-            tcp::TcpLine::Sample(s) => {
-                let rate = self.rates.sample(s);
-                let retx = self.retransmits.get(&(s.src, s.dst)).copied().unwrap_or(0);
-                tcp::control_row(s, s.t_mono_ns - t0, ue_of, rate, retx)
-            }
-            tcp::TcpLine::Retransmit(r) => {
-                let n = self.retransmits.entry((r.src, r.dst)).or_default();
-                *n += 1;
-                tcp::retransmit_row(r, r.t_mono_ns - t0, ue_of, *n)
-            }
-        };
-        match row.filter(|r| (0..=until).contains(&r.t_ns)) {
-            Some(row) => {
-                if row.kind == "tcp_retransmit" {
-                    self.retransmit_rows += 1;
-                } else {
-                    self.rows += 1;
-                }
-                w.control(row);
-            }
-            None => self.other += 1,
-        }
     }
 }
 
@@ -395,8 +474,6 @@ struct Shared {
 /// What the data path thread hands back.
 struct Done {
     dp: Datapath,
-    tcp: io::Result<TcpProbe>,
-    tcp_rows: TcpRows,
     /// Emulator time when the loop ended.
     now: i64,
     realtime: bool,
@@ -434,7 +511,7 @@ fn drop_privileges() -> Value {
 
 /// The data path: after its real-time setup, drops its privileges and runs the loop until the
 /// end, `Shared::stop` or an I/O error; hands everything back for the run to be written.
-fn run_datapath(mut dp: Datapath, mut tcp: io::Result<TcpProbe>, end: i64, shared: &Shared) -> Done {
+fn run_datapath(mut dp: Datapath, end: i64, shared: &Shared) -> Done {
     // Timer slack of 1 ns: `ppoll` wakes when asked, not up to 50 µs later.
     // SAFETY: prctl(2) with an integer argument.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
@@ -449,8 +526,7 @@ fn run_datapath(mut dp: Datapath, mut tcp: io::Result<TcpProbe>, end: i64, share
         .chain(dp.topo.ues.iter())
         .map(|e| libc::pollfd { fd: e.tun.as_ref().map_or(-1, |t| t.raw_fd()), events: libc::POLLIN, revents: 0 })
         .collect();
-    let mut tcp_rows = TcpRows::default();
-    let (mut next_tcp_read, mut next_checkpoint, mut next_count) = (0, CHECKPOINT_EVERY_NS, 0);
+    let (mut next_checkpoint, mut next_count) = (CHECKPOINT_EVERY_NS, 0);
     let mut now;
     let error = loop {
         now = dp.clock();
@@ -465,16 +541,11 @@ fn run_datapath(mut dp: Datapath, mut tcp: io::Result<TcpProbe>, end: i64, share
             next_checkpoint = now + CHECKPOINT_EVERY_NS;
             dp.w.checkpoint(json!({"t_ns": now}));
         }
-        if let Err(e) = dp.read() {
+        let until = dp.read_until();
+        if let Err(e) = dp.read(until) {
             break Some(e);
         }
-        if let (Ok(probe), true) = (tcp.as_mut(), now >= next_tcp_read) {
-            next_tcp_read = now + TCP_READ_EVERY_NS;
-            let (t0, ue_of, w) = (dp.t0, &dp.ue_of, &mut dp.w);
-            if let Err(e) = probe.read(|s| tcp_rows.take(&s, t0, i64::MAX, ue_of, w)) {
-                break Some(e);
-            }
-        }
+        dp.write_tcp_rows(false);
         let busy = dp.advance(dp.clock());
         if let Err(e) = dp.deliver() {
             break Some(e);
@@ -483,7 +554,41 @@ fn run_datapath(mut dp: Datapath, mut tcp: io::Result<TcpProbe>, end: i64, share
             dp.sleep(&mut fds, end);
         }
     };
-    Done { dp, tcp, tcp_rows, now, realtime, privileges, error }
+    Done { dp, now, realtime, privileges, error }
+}
+
+/// What the TCP tracepoints' thread hands back.
+struct TcpDone {
+    probe: TcpProbe,
+    rows: TcpRows,
+    error: Option<io::Error>,
+}
+
+/// The TCP tracepoints' thread: reads the pipe every [`TCP_READ_EVERY_NS`] and sends the rows to
+/// the data path, which writes them a few at a time (parsing a 10-ms batch on the data path made
+/// slots late by up to 1 ms). Unprivileged, as the data path.
+fn run_tcp_feed(
+    mut probe: TcpProbe,
+    tx: Sender<Vec<ControlEvent>>,
+    t0: i64,
+    ue_of: &HashMap<IpAddr, u32>,
+    shared: &Shared,
+) -> TcpDone {
+    drop_privileges();
+    let mut rows = TcpRows::default();
+    let mut error = None;
+    while !shared.stop.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_nanos(TCP_READ_EVERY_NS as u64));
+        let mut batch = Vec::new();
+        if let Err(e) = probe.read(|l| batch.extend(rows.row(&l, t0, i64::MAX, ue_of))) {
+            error = Some(e);
+            break;
+        }
+        if !batch.is_empty() && tx.send(batch).is_err() {
+            break;
+        }
+    }
+    TcpDone { probe, rows, error }
 }
 
 /// The iperf3 tests in the apps' outputs as control rows (`crate::iperf3`); returns what was
@@ -552,7 +657,8 @@ pub fn emulate(
     ready(&names);
 
     let tcp = TcpProbe::start(topo.pid);
-    let dp = Datapath {
+    let (tcp_tx, tcp_rx) = std::sync::mpsc::channel();
+    let mut dp = Datapath {
         stack,
         w,
         ue_of: (0..n_ues)
@@ -566,15 +672,29 @@ pub fn emulate(
         coalescers: (0..=n_ues).map(|_| Coalescer::default()).collect(),
         qos: QosRules::new(&loaded.scenario.qos_rules),
         inbound: VecDeque::new(),
+        open: Vec::new(),
         dropped: Vec::new(),
         delays: [Vec::new(), Vec::new()],
         late: Lateness::default(),
+        slot_late: Lateness::default(),
+        admit: Admission::new(0),
+        write_late: Lateness::default(),
         echoes: HashMap::new(),
         rtts: Vec::new(),
         counts: Counts::default(),
+        tcp_in: None,
+        tcp_pending: VecDeque::new(),
         t0: mono_ns(),
     };
     let t0 = dp.t0;
+    let ue_of = dp.ue_of.clone();
+    let (tcp, tcp_why_not) = match tcp {
+        Ok(probe) => {
+            dp.tcp_in = Some(tcp_rx);
+            (Some(probe), None)
+        }
+        Err(e) => (None, Some(e.to_string())),
+    };
     // The wall-clock time of the emulator's time 0 (for iperf3 servers' own timestamps).
     let epoch_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
         - (mono_ns() - t0) as f64 / 1e9;
@@ -582,11 +702,18 @@ pub fn emulate(
     // (starting the apps in their namespaces, the cleanup) and talks to the caller (progress).
     let shared = Shared::default();
     let mut app_error = None;
-    let done = std::thread::scope(|s| {
+    let (done, tcp) = std::thread::scope(|s| {
         let h = std::thread::Builder::new()
             .name("scout-datapath".into())
-            .spawn_scoped(s, || run_datapath(dp, tcp, end, &shared))
+            .spawn_scoped(s, || run_datapath(dp, end, &shared))
             .expect("spawn the data path thread");
+        let feed = tcp.map(|probe| {
+            let (shared, ue_of) = (&shared, &ue_of);
+            std::thread::Builder::new()
+                .name("scout-tcpinfo".into())
+                .spawn_scoped(s, move || run_tcp_feed(probe, tcp_tx, t0, ue_of, shared))
+                .expect("spawn the TCP tracepoints' thread")
+        });
         loop {
             let now = mono_ns() - t0;
             let packets = shared.packets.load(Ordering::Relaxed);
@@ -604,9 +731,10 @@ pub fn emulate(
             std::thread::sleep(std::time::Duration::from_nanos(PROGRESS_EVERY_NS as u64));
         }
         shared.stop.store(true, Ordering::Relaxed);
-        h.join().expect("the data path thread panicked")
+        let feed = feed.map(|f| f.join().expect("the TCP tracepoints' thread panicked"));
+        (h.join().expect("the data path thread panicked"), feed)
     });
-    let Done { mut dp, tcp, mut tcp_rows, now, realtime, privileges, error } = done;
+    let Done { mut dp, now, realtime, privileges, error } = done;
     if let Some(e) = error {
         // Dropping `dp` tears the namespaces down (from this thread, which may).
         return Err(e.into());
@@ -616,21 +744,26 @@ pub fn emulate(
     let in_flight = dp.stack.finish(t_end, &mut Tap { w: &mut dp.w, dropped: &mut dp.dropped });
     let apps_json = apps.finish();
     let iperf3_json = iperf3_rows(&apps_json, out, epoch_s, &dp.ue_of, &mut dp.w);
+    // The rows the data path had not written yet, then the pipe's last lines.
+    dp.write_tcp_rows(true);
     let tcp_json = match tcp {
-        Ok(probe) => {
-            let (lines, unparsed, overruns) = probe.stop(|s| tcp_rows.take(&s, dp.t0, t_end, &dp.ue_of, &mut dp.w));
+        Some(TcpDone { probe, mut rows, error }) => {
+            let (lines, unparsed, overruns) =
+                probe.stop(|l| rows.row(&l, dp.t0, t_end, &dp.ue_of).into_iter().for_each(|r| dp.w.control(r)));
             json!({
-                "source": "tcp:tcp_probe and tcp:tcp_retransmit_skb tracepoints", "rows": tcp_rows.rows,
-                "retransmit_rows": tcp_rows.retransmit_rows, "lines": lines, "unparsed_lines": unparsed,
-                "other_sockets_or_times": tcp_rows.other, "lost_in_kernel": overruns,
+                "source": "tcp:tcp_probe and tcp:tcp_retransmit_skb tracepoints", "rows": rows.rows,
+                "retransmit_rows": rows.retransmit_rows, "lines": lines, "unparsed_lines": unparsed,
+                "other_sockets_or_times": rows.other, "lost_in_kernel": overruns,
+                "read_error": error.map(|e| e.to_string()),
             })
         }
-        Err(e) => json!({"source": null, "why_not": e.to_string()}),
+        None => json!({"source": null, "why_not": tcp_why_not}),
     };
     let problems = dp.topo.teardown();
     let segments: u64 = dp.coalescers.iter().map(|c| c.segments).sum();
     let writes: u64 = dp.coalescers.iter().map(|c| c.writes).sum();
-    let Datapath { stack, w, flows, delays, late, rtts, counts, qos, .. } = dp;
+    let (writer_waits, writer_wait_ns) = dp.w.waits();
+    let Datapath { stack, w, flows, delays, late, slot_late, write_late, admit, rtts, counts, qos, .. } = dp;
     let mut outcome = Outcome {
         stats: stack.stats.clone(),
         in_flight,
@@ -647,12 +780,20 @@ pub fn emulate(
         "realtime_priority": realtime.then_some(REALTIME_PRIORITY),
         "datapath_privileges": privileges,
         "timing": {
-            "actions": late.n,
-            "lateness_p50_us": late.quantile_us(0.5),
-            "lateness_p99_us": late.quantile_us(0.99),
-            "lateness_max_us": late.max_ns / 1000,
-            "over_1_s": late.over_1_s,
-            "note": "when each model action ran minus when it was due (µs bucket upper bounds)",
+            "slots": slot_late.json(),
+            "actions": late.json(),
+            "packets_written": write_late.json(),
+            "writer_waits": {"n": writer_waits, "total_us": writer_wait_ns / 1000, "note": "times the data path found the event writer's queue full and waited"},
+            "admission": {
+                "read_guard_us": READ_GUARD_NS / 1000,
+                "admit_lag_us": ADMIT_LAG_NS / 1000,
+                "share": Admission::SHARE,
+                "burst_us": Admission::BURST_NS / 1000.0,
+                "work_per_packet_ns": admit.cost_ns.round(),
+                "spin_us": SPIN_NS / 1000,
+                "note": "devices are read only until read_guard_us before each slot, while no action is overdue by more than admit_lag_us, and while the loop's credit of CPU time (earned at share of the wall clock, up to burst_us) covers the measured work per packet; each sleep's last spin_us is spent spinning",
+            },
+            "note": "lateness in µs (bucket upper bounds): of each slot, when it ran minus when it was due; of each model action, likewise; of each packet written to a device, when written minus when the model delivered it",
         },
         "packets_not_ip": counts.not_ip,
         "dn_packets_to_no_ue": counts.no_ue,

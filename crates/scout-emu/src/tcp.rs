@@ -198,6 +198,50 @@ pub fn control_row(
     })
 }
 
+/// Samples of the tracepoints turned into rows, and those that were not the emulation's.
+#[derive(Default)]
+pub struct TcpRows {
+    pub rows: u64,
+    pub other: u64,
+    rates: DeliveryRates,
+    /// Retransmissions per socket so far, and the rows written for them.
+    retransmits: HashMap<(SocketAddr, SocketAddr), u64>,
+    pub retransmit_rows: u64,
+}
+
+impl TcpRows {
+    /// The row of line `l` (times relative to `t0`, the emulation's start), or `None` (counted in
+    /// `other`) when it is not an emulated socket's or not within `0..=until`.
+    pub fn row(&mut self, l: &TcpLine, t0: i64, until: i64, ue_of: &HashMap<IpAddr, u32>) -> Option<ControlEvent> {
+        let row = match l {
+            TcpLine::Sample(s) => {
+                let rate = self.rates.sample(s);
+                let retx = self.retransmits.get(&(s.src, s.dst)).copied().unwrap_or(0);
+                control_row(s, s.t_mono_ns - t0, ue_of, rate, retx)
+            }
+            TcpLine::Retransmit(r) => {
+                let n = self.retransmits.entry((r.src, r.dst)).or_default();
+                *n += 1;
+                retransmit_row(r, r.t_mono_ns - t0, ue_of, *n)
+            }
+        };
+        match row.filter(|r| (0..=until).contains(&r.t_ns)) {
+            Some(row) => {
+                if row.kind == "tcp_retransmit" {
+                    self.retransmit_rows += 1;
+                } else {
+                    self.rows += 1;
+                }
+                Some(row)
+            }
+            None => {
+                self.other += 1;
+                None
+            }
+        }
+    }
+}
+
 pub struct TcpProbe {
     dir: PathBuf,
     pipe: File,
@@ -259,10 +303,13 @@ impl TcpProbe {
                 Err(e) => return Err(e),
             };
             self.partial.extend_from_slice(&buf[..n]);
-            while let Some(i) = self.partial.iter().position(|&c| c == b'\n') {
-                let line: Vec<u8> = self.partial.drain(..=i).collect();
+            // Every whole line, then what is left of the last is kept for the next read (one
+            // shift per read, not one per line).
+            let mut start = 0;
+            while let Some(i) = self.partial[start..].iter().position(|&c| c == b'\n') {
+                let line = std::str::from_utf8(&self.partial[start..start + i]).ok().map(str::trim_end);
+                start += i + 1;
                 self.lines += 1;
-                let line = std::str::from_utf8(&line).ok().map(str::trim_end);
                 match line.and_then(|l| {
                     parse(l).map(TcpLine::Sample).or_else(|| parse_retransmit(l).map(TcpLine::Retransmit))
                 }) {
@@ -270,6 +317,7 @@ impl TcpProbe {
                     None => self.unparsed += 1,
                 }
             }
+            self.partial.drain(..start);
         }
         Ok(())
     }

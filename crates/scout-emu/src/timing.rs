@@ -1,4 +1,4 @@
-//! The emulator's clock and how late its model actions run.
+//! The emulator's clock, how late its model actions run, and how much it takes in.
 
 /// `CLOCK_MONOTONIC` in ns: the emulator's clock, and the tracepoints' (`trace_clock` mono).
 pub fn mono_ns() -> i64 {
@@ -33,6 +33,17 @@ impl Lateness {
         }
     }
 
+    /// How many, p50, p99 and the largest, in µs; and how many were over 1 s.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "n": self.n,
+            "p50_us": self.quantile_us(0.5),
+            "p99_us": self.quantile_us(0.99),
+            "max_us": self.max_ns / 1000,
+            "over_1_s": self.over_1_s,
+        })
+    }
+
     /// The `q` quantile in µs (the upper bound of its bucket).
     pub fn quantile_us(&self, q: f64) -> Option<u64> {
         if self.n == 0 {
@@ -50,6 +61,82 @@ impl Lateness {
     }
 }
 
+/// Paces what the loop takes in to what it can process on time.
+///
+/// Every packet taken into the model commits the loop to work later (its path through UPF, CU-UP,
+/// RLC, MAC, delivery: about a dozen model actions and two dozen events), mostly a millisecond or
+/// more after it was read. Reading only while the loop is idle does not bound that: a TCP burst of
+/// a thousand segments (a cwnd opened by ACKs that an UL grant released together) is read in a few
+/// hundred µs, and its work lands on the slots of the next milliseconds. So the loop holds a credit
+/// of CPU time, earned at [`Admission::SHARE`] of the wall clock up to [`Admission::BURST_NS`], and
+/// each packet taken in spends the loop's measured work per packet; while the credit is spent the
+/// devices are not read, and what waits there waits in the kernel's queue, as on a slower link.
+pub struct Admission {
+    credit_ns: f64,
+    last: i64,
+    /// Work per packet taken in, ns: busy time over packets, averaged over windows of
+    /// [`Admission::WINDOW_NS`].
+    pub cost_ns: f64,
+    window_start: i64,
+    slept_ns: i64,
+    packets: u64,
+}
+
+impl Admission {
+    /// The share of the wall clock the loop commits (its measured work per packet already counts
+    /// its overheads: sleeping, waking, slots without packets).
+    pub const SHARE: f64 = 1.0;
+    /// The most credit the loop can save up: the work of a burst taken in at once.
+    pub const BURST_NS: f64 = 50_000.0;
+    /// How often the work per packet is measured again.
+    pub const WINDOW_NS: i64 = 50_000_000;
+    /// The work per packet assumed before the first measurement.
+    const FIRST_COST_NS: f64 = 4_000.0;
+
+    pub fn new(now: i64) -> Admission {
+        Admission {
+            credit_ns: Self::BURST_NS,
+            last: now,
+            cost_ns: Self::FIRST_COST_NS,
+            window_start: now,
+            slept_ns: 0,
+            packets: 0,
+        }
+    }
+
+    /// Whether the loop may take more in at `now`.
+    pub fn open(&mut self, now: i64) -> bool {
+        self.credit_ns = (self.credit_ns + (now - self.last) as f64 * Self::SHARE).min(Self::BURST_NS);
+        self.last = now;
+        self.credit_ns > 0.0
+    }
+
+    /// When the credit is earned back (the loop may take more in), as of the last [`Admission::open`].
+    pub fn open_at(&self) -> i64 {
+        self.last + (-self.credit_ns / Self::SHARE).max(0.0).ceil() as i64 + 1
+    }
+
+    /// `packets` were taken in.
+    pub fn took(&mut self, packets: usize) {
+        self.credit_ns -= packets as f64 * self.cost_ns;
+        self.packets += packets as u64;
+    }
+
+    /// The loop slept `ns` until `now`; at the end of a window with enough packets to measure,
+    /// the work per packet is measured again (an average that weighs the newest window 30 %).
+    pub fn slept(&mut self, ns: i64, now: i64) {
+        self.slept_ns += ns;
+        let elapsed = now - self.window_start;
+        if elapsed >= Self::WINDOW_NS {
+            if self.packets >= 1000 {
+                let busy = (elapsed - self.slept_ns).max(0) as f64;
+                self.cost_ns = 0.7 * self.cost_ns + 0.3 * busy / self.packets as f64;
+            }
+            (self.window_start, self.slept_ns, self.packets) = (now, 0, 0);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +150,37 @@ mod tests {
         }
         assert_eq!((l.quantile_us(0.5), l.quantile_us(0.75), l.quantile_us(1.0)), (Some(2), Some(3), Some(1_000_000)));
         assert_eq!((l.n, l.over_1_s, l.max_ns), (4, 1, 9_999_999_999));
+    }
+
+    #[test]
+    fn admission_spends_credit_per_packet_and_earns_it_back() {
+        let mut a = Admission::new(0);
+        assert!(a.open(0));
+        // A burst of 13 packets at the first 4 µs each overdraws the 50-µs credit by 2 µs.
+        a.took(13);
+        assert!(!a.open(0));
+        // SHARE ns of credit per ns of wall clock: back above zero after 2 µs / SHARE.
+        let back = (2_000.0 / Admission::SHARE).ceil() as i64 + 1;
+        assert_eq!(a.open_at(), back);
+        assert!(!a.open(back - 2));
+        assert!(a.open(back));
+        // However long the loop idles, it saves up one burst's credit.
+        assert!(a.open(1_000_000_000));
+        a.took(13);
+        assert!(!a.open(1_000_000_000));
+    }
+
+    #[test]
+    fn admission_measures_the_work_per_packet() {
+        let mut a = Admission::new(0);
+        // A window of 50 ms: 20 ms asleep, 10 000 packets → 3 µs each; the average moves 30 % there.
+        a.took(10_000);
+        a.slept(20_000_000, Admission::WINDOW_NS);
+        assert!((a.cost_ns - (0.7 * 4_000.0 + 0.3 * 3_000.0)).abs() < 1e-6, "{}", a.cost_ns);
+        // A window with too few packets to tell keeps the estimate.
+        let before = a.cost_ns;
+        a.took(10);
+        a.slept(0, 2 * Admission::WINDOW_NS);
+        assert_eq!(a.cost_ns, before);
     }
 }

@@ -23,7 +23,7 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -450,10 +450,6 @@ impl SlotCols {
         self.nof_ues_scheduled.push(e.nof_ues_scheduled);
     }
 
-    fn len(&self) -> usize {
-        self.t_ns.len()
-    }
-
     fn take_batch(&mut self) -> RecordBatch {
         let (ndi, ndi_n) = self.ndi.take();
         let (ack, ack_n) = self.ack.take();
@@ -526,10 +522,6 @@ impl ControlCols {
         self.detail.push(e.detail);
     }
 
-    fn len(&self) -> usize {
-        self.t_ns.len()
-    }
-
     fn take_batch(&mut self) -> RecordBatch {
         let (dir, dir_n) = self.dir.take();
         let kinds = self.kinds.clone();
@@ -550,10 +542,11 @@ impl ControlCols {
 }
 
 enum Msg {
-    Batch(Table, RecordBatch),
-    /// Packet events in row form (the producer's cost per event is one copy); the writer thread
-    /// turns them into columns. The emptied vector goes back for reuse.
+    /// Events in row form (the producer's cost per event is one copy); the writer thread turns
+    /// them into columns. An emptied vector of packet events goes back for reuse.
     Packets(Vec<PacketEvent>),
+    Slots(Vec<SlotEvent>),
+    Controls(Vec<ControlEvent>),
     /// Close the parts being written and write this `run.json` (the rows so far are added).
     Checkpoint(Value),
     Close,
@@ -1064,9 +1057,17 @@ fn write_until_close(
     files: &mut Files,
 ) -> Result<bool, WriteError> {
     let mut staging = PacketBatch::new();
+    let (mut slots, mut controls) = (SlotCols::default(), ControlCols::default());
     while let Ok(msg) = rx.recv() {
         match msg {
-            Msg::Batch(table, batch) => files.file(table)?.write(&batch)?,
+            Msg::Slots(rows) => {
+                rows.into_iter().for_each(|e| slots.push(e));
+                files.file(Table::Slot)?.write(&slots.take_batch())?;
+            }
+            Msg::Controls(rows) => {
+                rows.into_iter().for_each(|e| controls.push(e));
+                files.file(Table::Control)?.write(&controls.take_batch())?;
+            }
             Msg::Packets(mut rows) => {
                 for chunk in rows.chunks(PB) {
                     staging.clear();
@@ -1098,13 +1099,16 @@ pub struct RunWriter {
     packet: Vec<PacketEvent>,
     /// Emptied packet buffers coming back from the writer thread.
     recycled: Receiver<Vec<PacketEvent>>,
-    slot: SlotCols,
-    control: ControlCols,
+    slot: Vec<SlotEvent>,
+    control: Vec<ControlEvent>,
     rows: [u64; 3],
     tx: Option<SyncSender<Msg>>,
     thread: Option<JoinHandle<Result<(), WriteError>>>,
     /// Rows that could not be handed to a writer thread that had already failed.
     lost_rows: u64,
+    /// Times the producer found the writer thread's queue full and waited, and how long (ns).
+    waits: u64,
+    wait_ns: u64,
     /// `create` made the directory itself (so an unfinished run removes it again).
     created_dir: bool,
     /// `finish` succeeded: the run is in place.
@@ -1190,12 +1194,14 @@ impl RunWriter {
             meta,
             packet: Vec::with_capacity(PACKET_BATCH_ROWS),
             recycled,
-            slot: SlotCols::default(),
-            control: ControlCols::default(),
+            slot: Vec::new(),
+            control: Vec::new(),
             rows: [0; 3],
             tx: Some(tx),
             thread: Some(thread),
             lost_rows: 0,
+            waits: 0,
+            wait_ns: 0,
             created_dir,
             finished: false,
             checkpointed,
@@ -1208,10 +1214,31 @@ impl RunWriter {
     }
 
     fn send(&mut self, rows: usize, msg: Msg) {
-        let ok = self.tx.as_ref().is_some_and(|tx| tx.send(msg).is_ok());
+        let Some(tx) = self.tx.as_ref() else {
+            self.lost_rows += rows as u64;
+            return;
+        };
+        let ok = match tx.try_send(msg) {
+            Ok(()) => true,
+            Err(TrySendError::Full(msg)) => {
+                // The writer thread is behind: the producer waits (no row is dropped), and says so.
+                let t = std::time::Instant::now();
+                let ok = tx.send(msg).is_ok();
+                self.waits += 1;
+                self.wait_ns += t.elapsed().as_nanos() as u64;
+                ok
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        };
         if !ok {
             self.lost_rows += rows as u64;
         }
+    }
+
+    /// How often the producer waited for the writer thread (its queue full), and for how long in
+    /// all (ns): time a real-time producer did not spend on its own work.
+    pub fn waits(&self) -> (u64, u64) {
+        (self.waits, self.wait_ns)
     }
 
     fn flush(&mut self, table: Table) {
@@ -1223,12 +1250,16 @@ impl RunWriter {
             }
             return;
         }
-        let batch = match table {
-            Table::Slot if self.slot.len() > 0 => self.slot.take_batch(),
-            Table::Control if self.control.len() > 0 => self.control.take_batch(),
+        // Columns are built by the writer thread: a producer in real time (the emulator) must not
+        // spend a millisecond turning a batch of rows with JSON details into Arrow arrays.
+        let (rows, msg) = match table {
+            Table::Slot if !self.slot.is_empty() => (self.slot.len(), Msg::Slots(std::mem::take(&mut self.slot))),
+            Table::Control if !self.control.is_empty() => {
+                (self.control.len(), Msg::Controls(std::mem::take(&mut self.control)))
+            }
             _ => return,
         };
-        self.send(batch.num_rows(), Msg::Batch(table, batch));
+        self.send(rows, msg);
     }
 
     /// In a checkpointed run, makes every event so far durable: the buffered rows go to the writer
