@@ -57,47 +57,94 @@ impl Stack {
         self.schedule(t + self.grid.slot_ns(), Action::Slot(s + 1));
     }
 
+    /// The retransmissions of direction `d` due by slot `s`, UE by UE and process by process, while
+    /// PRBs (`free`) and places (`n` of `max_ues`) last and `fits` allows: each goes with its TB's
+    /// PRBs and MCS (adaptive retransmission), and `send` sends it.
+    #[allow(clippy::too_many_arguments)] // the slot's budgets and the direction's two rules
+    fn retransmissions(
+        &mut self,
+        d: usize,
+        s: u64,
+        free: &mut u16,
+        n: &mut u16,
+        max_ues: u16,
+        fits: &dyn Fn(&Stack, usize, &Tb) -> bool,
+        send: &mut dyn FnMut(&mut Stack, usize, usize),
+    ) {
+        for ui in 0..self.ues.len() {
+            for h in 0..self.ues[ui].link[d].harq.len() {
+                let hp = &self.ues[ui].link[d].harq[h];
+                let ready = matches!(hp.state, HarqState::PendingRetx { ready } if ready <= s);
+                let Some(tb) = hp.tb.as_ref() else { continue };
+                if !ready || tb.prbs > *free || *n >= max_ues || !fits(self, ui, tb) {
+                    continue;
+                }
+                *free -= tb.prbs;
+                *n += 1;
+                self.ues[ui].link[d].harq[h].retx();
+                send(self, ui, h);
+            }
+        }
+    }
+
+    /// The UEs that may get a new TB in direction `d` this slot (`eligible`, and a HARQ process
+    /// idle), each with its rate: the bytes one PRB of `symbols` symbols carries at its MCS.
+    fn candidates(&mut self, d: usize, symbols: u32, eligible: impl Fn(&Stack, usize) -> bool) -> Vec<Candidate> {
+        let mut cands = Vec::new();
+        for ui in 0..self.ues.len() {
+            if !eligible(self, ui) || !self.ues[ui].link[d].harq.iter().any(|h| h.state == HarqState::Idle) {
+                continue;
+            }
+            let mcs = self.mcs(ui, d);
+            let rate = f64::from(self.tbs.tbs_for(self.table[d], mcs, symbols, 1));
+            cands.push(Candidate { ue: ui, rate });
+        }
+        cands
+    }
+
+    /// A new TB of UE `ui` in direction `d`: its MCS, the fewest PRBs (at most `free`) that carry
+    /// `need` bytes, and their TBS — (PRBs, MCS, TBS).
+    fn allocate(&mut self, d: usize, ui: usize, symbols: u32, need: u64, free: u16) -> (u16, u8, u32) {
+        let mcs = self.mcs(ui, d);
+        let (prbs, _) = self.tbs.prbs_for(self.table[d], mcs, symbols, need);
+        let prbs = prbs.min(free);
+        (prbs, mcs, self.tbs.tbs_for(self.table[d], mcs, symbols, prbs))
+    }
+
+    /// The first idle HARQ process of UE `ui` in direction `d` (a candidate has one).
+    fn idle_harq(&self, d: usize, ui: usize) -> usize {
+        self.ues[ui].link[d]
+            .harq
+            .iter()
+            .position(|h| h.state == HarqState::Idle)
+            .expect("candidate has an idle process")
+    }
+
     pub(super) fn schedule_dl<S: Sink>(&mut self, s: u64, t: Instant, symbols: u32, sfn: u16, sif: u8, sink: &mut S) {
         let mut free = self.prbs;
         let mut scheduled = 0u16;
         let max_ues = self.cfg.cell.scheduler.max_ues_per_slot as u16;
         let pdsch_start = t + i64::from(self.cfg.cell.pdcch_symbols) * self.grid.symbol_ns();
         let pdsch_end = pdsch_start + i64::from(symbols) * self.grid.symbol_ns();
-        // Retransmissions first.
-        for ui in 0..self.ues.len() {
-            for h in 0..self.ues[ui].link[DL].harq.len() {
-                let hp = &self.ues[ui].link[DL].harq[h];
-                let ready = matches!(hp.state, HarqState::PendingRetx { ready } if ready <= s);
-                let Some(tb) = hp.tb.as_ref() else { continue };
-                if !ready || tb.prbs > free || symbols < tb.symbols || scheduled >= max_ues {
-                    continue;
-                }
-                free -= tb.prbs;
-                scheduled += 1;
-                self.ues[ui].link[DL].harq[h].retx();
-                self.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink);
-            }
-        }
+        // Retransmissions first (the same PRBs and MCS), where the PDSCH is long enough.
+        self.retransmissions(
+            DL,
+            s,
+            &mut free,
+            &mut scheduled,
+            max_ues,
+            &|_, _, tb| symbols >= tb.symbols,
+            &mut |st, ui, h| st.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink),
+        );
         // New transmissions.
-        let mut cands = Vec::new();
-        for ui in 0..self.ues.len() {
-            if self.gnb_dl_buffer(ui) == 0 || !self.ues[ui].link[DL].harq.iter().any(|h| h.state == HarqState::Idle) {
-                continue;
-            }
-            let mcs = self.mcs(ui, DL);
-            let rate = f64::from(self.tbs.tbs_for(self.table[DL], mcs, symbols, 1));
-            cands.push(Candidate { ue: ui, rate });
-        }
+        let cands = self.candidates(DL, symbols, |st, ui| st.gnb_dl_buffer(ui) > 0);
         let mut served = vec![0u64; self.ues.len()];
         for ui in self.scheduler.order(Dir::Dl, &cands) {
             if free == 0 || scheduled >= max_ues {
                 break;
             }
-            let mcs = self.mcs(ui, DL);
             let need = self.gnb_dl_buffer(ui) + 16;
-            let (mut prbs, _) = self.tbs.prbs_for(self.table[DL], mcs, symbols, need);
-            prbs = prbs.min(free);
-            let tbs = self.tbs.tbs_for(self.table[DL], mcs, symbols, prbs);
+            let (prbs, mcs, tbs) = self.allocate(DL, ui, symbols, need, free);
             let pdus = self.pull(ui, tbs, true, t, sink);
             if pdus.is_empty() {
                 continue;
@@ -105,11 +152,7 @@ impl Stack {
             free -= prbs;
             scheduled += 1;
             served[ui] = u64::from(tbs);
-            let h = self.ues[ui].link[DL]
-                .harq
-                .iter()
-                .position(|h| h.state == HarqState::Idle)
-                .expect("candidate has an idle process");
+            let h = self.idle_harq(DL, ui);
             self.ues[ui].link[DL].harq[h].new_tx(Tb { pdus, mcs, prbs, tbs, symbols, bsr: None });
             self.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink);
         }
@@ -349,58 +392,37 @@ impl Stack {
         let t = self.grid.start(s);
         let mut free = self.prbs;
         let symbols = 14 - u32::from(self.cfg.cell.dmrs_symbols).min(1);
-        let max_ues = self.cfg.cell.scheduler.max_ues_per_slot;
+        let max_ues = self.cfg.cell.scheduler.max_ues_per_slot as u16;
         let mut n = 0;
-        // Retransmissions (adaptive: same PRBs and MCS).
-        for ui in 0..self.ues.len() {
-            for h in 0..self.ues[ui].link[UL].harq.len() {
-                let hp = &self.ues[ui].link[UL].harq[h];
-                let ready = matches!(hp.state, HarqState::PendingRetx { ready } if ready <= s);
-                let Some(tb) = hp.tb.as_ref() else { continue };
-                if !ready || tb.prbs > free || n >= max_ues || self.ues[ui].mac.grants.contains_key(&u_slot) {
-                    continue;
-                }
-                free -= tb.prbs;
-                n += 1;
-                self.ues[ui].link[UL].harq[h].retx();
-                self.ues[ui].mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: None });
-            }
-        }
-        let mut cands = Vec::new();
-        for ui in 0..self.ues.len() {
-            let u = &self.ues[ui];
-            if (u.ul_est == 0 && !u.sr_received)
-                || u.mac.grants.contains_key(&u_slot)
-                || !u.link[UL].harq.iter().any(|h| h.state == HarqState::Idle)
-            {
-                continue;
-            }
-            let mcs = self.mcs(ui, UL);
-            let rate = f64::from(self.tbs.tbs_for(self.table[UL], mcs, symbols, 1));
-            cands.push(Candidate { ue: ui, rate });
-        }
+        // Retransmissions (adaptive: same PRBs and MCS), one grant per UE for the PUSCH slot.
+        self.retransmissions(
+            UL,
+            s,
+            &mut free,
+            &mut n,
+            max_ues,
+            &|st, ui, _| !st.ues[ui].mac.grants.contains_key(&u_slot),
+            &mut |st, ui, h| _ = st.ues[ui].mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: None }),
+        );
+        let cands = self.candidates(UL, symbols, |st, ui| {
+            let u = &st.ues[ui];
+            (u.ul_est > 0 || u.sr_received) && !u.mac.grants.contains_key(&u_slot)
+        });
         let mut served = vec![0u64; self.ues.len()];
         for ui in self.scheduler.order(Dir::Ul, &cands) {
             if free == 0 || n >= max_ues {
                 break;
             }
-            let mcs = self.mcs(ui, UL);
             let u = &self.ues[ui];
             let want = if u.ul_est > 0 { u.ul_est + 8 } else { u64::from(self.cfg.cell.pusch.sr_grant_bytes) };
-            let (mut prbs, _) = self.tbs.prbs_for(self.table[UL], mcs, symbols, want);
-            prbs = prbs.min(free);
-            let tbs = self.tbs.tbs_for(self.table[UL], mcs, symbols, prbs);
+            let (prbs, mcs, tbs) = self.allocate(UL, ui, symbols, want, free);
             if tbs < 8 {
                 continue;
             }
             free -= prbs;
             n += 1;
             served[ui] = u64::from(tbs);
-            let h = self.ues[ui].link[UL]
-                .harq
-                .iter()
-                .position(|h| h.state == HarqState::Idle)
-                .expect("candidate has an idle process");
+            let h = self.idle_harq(UL, ui);
             // Reserve the process now; the TB is built by the UE at the PUSCH slot.
             let u = &mut self.ues[ui];
             u.link[UL].harq[h].state = HarqState::WaitAck;
