@@ -8,6 +8,7 @@
 //! [`scout_events::Sink`]. What is implemented, with its 3GPP clause, is listed in `docs/model.md`.
 
 pub mod config;
+pub mod control;
 pub mod executor;
 pub mod mac;
 pub mod packet;

@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, VecDeque};
 use scout_events::Reason;
 
 use crate::config::{RlcCfg, RlcMode};
+use crate::control::RlcControl;
 use crate::packet::Packet;
 use crate::Instant;
 
@@ -87,8 +88,8 @@ pub enum RlcOut {
     Transmitted { pdcp_sn: u32 },
     /// AM: the peer acknowledged the SDU (F1-U "highest delivered").
     Acked { pdcp_sn: u32 },
-    /// A control-plane fact for `control_events`: kind, SN, value, JSON detail.
-    Control { kind: &'static str, sn: Option<i64>, value: Option<f64>, detail: String },
+    /// A control-plane fact for `control_events`.
+    Control(RlcControl),
 }
 
 struct TxSdu {
@@ -335,15 +336,8 @@ impl RlcEntity {
                 if prohibit > 0 {
                     self.t_status_prohibit = Some(now + prohibit * MS);
                 }
-                self.out.push(RlcOut::Control {
-                    kind: "rlc_status",
-                    sn: Some(i64::from(ack_sn)),
-                    value: Some(nacks.len() as f64),
-                    detail: format!(
-                        "{{\"ack_sn\":{ack_sn},\"nacks\":[{}]}}",
-                        nacks.iter().map(|n| n.sn.to_string()).collect::<Vec<_>>().join(",")
-                    ),
-                });
+                let nacked = nacks.iter().map(|n| n.sn).collect();
+                self.out.push(RlcOut::Control(RlcControl::Status { ack_sn, nacks: nacked }));
                 pdus.push(RlcPdu::Status { ack_sn, nacks, bytes });
             }
         }
@@ -460,12 +454,7 @@ impl RlcEntity {
             self.byte_without_poll = 0;
             self.poll_sn = Some(self.tx_next.saturating_sub(1));
             self.t_poll_retransmit = Some(now + c.t_poll_retransmit * MS);
-            self.out.push(RlcOut::Control {
-                kind: "poll",
-                sn: self.poll_sn.map(i64::from),
-                value: None,
-                detail: String::new(),
-            });
+            self.out.push(RlcOut::Control(RlcControl::Poll { poll_sn: self.poll_sn }));
         }
         poll
     }
@@ -527,12 +516,7 @@ impl RlcEntity {
             return;
         }
         if sn < self.rx_next || self.rx.get(&sn).is_some_and(|e| e.delivered) {
-            self.out.push(RlcOut::Control {
-                kind: "rlc_duplicate",
-                sn: Some(i64::from(sn)),
-                value: Some(f64::from(len)),
-                detail: String::new(),
-            });
+            self.out.push(RlcOut::Control(RlcControl::Duplicate { sn, len }));
             if *poll {
                 self.trigger_status(now);
             }
@@ -641,12 +625,7 @@ impl RlcEntity {
         }
         if self.t_reassembly.is_some_and(|t| t <= now) {
             self.t_reassembly = None;
-            self.out.push(RlcOut::Control {
-                kind: "timer_expiry",
-                sn: Some(i64::from(self.rx_next_status_trigger)),
-                value: None,
-                detail: "{\"timer\":\"t-Reassembly\"}".into(),
-            });
+            self.out.push(RlcOut::Control(RlcControl::ReassemblyExpired { trigger: self.rx_next_status_trigger }));
             match self.mode {
                 RlcMode::Am => {
                     // §5.2.3.2.4: RX_Highest_Status = first SN >= trigger not completely received.
@@ -686,12 +665,7 @@ impl RlcEntity {
         }
         if self.t_poll_retransmit.is_some_and(|t| t <= now) {
             self.t_poll_retransmit = None;
-            self.out.push(RlcOut::Control {
-                kind: "timer_expiry",
-                sn: self.poll_sn.map(i64::from),
-                value: None,
-                detail: "{\"timer\":\"t-PollRetransmit\"}".into(),
-            });
+            self.out.push(RlcOut::Control(RlcControl::PollRetransmitExpired { poll_sn: self.poll_sn }));
             // §5.3.3.4: retransmit the highest SN sent (if nothing new to send) and poll.
             if self.queue.is_empty() && self.retx.is_empty() {
                 if let Some((&sn, e)) = self.am_tx.iter_mut().next_back() {

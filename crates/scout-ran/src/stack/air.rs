@@ -38,7 +38,7 @@ impl Stack {
                 let u = &mut self.ues[ui];
                 if u.mac.sr_occasion(s, period) {
                     u.sr_received = true;
-                    self.control(sink, t, Node::Ue, Layer::Mac, "sr", Some(ui as u32), None, None, None, String::new());
+                    self.control(sink, t, Control::Sr { ue: ui as u32 });
                 }
             }
         }
@@ -363,18 +363,7 @@ impl Stack {
     pub(super) fn harq_lost<S: Sink>(&mut self, now: Instant, ui: usize, tb: Tb, dir: Dir, sink: &mut S) {
         self.stats.harq_fail[dir_idx(dir)] += 1;
         let node = if dir == Dir::Dl { Node::GnbDu } else { Node::Ue };
-        self.control(
-            sink,
-            now,
-            node,
-            Layer::Mac,
-            "harq_fail",
-            Some(ui as u32),
-            None,
-            None,
-            Some(f64::from(tb.tbs)),
-            String::new(),
-        );
+        self.control(sink, now, Control::HarqFail { ue: ui as u32, dir, tbs: tb.tbs });
         // RLC UM complete SDUs are lost with the TB; AM recovers by ARQ, and UM segments are dropped
         // by the receiver's t-Reassembly.
         for (di, pdu) in tb.pdus {
@@ -429,18 +418,7 @@ impl Stack {
             u.mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: Some((prbs, mcs, tbs)) });
             u.ul_est = u.ul_est.saturating_sub(u64::from(tbs));
             u.sr_received = false;
-            self.control(
-                sink,
-                t,
-                Node::GnbDu,
-                Layer::Mac,
-                "grant",
-                Some(ui as u32),
-                None,
-                Some(u_slot as i64),
-                Some(f64::from(tbs)),
-                String::new(),
-            );
+            self.control(sink, t, Control::Grant { ue: ui as u32, pusch_slot: u_slot, tbs });
         }
         self.scheduler.served(Dir::Ul, &served);
     }
@@ -464,18 +442,7 @@ impl Stack {
                 if bsr.is_some() {
                     let p = self.cfg.cell.mac_cell_group.bsr_cfg.periodic_bsr_timer;
                     self.ues[ui].mac.bsr_sent(t, p);
-                    self.control(
-                        sink,
-                        t,
-                        Node::Ue,
-                        Layer::Mac,
-                        "bsr",
-                        Some(ui as u32),
-                        None,
-                        None,
-                        Some(left as f64),
-                        format!("{{\"index\":{}}}", BsrFormat::Long.index(left)),
-                    );
+                    self.control(sink, t, Control::Bsr { ue: ui as u32, bytes: left });
                 }
                 pdus.shrink_to_fit();
                 self.ues[ui].link[UL].harq[h].new_tx(Tb { pdus, mcs, prbs, tbs, symbols, bsr });

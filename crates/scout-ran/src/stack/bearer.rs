@@ -52,18 +52,9 @@ impl Stack {
                     }
                 }
                 RlcOut::Acked { .. } => {}
-                RlcOut::Control { kind, sn, value, detail } => self.control(
-                    sink,
-                    now,
-                    node,
-                    Layer::Rlc,
-                    kind,
-                    Some(ui as u32),
-                    Some(di as u8 + 1),
-                    sn,
-                    value,
-                    detail,
-                ),
+                RlcOut::Control(event) => {
+                    self.control(sink, now, Control::Rlc { node, ue: ui as u32, drb: di as u8 + 1, event })
+                }
             }
         }
         self.arm(now, ui, di, if at_ue { TimerOwner::UeRlc } else { TimerOwner::GnbRlc });
@@ -88,31 +79,13 @@ impl Stack {
                 RxOut::Discard(p, _) => {
                     if self.live.contains_key(&p.pkt) {
                         // A duplicate of a packet still in flight is not a drop of that packet.
-                        self.control(
-                            sink,
-                            now,
-                            node,
-                            Layer::Pdcp,
-                            "pdcp_duplicate",
-                            Some(ui as u32),
-                            Some(di as u8 + 1),
-                            None,
-                            None,
-                            String::new(),
-                        );
+                        self.control(sink, now, Control::PdcpDuplicate { node, ue: ui as u32, drb: di as u8 + 1 });
                     }
                 }
-                RxOut::ReorderingExpired(reord) => self.control(
+                RxOut::ReorderingExpired(rx_reord) => self.control(
                     sink,
                     now,
-                    node,
-                    Layer::Pdcp,
-                    "timer_expiry",
-                    Some(ui as u32),
-                    Some(di as u8 + 1),
-                    Some(i64::from(reord)),
-                    None,
-                    "{\"timer\":\"t-Reordering\"}".into(),
+                    Control::PdcpReorderingExpired { node, ue: ui as u32, drb: di as u8 + 1, rx_reord },
                 ),
             }
         }

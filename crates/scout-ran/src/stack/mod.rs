@@ -20,9 +20,10 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Queue, Reason, Sink, SlotEvent};
+use scout_events::{Dir, Layer, Node, PacketEvent, Point, Queue, Reason, Sink, SlotEvent};
 
 use crate::config::*;
+use crate::control::Control;
 // The stack's configuration types, where its callers have always found them.
 pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
@@ -358,32 +359,9 @@ impl Stack {
         self.deliveries.push(Delivery { packet: *p, t });
     }
 
-    #[allow(clippy::too_many_arguments)] // one argument per control_events column
-    fn control<S: Sink>(
-        &self,
-        sink: &mut S,
-        t: Instant,
-        node: Node,
-        layer: Layer,
-        kind: &'static str,
-        ue: Option<u32>,
-        drb: Option<u8>,
-        sn: Option<i64>,
-        value: Option<f64>,
-        detail: String,
-    ) {
-        sink.control(ControlEvent {
-            t_ns: t,
-            node,
-            layer,
-            kind,
-            dir: None,
-            ue,
-            drb,
-            sn,
-            value,
-            detail: (!detail.is_empty()).then_some(detail),
-        });
+    /// Writes control event `c` at `t` (its row: [`Control::row`]).
+    fn control<S: Sink>(&self, sink: &mut S, t: Instant, c: Control) {
+        sink.control(c.row(t));
     }
 
     fn new_packet(&mut self, flow: u32, ue: u32, dir: Dir, bytes: u32, drb_idx: usize) -> Packet {
@@ -545,18 +523,7 @@ impl Stack {
             }
             Action::DddsArrive { ue, drb, highest } => {
                 self.ues[ue as usize].drbs[usize::from(drb)].cu_pdcp_tx.handle_transmitted(highest);
-                self.control(
-                    sink,
-                    t,
-                    Node::GnbCu,
-                    Layer::F1u,
-                    "delivery_status",
-                    Some(ue),
-                    Some(drb + 1),
-                    Some(i64::from(highest)),
-                    None,
-                    String::new(),
-                );
+                self.control(sink, t, Control::DeliveryStatus { ue, drb: drb + 1, highest });
                 self.arm(t, ue as usize, usize::from(drb), TimerOwner::CuPdcpTx);
             }
         }
@@ -567,19 +534,8 @@ impl Stack {
     pub fn finish<S: Sink>(&mut self, now: Instant, sink: &mut S) -> u64 {
         let mut live: Vec<Packet> = self.live.values().copied().collect();
         live.sort_by_key(|p| p.pkt);
-        for p in &live {
-            sink.control(ControlEvent {
-                t_ns: now,
-                node: Node::App,
-                layer: Layer::App,
-                kind: "in_flight",
-                dir: Some(p.dir),
-                ue: Some(p.ue),
-                drb: Some(p.drb),
-                sn: Some(p.pkt as i64),
-                value: Some(f64::from(p.bytes)),
-                detail: None,
-            });
+        for &packet in &live {
+            self.control(sink, now, Control::InFlight { packet });
         }
         live.len() as u64
     }

@@ -1,0 +1,181 @@
+//! Every control event the model writes, typed, and the one place each becomes a
+//! `control_events` row (`docs/schema.md` lists the kinds and what `sn`, `value` and `detail` hold).
+
+use scout_events::{ControlEvent, Dir, Layer, Node};
+
+use crate::mac::bsr::BsrFormat;
+use crate::packet::Packet;
+
+/// What an RLC entity reports (TS 38.322).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RlcControl {
+    /// A STATUS PDU built (§5.3.4): ACK_SN and the NACKed SNs.
+    Status { ack_sn: u32, nacks: Vec<u32> },
+    /// A poll set in an AMD PDU (§5.3.3.2); POLL_SN.
+    Poll { poll_sn: Option<u32> },
+    /// A duplicate AMD PDU discarded at the receiver (§5.2.3.2.2).
+    Duplicate { sn: u32, len: u32 },
+    /// t-Reassembly expired (§5.2.3.2.4 AM, §5.2.2.2.4 UM); RX_Next_Status_Trigger.
+    ReassemblyExpired { trigger: u32 },
+    /// t-PollRetransmit expired (§5.3.3.4); POLL_SN.
+    PollRetransmitExpired { poll_sn: Option<u32> },
+}
+
+/// A control event of the model.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Control {
+    /// A scheduling request at the UE's SR occasion (TS 38.321 §5.4.4).
+    Sr { ue: u32 },
+    /// An UL grant issued for PUSCH slot `pusch_slot`, of `tbs` bytes.
+    Grant { ue: u32, pusch_slot: u64, tbs: u32 },
+    /// A Long BSR reporting `bytes` buffered (TS 38.321 §6.1.3.1).
+    Bsr { ue: u32, bytes: u64 },
+    /// A TB given up after the last HARQ retransmission.
+    HarqFail { ue: u32, dir: Dir, tbs: u32 },
+    /// An F1-U DL Data Delivery Status reached the CU-UP (TS 38.425 §5.5.2.2): the highest PDCP SN
+    /// the DU transmitted.
+    DeliveryStatus { ue: u32, drb: u8, highest: u32 },
+    /// A PDCP duplicate discarded while the packet is still in flight.
+    PdcpDuplicate { node: Node, ue: u32, drb: u8 },
+    /// PDCP t-Reordering expired (TS 38.323 §5.2.2.4); RX_REORD.
+    PdcpReorderingExpired { node: Node, ue: u32, drb: u8, rx_reord: u32 },
+    /// What a bearer's RLC entity at `node` reported.
+    Rlc { node: Node, ue: u32, drb: u8, event: RlcControl },
+    /// A packet still inside the system when the run ended.
+    InFlight { packet: Packet },
+}
+
+impl Control {
+    /// The row of this event at `t`.
+    pub fn row(&self, t: i64) -> ControlEvent {
+        let row = |node, layer, kind, ue: u32| ControlEvent {
+            t_ns: t,
+            node,
+            layer,
+            kind,
+            dir: None,
+            ue: Some(ue),
+            drb: None,
+            sn: None,
+            value: None,
+            detail: None,
+        };
+        match self {
+            Control::Sr { ue } => row(Node::Ue, Layer::Mac, "sr", *ue),
+            Control::Grant { ue, pusch_slot, tbs } => ControlEvent {
+                sn: Some(*pusch_slot as i64),
+                value: Some(f64::from(*tbs)),
+                ..row(Node::GnbDu, Layer::Mac, "grant", *ue)
+            },
+            Control::Bsr { ue, bytes } => ControlEvent {
+                value: Some(*bytes as f64),
+                detail: Some(format!("{{\"index\":{}}}", BsrFormat::Long.index(*bytes))),
+                ..row(Node::Ue, Layer::Mac, "bsr", *ue)
+            },
+            Control::HarqFail { ue, dir, tbs } => {
+                let node = if *dir == Dir::Dl { Node::GnbDu } else { Node::Ue };
+                ControlEvent { value: Some(f64::from(*tbs)), ..row(node, Layer::Mac, "harq_fail", *ue) }
+            }
+            Control::DeliveryStatus { ue, drb, highest } => ControlEvent {
+                drb: Some(*drb),
+                sn: Some(i64::from(*highest)),
+                ..row(Node::GnbCu, Layer::F1u, "delivery_status", *ue)
+            },
+            Control::PdcpDuplicate { node, ue, drb } => {
+                ControlEvent { drb: Some(*drb), ..row(*node, Layer::Pdcp, "pdcp_duplicate", *ue) }
+            }
+            Control::PdcpReorderingExpired { node, ue, drb, rx_reord } => ControlEvent {
+                drb: Some(*drb),
+                sn: Some(i64::from(*rx_reord)),
+                detail: Some("{\"timer\":\"t-Reordering\"}".into()),
+                ..row(*node, Layer::Pdcp, "timer_expiry", *ue)
+            },
+            Control::Rlc { node, ue, drb, event } => {
+                let r = ControlEvent { drb: Some(*drb), ..row(*node, Layer::Rlc, "", *ue) };
+                match event {
+                    RlcControl::Status { ack_sn, nacks } => ControlEvent {
+                        kind: "rlc_status",
+                        sn: Some(i64::from(*ack_sn)),
+                        value: Some(nacks.len() as f64),
+                        detail: Some(format!(
+                            "{{\"ack_sn\":{ack_sn},\"nacks\":[{}]}}",
+                            nacks.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                        )),
+                        ..r
+                    },
+                    RlcControl::Poll { poll_sn } => ControlEvent { kind: "poll", sn: poll_sn.map(i64::from), ..r },
+                    RlcControl::Duplicate { sn, len } => ControlEvent {
+                        kind: "rlc_duplicate",
+                        sn: Some(i64::from(*sn)),
+                        value: Some(f64::from(*len)),
+                        ..r
+                    },
+                    RlcControl::ReassemblyExpired { trigger } => ControlEvent {
+                        kind: "timer_expiry",
+                        sn: Some(i64::from(*trigger)),
+                        detail: Some("{\"timer\":\"t-Reassembly\"}".into()),
+                        ..r
+                    },
+                    RlcControl::PollRetransmitExpired { poll_sn } => ControlEvent {
+                        kind: "timer_expiry",
+                        sn: poll_sn.map(i64::from),
+                        detail: Some("{\"timer\":\"t-PollRetransmit\"}".into()),
+                        ..r
+                    },
+                }
+            }
+            Control::InFlight { packet: p } => ControlEvent {
+                dir: Some(p.dir),
+                drb: Some(p.drb),
+                sn: Some(p.pkt as i64),
+                value: Some(f64::from(p.bytes)),
+                ..row(Node::App, Layer::App, "in_flight", p.ue)
+            },
+        }
+    }
+
+    /// Every `kind` the model writes.
+    pub const KINDS: &'static [&'static str] = &[
+        "sr",
+        "grant",
+        "bsr",
+        "harq_fail",
+        "delivery_status",
+        "pdcp_duplicate",
+        "timer_expiry",
+        "rlc_status",
+        "poll",
+        "rlc_duplicate",
+        "in_flight",
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_name_their_kind_and_fill_their_columns() {
+        let bsr = Control::Bsr { ue: 2, bytes: 5000 }.row(7);
+        assert_eq!((bsr.t_ns, bsr.node, bsr.layer, bsr.kind, bsr.ue), (7, Node::Ue, Layer::Mac, "bsr", Some(2)));
+        assert_eq!(bsr.value, Some(5000.0));
+        assert_eq!(bsr.detail.as_deref(), Some(format!("{{\"index\":{}}}", BsrFormat::Long.index(5000)).as_str()));
+        let st =
+            Control::Rlc { node: Node::Ue, ue: 0, drb: 1, event: RlcControl::Status { ack_sn: 9, nacks: vec![3, 5] } }
+                .row(1);
+        assert_eq!((st.kind, st.sn, st.value, st.drb), ("rlc_status", Some(9), Some(2.0), Some(1)));
+        assert_eq!(st.detail.as_deref(), Some("{\"ack_sn\":9,\"nacks\":[3,5]}"));
+        let fail = Control::HarqFail { ue: 1, dir: Dir::Ul, tbs: 300 }.row(0);
+        assert_eq!((fail.node, fail.dir), (Node::Ue, None));
+        for c in [
+            Control::Sr { ue: 0 },
+            Control::Grant { ue: 0, pusch_slot: 4, tbs: 9 },
+            Control::DeliveryStatus { ue: 0, drb: 1, highest: 3 },
+            Control::PdcpDuplicate { node: Node::Ue, ue: 0, drb: 1 },
+            Control::PdcpReorderingExpired { node: Node::GnbCu, ue: 0, drb: 1, rx_reord: 2 },
+            Control::Rlc { node: Node::GnbDu, ue: 0, drb: 1, event: RlcControl::Poll { poll_sn: None } },
+        ] {
+            assert!(Control::KINDS.contains(&c.row(0).kind), "{c:?}");
+        }
+    }
+}
