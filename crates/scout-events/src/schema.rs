@@ -310,7 +310,7 @@ pub struct ControlEvent {
     pub t_ns: i64,
     pub node: Node,
     pub layer: Layer,
-    /// What the event is (`bsr`, `sr`, `rlc_status`, `poll`, `timer_expiry`, `config`, `in_flight`, …).
+    /// What the event is: one of [`CONTROL_KINDS`].
     pub kind: &'static str,
     pub dir: Option<Dir>,
     pub ue: Option<u32>,
@@ -321,19 +321,57 @@ pub struct ControlEvent {
     pub detail: Option<String>,
 }
 
-/// The `kind` values the model emits; the writer keeps `kind` dictionary-encoded.
+/// The one vocabulary of `control_events.kind`: every producer writes only these (a test holds
+/// them to it), the same kind for the same fact whoever observed it; `docs/schema.md` says what
+/// each means and what its `sn`, `value` and `detail` hold. The writer seeds its dictionary with
+/// them, in this order.
 pub const CONTROL_KINDS: &[&str] = &[
+    // The RAN, from the model and from srsRAN's logs.
     "bsr",
     "sr",
     "grant",
     "rlc_status",
     "poll",
-    "timer_expiry",
     "harq_fail",
-    "config",
-    "in_flight",
-    "mcs_change",
     "delivery_status",
+    "pdcp_duplicate",
+    "pdcp_t_reordering_expired",
+    "rlc_duplicate",
+    "rlc_t_reassembly_expired",
+    "rlc_t_poll_retransmit_expired",
+    "pdcp_discard_timer_expired",
+    "rlc_discard_too_late",
+    "in_flight",
+    // Applications and sockets (simulator, emulator).
+    "app_rtt",
+    "tcp_info",
+    "tcp_retransmit",
+    "iperf3",
+    "iperf3_result",
+    // The core (pcap).
+    "pfcp_pair",
+    // srsRAN's own outputs: log gaps, executor traces, metrics.
+    "log_gap",
+    "exec_queueing",
+    "exec_run",
+    "trace_span",
+    "trace_instant",
+    "trace_gap",
+    "trace_overflow",
+    "metrics_rlc_tx",
+    "metrics_rlc_rx",
+    "metrics_pdcp_dl",
+    "metrics_pdcp_ul",
+    "metrics_mac_dl",
+    "metrics_sched_cell",
+    "metrics_sched_ue",
+    // Reserved.
+    "config",
+    "mcs_change",
+    "anbr",
+    "identity",
+    "pfcp_request",
+    "pfcp_response",
 ];
 
 /// Receives the model's telemetry. The model calls it synchronously; a sink must not fail (a writer

@@ -74,7 +74,11 @@ impl Control {
             },
             Control::HarqFail { ue, dir, tbs } => {
                 let node = if *dir == Dir::Dl { Node::GnbDu } else { Node::Ue };
-                ControlEvent { value: Some(f64::from(*tbs)), ..row(node, Layer::Mac, "harq_fail", *ue) }
+                ControlEvent {
+                    dir: Some(*dir),
+                    value: Some(f64::from(*tbs)),
+                    ..row(node, Layer::Mac, "harq_fail", *ue)
+                }
             }
             Control::DeliveryStatus { ue, drb, highest } => ControlEvent {
                 drb: Some(*drb),
@@ -85,16 +89,17 @@ impl Control {
                 ControlEvent { drb: Some(*drb), ..row(*node, Layer::Pdcp, "pdcp_duplicate", *ue) }
             }
             Control::PdcpReorderingExpired { node, ue, drb, rx_reord } => ControlEvent {
+                dir: Some(received(*node)),
                 drb: Some(*drb),
                 sn: Some(i64::from(*rx_reord)),
-                detail: Some("{\"timer\":\"t-Reordering\"}".into()),
-                ..row(*node, Layer::Pdcp, "timer_expiry", *ue)
+                ..row(*node, Layer::Pdcp, "pdcp_t_reordering_expired", *ue)
             },
             Control::Rlc { node, ue, drb, event } => {
                 let r = ControlEvent { drb: Some(*drb), ..row(*node, Layer::Rlc, "", *ue) };
                 match event {
                     RlcControl::Status { ack_sn, nacks } => ControlEvent {
                         kind: "rlc_status",
+                        dir: Some(received(*node)),
                         sn: Some(i64::from(*ack_sn)),
                         value: Some(nacks.len() as f64),
                         detail: Some(format!(
@@ -111,15 +116,15 @@ impl Control {
                         ..r
                     },
                     RlcControl::ReassemblyExpired { trigger } => ControlEvent {
-                        kind: "timer_expiry",
+                        kind: "rlc_t_reassembly_expired",
+                        dir: Some(received(*node)),
                         sn: Some(i64::from(*trigger)),
-                        detail: Some("{\"timer\":\"t-Reassembly\"}".into()),
                         ..r
                     },
                     RlcControl::PollRetransmitExpired { poll_sn } => ControlEvent {
-                        kind: "timer_expiry",
+                        kind: "rlc_t_poll_retransmit_expired",
+                        dir: Some(sent(*node)),
                         sn: poll_sn.map(i64::from),
-                        detail: Some("{\"timer\":\"t-PollRetransmit\"}".into()),
                         ..r
                     },
                 }
@@ -134,7 +139,7 @@ impl Control {
         }
     }
 
-    /// Every `kind` the model writes.
+    /// Every `kind` the model writes (all in the one vocabulary, `scout_events::CONTROL_KINDS`).
     pub const KINDS: &'static [&'static str] = &[
         "sr",
         "grant",
@@ -142,12 +147,32 @@ impl Control {
         "harq_fail",
         "delivery_status",
         "pdcp_duplicate",
-        "timer_expiry",
+        "pdcp_t_reordering_expired",
         "rlc_status",
         "poll",
         "rlc_duplicate",
+        "rlc_t_reassembly_expired",
+        "rlc_t_poll_retransmit_expired",
         "in_flight",
     ];
+}
+
+/// The direction of the data a receiving entity at `node` handles: the UE receives the DL.
+fn received(node: Node) -> Dir {
+    if node == Node::Ue {
+        Dir::Dl
+    } else {
+        Dir::Ul
+    }
+}
+
+/// The direction of the data a transmitting entity at `node` sends: the UE sends the UL.
+fn sent(node: Node) -> Dir {
+    if node == Node::Ue {
+        Dir::Ul
+    } else {
+        Dir::Dl
+    }
 }
 
 #[cfg(test)]
@@ -164,9 +189,17 @@ mod tests {
             Control::Rlc { node: Node::Ue, ue: 0, drb: 1, event: RlcControl::Status { ack_sn: 9, nacks: vec![3, 5] } }
                 .row(1);
         assert_eq!((st.kind, st.sn, st.value, st.drb), ("rlc_status", Some(9), Some(2.0), Some(1)));
+        assert_eq!(st.dir, Some(Dir::Dl), "a STATUS the UE sends acknowledges DL data");
         assert_eq!(st.detail.as_deref(), Some("{\"ack_sn\":9,\"nacks\":[3,5]}"));
         let fail = Control::HarqFail { ue: 1, dir: Dir::Ul, tbs: 300 }.row(0);
-        assert_eq!((fail.node, fail.dir), (Node::Ue, None));
+        assert_eq!((fail.node, fail.dir), (Node::Ue, Some(Dir::Ul)));
+        for (event, kind, dir) in [
+            (RlcControl::ReassemblyExpired { trigger: 1 }, "rlc_t_reassembly_expired", Dir::Ul),
+            (RlcControl::PollRetransmitExpired { poll_sn: Some(1) }, "rlc_t_poll_retransmit_expired", Dir::Dl),
+        ] {
+            let r = Control::Rlc { node: Node::GnbDu, ue: 0, drb: 1, event }.row(0);
+            assert_eq!((r.kind, r.dir), (kind, Some(dir)), "at the DU");
+        }
         for c in [
             Control::Sr { ue: 0 },
             Control::Grant { ue: 0, pusch_slot: 4, tbs: 9 },

@@ -36,6 +36,7 @@ impl Fnv {
 struct DigestSink {
     tables: [(Fnv, u64); 3],
     line: String,
+    kinds: std::collections::BTreeSet<&'static str>,
 }
 
 impl DigestSink {
@@ -56,6 +57,7 @@ impl Sink for DigestSink {
         self.add(1, &ev);
     }
     fn control(&mut self, ev: ControlEvent) {
+        self.kinds.insert(ev.kind);
         self.add(2, &ev);
     }
 }
@@ -72,15 +74,27 @@ fn digests() -> String {
     let mut out = String::new();
     for name in names {
         let l = scout_sim::scenario::load(&dir.join(format!("{name}.yaml")), &[]).expect("a built-in scenario loads");
-        let mut sink = DigestSink { tables: [(Fnv::new(), 0); 3], line: String::new() };
+        let mut sink = DigestSink { tables: [(Fnv::new(), 0); 3], line: String::new(), kinds: Default::default() };
         let secs = SECONDS.min(l.scenario.duration_s);
         scout_sim::run(&l, l.scenario.seed, secs, &mut sink, &mut |_| std::ops::ControlFlow::Continue(()))
             .expect("a built-in scenario simulates");
+        // One vocabulary: the simulator writes only kinds of the one list (the model's own are
+        // checked below).
+        for k in &sink.kinds {
+            assert!(scout_events::CONTROL_KINDS.contains(k), "{name}: control kind {k} is not in the vocabulary");
+        }
         for (table, (h, n)) in ["packet_events", "slot_events", "control_events"].iter().zip(sink.tables) {
             writeln!(out, "{name} {table} {n} {:016x}", h.0).expect("a String takes any text");
         }
     }
     out
+}
+
+#[test]
+fn the_models_control_kinds_are_in_the_one_vocabulary() {
+    for k in scout_ran::control::Control::KINDS {
+        assert!(scout_events::CONTROL_KINDS.contains(k), "{k}");
+    }
 }
 
 #[test]

@@ -10,7 +10,7 @@
 //! | `SCHED … Processed slot events:` + `- CRC: … rx_slot= h_id= crc= sinr=` (debug) | the same, from the scheduler |
 //! | `SCHED … Processed slot events:` + `- HARQ-ACK: … h_id= ack=` (debug) | the DL grant's outcome |
 //! | `MAC [sfn.slot] UL … subPDUs: [… SBSR: lcg= bs=, LBSR: lcg= bs= …]` | a BSR row (`bsr_bytes`) |
-//! | `SCHED … HARQ … Discarding … HARQ … Maximum number of reTxs N exceeded` | control event `harq_discard` |
+//! | `SCHED … HARQ … Discarding … HARQ … Maximum number of reTxs N exceeded` | control event `harq_fail` |
 //!
 //! A grant's row is written when its outcome arrives (or at the end of the log without one).
 //! Slots: `[sfn.slot]` contexts are unwrapped into frames since the log's first slot-stamped
@@ -436,7 +436,7 @@ impl SlotStitcher {
             t_ns: t,
             node: Node::GnbDu,
             layer: Layer::Mac,
-            kind: "harq_discard",
+            kind: "harq_fail",
             dir,
             ue: None,
             drb: None,

@@ -1274,7 +1274,7 @@ impl Stitcher {
             t_ns: t,
             node: Node::GnbDu,
             layer: Layer::Rlc,
-            kind: if dir == Dir::Dl { "rlc_status_rx" } else { "rlc_status_tx" },
+            kind: "rlc_status",
             dir: Some(dir),
             ue: Some(ue),
             drb,
@@ -1711,7 +1711,7 @@ mod tests {
         assert_eq!(st.pending_packets(), 0);
         // Control: the status PDU and the expiry.
         let kinds: Vec<_> = sink.controls.iter().map(|c| (c.kind, c.sn)).collect();
-        assert_eq!(kinds, vec![("rlc_status_rx", Some(4)), ("pdcp_t_reordering_expired", Some(2))]);
+        assert_eq!(kinds, vec![("rlc_status", Some(4)), ("pdcp_t_reordering_expired", Some(2))]);
         // Slots: one UL grant with its CRC and SINR; one BSR (short, index 14 → TS 38.321 Table
         // 6.1.3.1-1 upper bound 1 552... bytes as the table gives).
         assert_eq!(slots.stats.ul_grants, 1);
