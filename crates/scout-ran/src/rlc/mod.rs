@@ -6,7 +6,8 @@
 //! in [`RlcEntity::out`] for the caller to drain, and [`RlcEntity::next_timeout`] says when it wants
 //! [`RlcEntity::handle_timeout`].
 //!
-//! Implemented: SDU queue with SDU and byte limits (drops counted), segmentation with SO per grant,
+//! Implemented: SDU queue with SDU and byte limits (drops counted; [`queue`]: the discipline is a
+//! trait, each SDU keeps its arrival time), segmentation with SO per grant,
 //! UM/AM headers of TS 38.322 §6.2.2 (sizes only: the model carries no payload bytes), AM polling
 //! (pollPDU, pollByte, empty-buffer poll, t-PollRetransmit), status reporting with NACK SO ranges and
 //! t-StatusProhibit, ARQ retransmission with maxRetxThreshold, t-Reassembly (UM and AM), in-window
@@ -19,6 +20,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use scout_events::Reason;
 
+use self::queue::{DropTail, SduQueue};
 use crate::config::{RlcCfg, RlcMode};
 use crate::control::RlcControl;
 use crate::packet::Packet;
@@ -90,14 +92,6 @@ pub enum RlcOut {
     Acked { pdcp_sn: u32 },
     /// A control-plane fact for `control_events`.
     Control(RlcControl),
-}
-
-struct TxSdu {
-    sdu: Sdu,
-    /// SN once the first segment was sent.
-    sn: Option<u32>,
-    /// Bytes already sent from the front.
-    offset: u32,
 }
 
 struct AmTxEntry {
@@ -178,8 +172,7 @@ pub struct RlcEntity {
     mode: RlcMode,
     cfg: RlcCfg,
     // ---- transmitting side
-    queue: VecDeque<TxSdu>,
-    queue_bytes: u64,
+    queue: SduQueue,
     tx_next: u32,
     am_tx: BTreeMap<u32, AmTxEntry>,
     retx: VecDeque<(u32, u32, u32)>,
@@ -206,13 +199,21 @@ pub struct RlcEntity {
 
 const MS: i64 = 1_000_000;
 
+/// The drop-tail limits of the mode `cfg` sets (srsRAN `queue-size`, `queue-bytes`).
+fn limits(cfg: &RlcCfg) -> DropTail {
+    let (max_sdus, max_bytes) = match cfg.mode {
+        RlcMode::Am => (cfg.am.tx.queue_size, cfg.am.tx.queue_bytes),
+        RlcMode::UmBidir => (cfg.um_bidir.tx.queue_size, cfg.um_bidir.tx.queue_bytes),
+    };
+    DropTail { max_sdus, max_bytes }
+}
+
 impl RlcEntity {
     pub fn new(cfg: &RlcCfg) -> Self {
         RlcEntity {
             mode: cfg.mode,
             cfg: cfg.clone(),
-            queue: VecDeque::new(),
-            queue_bytes: 0,
+            queue: SduQueue::new(Box::new(limits(cfg))),
             tx_next: 0,
             am_tx: BTreeMap::new(),
             retx: VecDeque::new(),
@@ -242,25 +243,23 @@ impl RlcEntity {
         }
     }
 
-    fn queue_limits(&self) -> (u32, u64) {
-        match self.mode {
-            RlcMode::Am => (self.cfg.am.tx.queue_size, self.cfg.am.tx.queue_bytes),
-            RlcMode::UmBidir => (self.cfg.um_bidir.tx.queue_size, self.cfg.um_bidir.tx.queue_bytes),
-        }
-    }
-
     /// The SDU queue's byte limit (PDCP's early-drop threshold defaults to it).
     pub fn queue_bytes_limit(&self) -> u64 {
-        self.queue_limits().1
+        limits(&self.cfg).max_bytes
+    }
+
+    /// How long the SDU at the head of the queue has waited at `now`.
+    pub fn head_sojourn(&self, now: Instant) -> Option<i64> {
+        self.queue.head_sojourn(now)
     }
 
     /// Bytes waiting in the SDU queue (unsent parts of queued SDUs).
     pub fn queue_bytes(&self) -> u64 {
-        self.queue_bytes
+        self.queue.bytes
     }
 
     pub fn queue_pkts(&self) -> u32 {
-        self.queue.len() as u32
+        self.queue.sdus.len() as u32
     }
 
     /// Bytes the MAC would need to empty this entity now, headers included (TS 38.322 §5.5 buffer
@@ -268,7 +267,11 @@ impl RlcEntity {
     pub fn buffer_status(&self) -> u64 {
         let status = if self.status_ready() { 3 + 7 * self.missing_sns_estimate() } else { 0 };
         let per_sdu = u64::from(data_header(self.mode, self.tx_sn_bits(), false, true));
-        status + self.retx_bytes + 5 * self.retx.len() as u64 + self.queue_bytes + per_sdu * self.queue.len() as u64
+        status
+            + self.retx_bytes
+            + 5 * self.retx.len() as u64
+            + self.queue.bytes
+            + per_sdu * self.queue.sdus.len() as u64
     }
 
     fn missing_sns_estimate(&self) -> u64 {
@@ -282,27 +285,24 @@ impl RlcEntity {
     // ------------------------------------------------------------------ transmitting side
 
     /// Accepts an SDU from PDCP. Drops it (reported) if the queue is at its SDU or byte limit.
-    pub fn handle_sdu(&mut self, _now: Instant, sdu: Sdu) {
-        let (max_sdus, max_bytes) = self.queue_limits();
-        if self.queue.len() as u32 >= max_sdus || self.queue_bytes + u64::from(sdu.len) > max_bytes {
-            self.out.push(RlcOut::Dropped { sdu, reason: Reason::RlcQueueFull });
+    pub fn handle_sdu(&mut self, now: Instant, sdu: Sdu) {
+        if let Err(reason) = self.queue.push(now, sdu) {
+            self.out.push(RlcOut::Dropped { sdu, reason });
             return;
         }
-        self.queue_bytes += u64::from(sdu.len);
-        self.queue.push_back(TxSdu { sdu, sn: None, offset: 0 });
-        let (qb, qp) = (self.queue_bytes, self.queue.len() as u32);
+        let (qb, qp) = (self.queue.bytes, self.queue.sdus.len() as u32);
         self.out.push(RlcOut::Enqueued { sdu, queue_bytes: qb, queue_pkts: qp });
-        if self.queue.len() == 1 {
+        if self.queue.sdus.len() == 1 {
             self.out.push(RlcOut::Hol { sdu, queue_bytes: qb, queue_pkts: qp });
         }
     }
 
     /// PDCP discard (TS 38.322 §5.4): removes the SDU if no segment of it was sent yet.
     pub fn discard(&mut self, pdcp_sn: u32) -> Option<Sdu> {
-        let i = self.queue.iter().position(|s| s.sdu.pdcp_sn == pdcp_sn && s.offset == 0)?;
+        let i = self.queue.sdus.iter().position(|s| s.sdu.pdcp_sn == pdcp_sn && s.offset == 0)?;
         let was_head = i == 0;
-        let s = self.queue.remove(i).expect("index from position");
-        self.queue_bytes -= u64::from(s.sdu.len);
+        let s = self.queue.sdus.remove(i).expect("index from position");
+        self.queue.bytes -= u64::from(s.sdu.len);
         if was_head {
             self.emit_hol();
         }
@@ -315,9 +315,9 @@ impl RlcEntity {
     }
 
     fn emit_hol(&mut self) {
-        if let Some(h) = self.queue.front() {
+        if let Some(h) = self.queue.sdus.front() {
             let sdu = h.sdu;
-            self.out.push(RlcOut::Hol { sdu, queue_bytes: self.queue_bytes, queue_pkts: self.queue.len() as u32 });
+            self.out.push(RlcOut::Hol { sdu, queue_bytes: self.queue.bytes, queue_pkts: self.queue.sdus.len() as u32 });
         }
     }
 
@@ -375,7 +375,7 @@ impl RlcEntity {
             pdus.push(RlcPdu::Data { sn, sdu, offset: off, len: take, header, poll, retx, whole });
         }
         // New data.
-        while let Some(head) = self.queue.front_mut() {
+        while let Some(head) = self.queue.sdus.front_mut() {
             let remaining = head.sdu.len - head.offset;
             let first = head.offset == 0;
             let sn_bits = match self.mode {
@@ -414,7 +414,7 @@ impl RlcEntity {
             };
             let offset = head.offset;
             head.offset += take;
-            self.queue_bytes -= u64::from(take);
+            self.queue.bytes -= u64::from(take);
             let sdu = head.sdu;
             let done = head.offset == sdu.len;
             if self.mode == RlcMode::Am {
@@ -422,7 +422,7 @@ impl RlcEntity {
                 e.fully_sent |= done;
             }
             if done {
-                self.queue.pop_front();
+                self.queue.sdus.pop_front();
                 self.out.push(RlcOut::Transmitted { pdcp_sn: sdu.pdcp_sn });
                 self.emit_hol();
             }
@@ -444,8 +444,8 @@ impl RlcEntity {
         }
         let by_pdu = c.poll_pdu > 0 && self.pdu_without_poll >= c.poll_pdu as u64;
         let by_byte = c.poll_byte > 0 && self.byte_without_poll >= c.poll_byte as u64 * 1000;
-        let empty = self.queue.len() <= 1
-            && self.queue.front().is_none_or(|h| h.offset + data_bytes >= h.sdu.len)
+        let empty = self.queue.sdus.len() <= 1
+            && self.queue.sdus.front().is_none_or(|h| h.offset + data_bytes >= h.sdu.len)
             && self.retx.is_empty();
         let poll = by_pdu || by_byte || empty || self.force_poll;
         if poll {
@@ -667,7 +667,7 @@ impl RlcEntity {
             self.t_poll_retransmit = None;
             self.out.push(RlcOut::Control(RlcControl::PollRetransmitExpired { poll_sn: self.poll_sn }));
             // §5.3.3.4: retransmit the highest SN sent (if nothing new to send) and poll.
-            if self.queue.is_empty() && self.retx.is_empty() {
+            if self.queue.sdus.is_empty() && self.retx.is_empty() {
                 if let Some((&sn, e)) = self.am_tx.iter_mut().next_back() {
                     e.retx_count += 1;
                     if e.retx_count > self.cfg.am.tx.max_retx_threshold {
@@ -686,9 +686,11 @@ impl RlcEntity {
 
     /// SDUs and bytes still held (queued, awaiting ACK, or partially reassembled), for accounting.
     pub fn held(&self) -> usize {
-        self.queue.len() + self.am_tx.len() + self.rx.len()
+        self.queue.sdus.len() + self.am_tx.len() + self.rx.len()
     }
 }
+
+pub mod queue;
 
 #[cfg(test)]
 mod tests;
