@@ -46,6 +46,8 @@ use crate::Instant;
 mod air;
 mod bearer;
 mod cu_up;
+#[cfg(test)]
+mod tests;
 mod ue;
 
 use self::ue::*;

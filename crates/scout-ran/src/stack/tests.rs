@@ -1,0 +1,110 @@
+//! The gNB MAC's HARQ and the UE MAC through the whole stack, on a small harness: a cell of a few
+//! UEs at fixed SINRs, srsRAN's defaults otherwise, stepped slot by slot (as quinn-proto's `Pair`
+//! steps two endpoints).
+
+use scout_events::VecSink;
+
+use super::*;
+
+/// A cell and what it wrote.
+struct Harness {
+    stack: Stack,
+    sink: VecSink,
+}
+
+impl Harness {
+    /// `ues` UEs with one DRB of 5QI 9, each at (DL, UL) SINR dB.
+    fn new(ues: &[(f64, f64)]) -> Harness {
+        let cfg = StackConfig {
+            cell: CellCfg::default(),
+            qos: Vec::new(),
+            cu_up: CuUpCfg::default(),
+            core: CoreCfg::default(),
+            ues: ues
+                .iter()
+                .map(|&(dl, ul)| UeSpec {
+                    slice: 0,
+                    dl_sinr: SinrSource::Constant(dl),
+                    ul_sinr: SinrSource::Constant(ul),
+                    five_qis: vec![9],
+                })
+                .collect(),
+            seed: 1,
+        };
+        Harness { stack: Stack::new(cfg).expect("the default cell builds"), sink: VecSink::default() }
+    }
+
+    /// Runs everything due up to `ms`.
+    fn run_to(&mut self, ms: i64) {
+        self.stack.handle_timeout(ms * MS, &mut self.sink);
+    }
+
+    /// The per-UE HARQ rows of direction `dir`: (UE, HARQ id, retransmission index, ACK).
+    fn harq_rows(&self, dir: Dir) -> Vec<(u32, u8, u8, bool)> {
+        self.sink
+            .slots
+            .iter()
+            .filter(|r| r.dir == dir && r.ue.is_some())
+            .map(|r| (r.ue.unwrap(), r.harq_id.unwrap(), r.retx_index.unwrap(), r.ack.unwrap()))
+            .collect()
+    }
+
+    fn controls(&self, kind: &str) -> Vec<&scout_events::ControlEvent> {
+        self.sink.controls.iter().filter(|c| c.kind == kind).collect()
+    }
+}
+
+#[test]
+fn a_tb_never_decoded_is_sent_max_retx_more_times_then_given_up() {
+    // A DL far below MCS 0's threshold: every transmission fails (the SDU, segmented over several
+    // TBs at MCS 0, and RLC's retransmissions after t-PollRetransmit).
+    let mut h = Harness::new(&[(-30.0, 20.0)]);
+    h.stack.send_dl(0, 0, 0, 0, 1000, &mut h.sink);
+    h.run_to(300);
+    let rows = h.harq_rows(Dir::Dl);
+    let max = CellCfg::default().pdsch.max_nof_harq_retxs;
+    assert!(rows.len() > usize::from(max) && rows.iter().all(|r| !r.3), "all NACKed: {rows:?}");
+    // Each process sends a TB, then retransmits it `max` times, before it takes the next.
+    for id in 0..16u8 {
+        let seq: Vec<u8> = rows.iter().filter(|r| r.1 == id).map(|r| r.2).collect();
+        let expected: Vec<u8> = (0..seq.len()).map(|i| (i % (usize::from(max) + 1)) as u8).collect();
+        assert_eq!(seq, expected, "HARQ process {id}");
+    }
+    // Every TB that reached its last retransmission was given up, once, at the DU.
+    let last = rows.iter().filter(|r| r.2 == max).count();
+    let fail = h.controls("harq_fail");
+    assert!(last > 0 && fail.len() == last, "{last} TBs at the last retransmission, {} given up", fail.len());
+    assert!(fail.iter().all(|c| (c.dir, c.node) == (Some(Dir::Dl), Node::GnbDu)));
+    assert_eq!(h.stack.stats.harq_fail, [last as u64, 0]);
+    assert_eq!(h.stack.stats.delivered_pkts[0], 0);
+}
+
+#[test]
+fn a_good_channel_decodes_first_time_and_the_uplink_asks_before_it_sends() {
+    let mut h = Harness::new(&[(30.0, 30.0)]);
+    h.stack.send_dl(0, 0, 0, 0, 1000, &mut h.sink);
+    h.stack.send_ul(0, 1, 0, 0, 1000, &mut h.sink);
+    h.run_to(100);
+    assert!(h.harq_rows(Dir::Dl).iter().all(|r| r.2 == 0 && r.3), "{:?}", h.harq_rows(Dir::Dl));
+    assert_eq!(h.stack.stats.delivered_pkts, [1, 1]);
+    // UL: an SR first (no grant held), then a grant, then the PUSCH carries a BSR and the data.
+    let (sr, grant, bsr) = (h.controls("sr"), h.controls("grant"), h.controls("bsr"));
+    assert!(!sr.is_empty() && !grant.is_empty() && !bsr.is_empty());
+    assert!(sr[0].t_ns <= grant[0].t_ns && grant[0].t_ns <= bsr[0].t_ns, "SR, grant, BSR in that order");
+    assert!(h.harq_rows(Dir::Ul).iter().any(|r| r.3), "a PUSCH decoded");
+}
+
+#[test]
+fn two_ues_share_the_cell_round_robin() {
+    let mut h = Harness::new(&[(25.0, 20.0), (25.0, 20.0)]);
+    // Both backlogged: more than one slot carries.
+    for _ in 0..200 {
+        h.stack.send_dl(0, 0, 0, 0, 1400, &mut h.sink);
+        h.stack.send_dl(0, 1, 1, 0, 1400, &mut h.sink);
+    }
+    h.run_to(200);
+    let first_tx: Vec<u32> = h.harq_rows(Dir::Dl).iter().filter(|r| r.2 == 0).map(|r| r.0).collect();
+    let (a, b) = (first_tx.iter().filter(|&&u| u == 0).count(), first_tx.iter().filter(|&&u| u == 1).count());
+    assert!(a > 5 && b > 5 && a.abs_diff(b) <= a.max(b) / 4, "new TBs per UE: {a} and {b}");
+    assert_eq!(h.stack.stats.delivered_pkts[0], 400);
+}
