@@ -50,6 +50,8 @@ pub(crate) struct Checked {
     pub prbs: u16,
     pub duplex: Duplex,
     pub sr_period_slots: u64,
+    /// CSI reporting period in slots (at least one).
+    pub csi_period_slots: u64,
 }
 
 /// Checks `cfg` (every error names its key).
@@ -226,5 +228,6 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
         ));
     }
     let sr_period_slots = (sr_slots.round() as u64).max(1);
-    Ok(Checked { mu, prbs, duplex, sr_period_slots })
+    let csi_period_slots = ((c.pucch.csi_report_period_ms * slots_per_ms).round() as u64).max(1);
+    Ok(Checked { mu, prbs, duplex, sr_period_slots, csi_period_slots })
 }

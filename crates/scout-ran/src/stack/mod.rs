@@ -38,7 +38,6 @@ use crate::phy::channel::{self, Olla, SinrSource};
 use crate::phy::mcs::McsTable;
 use crate::phy::slot::{SlotGrid, SlotPoint};
 use crate::phy::tdd::Duplex;
-use crate::phy::{self};
 use crate::rlc::{RlcEntity, RlcOut, RlcPdu, Sdu};
 use crate::rng::Rng;
 use crate::Instant;
@@ -215,9 +214,8 @@ fn mac_subheader(len: u32) -> u32 {
 impl Stack {
     /// Builds the stack, validating what the types cannot (each error names its key).
     pub fn new(cfg: StackConfig) -> Result<Self, ConfigError> {
-        let Checked { mu, prbs, duplex, sr_period_slots } = check(&cfg)?;
+        let Checked { mu, prbs, duplex, sr_period_slots, csi_period_slots } = check(&cfg)?;
         let c = &cfg.cell;
-        let slot_ns = phy::slot_ns(mu);
         let seed = cfg.seed;
         let mut ues: Vec<Ue> = cfg.ues.iter().enumerate().map(|(i, spec)| Ue::new(i, spec, &cfg, seed)).collect();
         // SR occasions (TS 38.213 §9.2.4: slot n with (n − offset) mod period = 0) are given to each
@@ -228,8 +226,6 @@ impl Stack {
             u.mac.sr_offset =
                 if ul_offsets.is_empty() { i as u64 % sr_period_slots } else { ul_offsets[i % ul_offsets.len()] };
         }
-        let slots_per_ms = (MS / slot_ns) as f64;
-        let csi_period_slots = ((c.pucch.csi_report_period_ms * slots_per_ms).round() as u64).max(1);
         let upf =
             cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
         let mut stack = Stack {
