@@ -4,6 +4,36 @@
 use super::*;
 
 impl Stack {
+    /// The PDCP transmitter at `node` (the UE's, or the CU-UP's) of DRB `di` of UE `ui` takes
+    /// packet `p` at `now`: dropped (reported), or its COUNT and PDU length, after the PDCP
+    /// `proc_end` event.
+    #[allow(clippy::too_many_arguments)] // the entity's address and the packet
+    pub(super) fn pdcp_send<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        now: Instant,
+        node: Node,
+        ui: usize,
+        di: usize,
+        p: &Packet,
+    ) -> Option<(u32, u32)> {
+        let d = &mut self.ues[ui].drbs[di];
+        let tx = if node == Node::Ue { &mut d.ue_pdcp_tx } else { &mut d.cu_pdcp_tx };
+        match tx.handle_sdu(now, p.bytes) {
+            TxVerdict::Drop(r) => {
+                self.drop_packet(sink, now, node, Layer::Pdcp, p, r);
+                None
+            }
+            TxVerdict::Send { count, len } => {
+                let mut e = self.ev(now, node, Layer::Pdcp, Point::ProcEnd, p);
+                e.sn = Some(count);
+                e.bytes = len;
+                sink.packet(e);
+                Some((count, len))
+            }
+        }
+    }
+
     /// Turns what the DU's (`at_ue` false) or the UE's RLC entity of a bearer produced into
     /// events and hand-overs, then re-arms its timers.
     pub(super) fn drain_rlc<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, at_ue: bool, sink: &mut S) {

@@ -81,17 +81,9 @@ impl Stack {
                 self.emit(sink, sdap_end, Node::GnbCu, Layer::Sdap, Point::ProcEnd, &p);
                 self.emit(sink, sdap_end, Node::GnbCu, Layer::Pdcp, Point::ProcBegin, &p);
                 let (ui, di) = (p.ue as usize, self.drb_idx_of(&p));
-                let verdict = self.ues[ui].drbs[di].cu_pdcp_tx.handle_sdu(now, p.bytes);
-                match verdict {
-                    TxVerdict::Drop(r) => self.drop_packet(sink, now, Node::GnbCu, Layer::Pdcp, &p, r),
-                    TxVerdict::Send { count, len } => {
-                        let mut e = self.ev(now, Node::GnbCu, Layer::Pdcp, Point::ProcEnd, &p);
-                        e.sn = Some(count);
-                        e.bytes = len;
-                        sink.packet(e);
-                        self.arm(now, ui, di, TimerOwner::CuPdcpTx);
-                        self.submit(now, ExecId::F1u, Job { p, count, len }, sink);
-                    }
+                if let Some((count, len)) = self.pdcp_send(sink, now, Node::GnbCu, ui, di, &p) {
+                    self.arm(now, ui, di, TimerOwner::CuPdcpTx);
+                    self.submit(now, ExecId::F1u, Job { p, count, len }, sink);
                 }
             }
             (ExecId::Cuup, Dir::Ul) => {

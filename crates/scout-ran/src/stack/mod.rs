@@ -409,25 +409,16 @@ impl Stack {
         let p = self.new_packet(flow, ue, Dir::Ul, bytes, drb_idx);
         self.emit(sink, now, Node::Ue, Layer::App, Point::Tx, &p);
         // UE PDCP: zero processing time in the model (docs/model.md).
-        let verdict = self.ues[ue as usize].drbs[drb_idx].ue_pdcp_tx.handle_sdu(now, bytes);
-        match verdict {
-            TxVerdict::Drop(r) => self.drop_packet(sink, now, Node::Ue, Layer::Pdcp, &p, r),
-            TxVerdict::Send { count, len } => {
-                let mut e = self.ev(now, Node::Ue, Layer::Pdcp, Point::ProcEnd, &p);
-                e.sn = Some(count);
-                e.bytes = len;
-                sink.packet(e);
-                let was_empty = self.ue_ul_buffer(ue as usize) == 0;
-                self.ues[ue as usize].drbs[drb_idx].ue_rlc.handle_sdu(now, Sdu { pkt: p, pdcp_sn: count, len });
-                self.drain_rlc(now, ue as usize, drb_idx, true, sink);
-                // Regular BSR on new UL data when the buffer was empty (TS 38.321 §5.4.5), which
-                // triggers an SR when no UL-SCH resource is available (§5.4.4).
-                let u = &mut self.ues[ue as usize];
-                if was_empty {
-                    u.mac.new_data();
-                }
-                self.arm(now, ue as usize, drb_idx, TimerOwner::UePdcpTx);
+        if let Some((count, len)) = self.pdcp_send(sink, now, Node::Ue, ue as usize, drb_idx, &p) {
+            let was_empty = self.ue_ul_buffer(ue as usize) == 0;
+            self.ues[ue as usize].drbs[drb_idx].ue_rlc.handle_sdu(now, Sdu { pkt: p, pdcp_sn: count, len });
+            self.drain_rlc(now, ue as usize, drb_idx, true, sink);
+            // Regular BSR on new UL data when the buffer was empty (TS 38.321 §5.4.5), which
+            // triggers an SR when no UL-SCH resource is available (§5.4.4).
+            if was_empty {
+                self.ues[ue as usize].mac.new_data();
             }
+            self.arm(now, ue as usize, drb_idx, TimerOwner::UePdcpTx);
         }
         p.pkt
     }
