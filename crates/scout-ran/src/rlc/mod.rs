@@ -12,8 +12,8 @@
 //! (pollPDU, pollByte, empty-buffer poll, t-PollRetransmit), status reporting with NACK SO ranges and
 //! t-StatusProhibit, ARQ retransmission with maxRetxThreshold, t-Reassembly (UM and AM), in-window
 //! duplicate detection, and immediate delivery of each reassembled SDU (NR RLC does not reorder).
-//! Not implemented: the AM transmit-window stall (2^17 SNs are never outstanding here), SN
-//! wrap-around (SNs are kept as u32 and never wrap within a run), re-segmentation of a retransmitted
+//! AM transmit window (§5.2.3.1.1): no new SN is sent beyond TX_Next_Ack + AM_Window_Size.
+//! Not implemented: SN wrap-around (SNs are kept as u32 and never wrap within a run), re-segmentation of a retransmitted
 //! segment beyond the NACKed range.
 
 use std::collections::{BTreeMap, VecDeque};
@@ -265,7 +265,7 @@ impl RlcEntity {
     /// Bytes the MAC would need to empty this entity now, headers included (TS 38.322 §5.5 buffer
     /// occupancy: status + retransmissions + new data).
     pub fn buffer_status(&self) -> u64 {
-        let status = if self.status_ready() { 3 + 7 * self.missing_sns_estimate() } else { 0 };
+        let status = if self.status_ready() { self.status_size() } else { 0 };
         let per_sdu = u64::from(data_header(self.mode, self.tx_sn_bits(), false, true));
         status
             + self.retx_bytes
@@ -274,8 +274,19 @@ impl RlcEntity {
             + per_sdu * self.queue.sdus.len() as u64
     }
 
-    fn missing_sns_estimate(&self) -> u64 {
-        self.rx.range(self.rx_next..self.rx_highest_status).filter(|(_, e)| !e.complete()).count() as u64
+    /// The size of a STATUS PDU that NACKs every gap (§6.2.2.5): 3 bytes per SN not received at
+    /// all, 7 per SN partly received (one byte range assumed).
+    fn status_size(&self) -> u64 {
+        let span = u64::from(self.rx_highest_status.saturating_sub(self.rx_next));
+        let (mut partial, mut received) = (0, 0);
+        for e in self.rx.range(self.rx_next..self.rx_highest_status).map(|(_, e)| e) {
+            if e.delivered {
+                received += 1;
+            } else {
+                partial += 1;
+            }
+        }
+        3 + 3 * (span - received - partial) + 7 * partial
     }
 
     fn status_ready(&self) -> bool {
@@ -342,8 +353,9 @@ impl RlcEntity {
         if self.t_poll_retransmit.is_some_and(|t| t <= now) {
             self.t_poll_retransmit = None;
             self.out.push(RlcOut::Control(RlcControl::PollRetransmitExpired { poll_sn: self.poll_sn }));
-            // §5.3.3.4: retransmit the highest SN sent (if nothing new to send) and poll.
-            if self.queue.sdus.is_empty() && self.retx.is_empty() {
+            // §5.3.3.4: retransmit the highest SN sent if nothing new can be sent (both buffers
+            // empty, or the window stalled), and poll.
+            if self.retx.is_empty() && (self.queue.sdus.is_empty() || self.window_full()) {
                 if let Some((&sn, e)) = self.am_tx.iter_mut().next_back() {
                     e.retx_count += 1;
                     if e.retx_count > self.cfg.am.tx.max_retx_threshold {

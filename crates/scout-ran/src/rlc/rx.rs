@@ -90,22 +90,31 @@ impl RlcEntity {
         }
     }
 
-    pub(super) fn build_status(&self) -> (u32, Vec<Nack>) {
-        let mut nacks = Vec::new();
-        for sn in self.rx_next..self.rx_highest_status {
-            match self.rx.get(&sn) {
-                None => nacks.push(Nack { sn, so: None }),
-                Some(e) if !e.delivered => {
-                    for (a, b) in e.missing() {
-                        nacks.push(Nack { sn, so: Some((a, b)) });
-                    }
-                }
-                Some(_) => {}
-            }
-            if nacks.len() >= 64 {
-                break;
-            }
+    /// The STATUS PDU to send in at most `room` bytes (`fits(bytes)`: a PDU of that size and its MAC
+    /// subheader fit), TS 38.322 §5.3.4: a NACK for every SN in [RX_Next, RX_Highest_Status) not
+    /// completely received, each missing byte range of a partly received one, in increasing SN and
+    /// segment order, as many as fit; ACK_SN is RX_Highest_Status when all fit, else the SN of the
+    /// first missing SDU left out, so the peer takes nothing unlisted as acknowledged (an SDU whose
+    /// ranges do not all fit is left out whole). `None` when not even an empty STATUS PDU fits.
+    pub(super) fn build_status(&self, fits: impl Fn(u32) -> bool) -> Option<(u32, Vec<Nack>)> {
+        if !fits(status_bytes(&[])) {
+            return None;
         }
-        (self.rx_highest_status, nacks)
+        let mut nacks: Vec<Nack> = Vec::new();
+        let mut bytes = status_bytes(&[]);
+        for sn in self.rx_next..self.rx_highest_status {
+            let missing: Vec<Nack> = match self.rx.get(&sn) {
+                None => vec![Nack { sn, so: None }],
+                Some(e) if !e.delivered => e.missing().into_iter().map(|r| Nack { sn, so: Some(r) }).collect(),
+                Some(_) => continue,
+            };
+            let more = status_bytes(&missing) - status_bytes(&[]);
+            if !fits(bytes + more) {
+                return Some((sn, nacks));
+            }
+            bytes += more;
+            nacks.extend(missing);
+        }
+        Some((self.rx_highest_status, nacks))
     }
 }

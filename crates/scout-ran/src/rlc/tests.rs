@@ -143,3 +143,95 @@ fn um_discards_incomplete_sdu_on_t_reassembly() {
         .any(|o| matches!(o, RlcOut::Dropped { sdu, reason: Reason::RlcReassemblyTimeout } if sdu.pkt.pkt == 0)));
     assert!(matches!(c.last(), Some(RlcPdu::Data { header: 1, whole: true, .. })));
 }
+
+fn acked(tx: &mut RlcEntity) -> Vec<u32> {
+    tx.out.drain(..).filter_map(|o| if let RlcOut::Acked { pdcp_sn } = o { Some(pdcp_sn) } else { None }).collect()
+}
+
+/// TS 38.322 §5.3.4: a STATUS PDU too small for every NACK sets ACK_SN to the first missing SN it
+/// leaves out, so the transmitter still retransmits what was not listed.
+#[test]
+fn am_status_that_cannot_list_every_loss_acks_only_up_to_the_first_unlisted_one() {
+    let cfg = RlcCfg::default();
+    let mut tx = RlcEntity::new(&cfg);
+    let mut rx = RlcEntity::new(&cfg);
+    for n in 0..40 {
+        tx.handle_sdu(0, sdu(n, 100));
+    }
+    let pdus = tx.pull(0, 40 * 110, mac);
+    assert_eq!(pdus.len(), 40);
+    // Every odd SN but the last (it carries the poll) is lost on the air: 19 gaps.
+    for p in pdus.iter().step_by(2).chain(pdus.last()) {
+        rx.handle_data(MS, p);
+    }
+    // t-Reassembly runs twice (its first run covers the first gap only, §5.2.3.2.4), after which
+    // RX_Highest_Status is 40.
+    rx.handle_timeout(21 * MS);
+    rx.handle_timeout(41 * MS);
+    // 3 bytes of header + 3 per NACK (§6.2.2.5) + a 2-byte MAC subheader: room for 5 NACKs.
+    let st = rx.pull(41 * MS, 3 + 5 * 3 + 2, mac);
+    let [RlcPdu::Status { ack_sn, nacks, bytes }] = st.as_slice() else { panic!("status expected: {st:?}") };
+    assert_eq!(nacks.iter().map(|n| n.sn).collect::<Vec<_>>(), vec![1, 3, 5, 7, 9]);
+    assert_eq!((*ack_sn, *bytes), (11, 18));
+    tx.out.clear();
+    tx.handle_status(30 * MS, *ack_sn, nacks);
+    // Only SNs below ACK_SN that were received count as acknowledged; 11..39 stay outstanding.
+    assert_eq!(acked(&mut tx), vec![0, 2, 4, 6, 8, 10]);
+    let retx: Vec<u32> = tx
+        .pull(30 * MS, 10_000, mac)
+        .iter()
+        .filter_map(|p| if let RlcPdu::Data { sn, retx: 1, .. } = p { Some(*sn) } else { None })
+        .collect();
+    assert_eq!(retx, vec![1, 3, 5, 7, 9]);
+    // With room for all, the next report NACKs all 19 gaps (none was retransmitted to it) and
+    // acknowledges everything else.
+    rx.handle_timeout(60 * MS);
+    rx.trigger_status(60 * MS);
+    let st = rx.pull(60 * MS, 1000, mac);
+    let [RlcPdu::Status { ack_sn, nacks, .. }] = st.as_slice() else { panic!("status expected: {st:?}") };
+    assert_eq!(*ack_sn, 40);
+    assert_eq!(nacks.len(), 19);
+    tx.handle_status(70 * MS, *ack_sn, nacks);
+    assert_eq!(acked(&mut tx), (12..39).step_by(2).chain([39]).collect::<Vec<u32>>());
+}
+
+/// TS 38.322 §5.2.3.1.1: no new SN outside TX_Next_Ack + AM_Window_Size (2048 with 12-bit SNs);
+/// the last PDU before the stall polls (§5.3.3.2), and an acknowledgement opens the window.
+#[test]
+fn am_transmitter_stalls_when_the_window_is_full() {
+    let mut cfg = RlcCfg::default();
+    cfg.am.tx.sn = 12;
+    let mut tx = RlcEntity::new(&cfg);
+    for n in 0..2100 {
+        tx.handle_sdu(0, sdu(n, 10));
+    }
+    let pdus = tx.pull(0, 1_000_000, mac);
+    assert_eq!(pdus.len(), 2048);
+    assert!(matches!(pdus.last(), Some(RlcPdu::Data { sn: 2047, poll: true, .. })));
+    assert!(tx.pull(MS, 1_000_000, mac).is_empty(), "stalled");
+    assert_eq!(tx.queue_pkts(), 52);
+    tx.handle_status(2 * MS, 30, &[]);
+    let more = tx.pull(2 * MS, 1_000_000, mac);
+    assert_eq!(more.len(), 30);
+    assert!(matches!(more.last(), Some(RlcPdu::Data { sn: 2077, .. })));
+    // Stalled with nothing to retransmit: t-PollRetransmit resends the highest SN with a poll.
+    tx.handle_timeout(2 * MS + cfg.am.tx.t_poll_retransmit * MS);
+    let again = tx.pull(200 * MS, 1_000_000, mac);
+    assert!(matches!(again.as_slice(), [RlcPdu::Data { sn: 2077, retx: 1, poll: true, .. }]), "{again:?}");
+}
+
+/// TS 38.322 §5.3.3.2: a poll when the PDU leaves both buffers empty, not while an SDU still waits.
+#[test]
+fn am_polls_when_the_buffer_empties_not_before() {
+    let mut tx = RlcEntity::new(&RlcCfg::default());
+    for n in 0..3 {
+        tx.handle_sdu(0, sdu(n, 100));
+    }
+    let polls: Vec<bool> = (0..3)
+        .map(|_| match tx.pull(0, 110, mac).as_slice() {
+            [RlcPdu::Data { poll, .. }] => *poll,
+            other => panic!("one data PDU expected: {other:?}"),
+        })
+        .collect();
+    assert_eq!(polls, vec![false, false, true]);
+}

@@ -43,9 +43,8 @@ impl RlcEntity {
         let mut pdus = Vec::new();
         // STATUS PDU.
         if self.status_ready() {
-            let (ack_sn, nacks) = self.build_status();
-            let bytes = status_bytes(&nacks);
-            if bytes + subheader(bytes) <= budget {
+            if let Some((ack_sn, nacks)) = self.build_status(|bytes| bytes + subheader(bytes) <= budget) {
+                let bytes = status_bytes(&nacks);
                 budget -= bytes + subheader(bytes);
                 self.status_triggered = false;
                 let prohibit = self.cfg.am.rx.t_status_prohibit;
@@ -90,8 +89,9 @@ impl RlcEntity {
             let poll = self.should_poll(now, take, true);
             pdus.push(RlcPdu::Data { sn, sdu, offset: off, len: take, header, poll, retx, whole });
         }
-        // New data.
-        while let Some(head) = self.queue.sdus.front_mut() {
+        // New data, while the AM transmit window has room for a new SN.
+        while !self.window_full() {
+            let Some(head) = self.queue.sdus.front_mut() else { break };
             let remaining = head.sdu.len - head.offset;
             let first = head.offset == 0;
             let sn_bits = match self.mode {
@@ -148,6 +148,26 @@ impl RlcEntity {
         pdus
     }
 
+    /// AM_Window_Size, TS 38.322 §7.2: 2048 for 12-bit SNs, 131072 for 18-bit.
+    fn am_window(&self) -> u32 {
+        if self.cfg.am.tx.sn == 12 {
+            2048
+        } else {
+            131_072
+        }
+    }
+
+    /// AM: an SDU waits whose SN would fall outside an SN outside the transmitting window
+    /// the transmitting window TX_Next_Ack <= SN < TX_Next_Ack + AM_Window_Size (§5.2.3.1.1), where TX_Next_Ack is the
+    /// lowest SN not yet acknowledged. An SDU already being segmented has its SN and goes on.
+    pub(super) fn window_full(&self) -> bool {
+        if self.mode != RlcMode::Am || self.queue.sdus.front().is_none_or(|h| h.sn.is_some()) {
+            return false;
+        }
+        let tx_next_ack = self.am_tx.keys().next().copied().unwrap_or(self.tx_next);
+        self.tx_next >= tx_next_ack + self.am_window()
+    }
+
     /// TS 38.322 §5.3.3.2: decide whether this AMD PDU carries a poll, and do the poll bookkeeping.
     pub(super) fn should_poll(&mut self, now: Instant, data_bytes: u32, is_retx: bool) -> bool {
         if self.mode != RlcMode::Am {
@@ -160,10 +180,9 @@ impl RlcEntity {
         }
         let by_pdu = c.poll_pdu > 0 && self.pdu_without_poll >= c.poll_pdu as u64;
         let by_byte = c.poll_byte > 0 && self.byte_without_poll >= c.poll_byte as u64 * 1000;
-        let empty = self.queue.sdus.len() <= 1
-            && self.queue.sdus.front().is_none_or(|h| h.offset + data_bytes >= h.sdu.len)
-            && self.retx.is_empty();
-        let poll = by_pdu || by_byte || empty || self.force_poll;
+        // The PDU emptied both buffers, or no new SDU can follow it (window stalling).
+        let empty = self.queue.sdus.is_empty() && self.retx.is_empty();
+        let poll = by_pdu || by_byte || empty || self.window_full() || self.force_poll;
         if poll {
             self.force_poll = false;
             self.pdu_without_poll = 0;
