@@ -59,7 +59,8 @@ impl Stack {
 
     /// The retransmissions of direction `d` due by slot `s`, UE by UE and process by process, while
     /// PRBs (`free`) and places (`n` of `max_ues`) last and `fits` allows: each goes with its TB's
-    /// PRBs and MCS (adaptive retransmission), and `send` sends it.
+    /// PRBs and MCS (adaptive retransmission), and `send` sends it. At most one per UE: a UE gets one
+    /// PDSCH (TS 38.214 §5.1) or PUSCH (§6.1) in a slot. Returns which UEs got one.
     #[allow(clippy::too_many_arguments)] // the slot's budgets and the direction's two rules
     fn retransmissions(
         &mut self,
@@ -70,8 +71,9 @@ impl Stack {
         max_ues: u16,
         fits: &dyn Fn(&Stack, usize, &Tb) -> bool,
         send: &mut dyn FnMut(&mut Stack, usize, usize),
-    ) {
-        for ui in 0..self.ues.len() {
+    ) -> Vec<bool> {
+        let mut sent = vec![false; self.ues.len()];
+        for (ui, got) in sent.iter_mut().enumerate() {
             for h in 0..self.ues[ui].link[d].harq.len() {
                 let hp = &self.ues[ui].link[d].harq[h];
                 let ready = matches!(hp.state, HarqState::PendingRetx { ready } if ready <= s);
@@ -83,8 +85,11 @@ impl Stack {
                 *n += 1;
                 self.ues[ui].link[d].harq[h].retx();
                 send(self, ui, h);
+                *got = true;
+                break; // one per UE
             }
         }
+        sent
     }
 
     /// The UEs that may get a new TB in direction `d` this slot (`eligible`, and a HARQ process
@@ -126,8 +131,9 @@ impl Stack {
         let max_ues = self.cfg.cell.scheduler.max_ues_per_slot as u16;
         let pdsch_start = t + i64::from(self.cfg.cell.pdcch_symbols) * self.grid.symbol_ns();
         let pdsch_end = pdsch_start + i64::from(symbols) * self.grid.symbol_ns();
-        // Retransmissions first (the same PRBs and MCS), where the PDSCH is long enough.
-        self.retransmissions(
+        // Retransmissions first (the same PRBs and MCS), where the PDSCH is long enough; a UE with
+        // one gets no new TB in this slot (one PDSCH per UE per slot, TS 38.214 §5.1).
+        let retx = self.retransmissions(
             DL,
             s,
             &mut free,
@@ -137,7 +143,7 @@ impl Stack {
             &mut |st, ui, h| st.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink),
         );
         // New transmissions.
-        let cands = self.candidates(DL, symbols, |st, ui| st.gnb_dl_buffer(ui) > 0);
+        let cands = self.candidates(DL, symbols, |st, ui| !retx[ui] && st.gnb_dl_buffer(ui) > 0);
         let mut served = vec![0u64; self.ues.len()];
         for ui in self.scheduler.order(Dir::Dl, &cands) {
             if free == 0 || scheduled >= max_ues {
@@ -384,7 +390,7 @@ impl Stack {
         let max_ues = self.cfg.cell.scheduler.max_ues_per_slot as u16;
         let mut n = 0;
         // Retransmissions (adaptive: same PRBs and MCS), one grant per UE for the PUSCH slot.
-        self.retransmissions(
+        _ = self.retransmissions(
             UL,
             s,
             &mut free,
