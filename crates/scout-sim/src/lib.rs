@@ -546,6 +546,9 @@ mod tests {
             ("qos=[{five_qi: 9, pdcp: {rx: {t_reordering: 9223372036854}}}]", "qos[0].pdcp.rx.t_reordering"),
             ("cell_cfg.mac_cell_group.bsr_cfg.retx_bsr_timer=0", "retx_bsr_timer"),
             ("cell_cfg.scheduler.pf_window_slots=.inf", "pf_window_slots"),
+            ("cell_cfg.pdsch.harq_retx_delay_slots=0", "cell_cfg.pdsch.harq_retx_delay_slots"),
+            ("cell_cfg.pusch.ul_sched_delay_slots=33", "cell_cfg.pusch.ul_sched_delay_slots"),
+            ("cell_cfg.ul_common.max_pucchs_per_slot=0", "cell_cfg.ul_common.max_pucchs_per_slot"),
         ] {
             let (scenario, resolved) = scenario::parse(text, "s.yaml", &[set.into()]).expect("parses");
             let loaded = Loaded { scenario, dir: Default::default(), file: "s.yaml".into(), resolved };

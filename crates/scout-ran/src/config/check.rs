@@ -77,6 +77,21 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
     if !(1..=15).contains(&c.pucch.min_k1) {
         return Err(invalid("cell_cfg.pucch.min_k1", format!("{}; accepted: 1..=15 slots", c.pucch.min_k1)));
     }
+    for (key, v) in [
+        ("cell_cfg.pdsch.harq_retx_delay_slots", c.pdsch.harq_retx_delay_slots),
+        ("cell_cfg.pusch.harq_retx_delay_slots", c.pusch.harq_retx_delay_slots),
+        ("cell_cfg.pusch.ul_sched_delay_slots", c.pusch.ul_sched_delay_slots),
+    ] {
+        if !(1..=32).contains(&v) {
+            return Err(invalid(key, format!("{v}; accepted: 1..=32 slots")));
+        }
+    }
+    if !(1..=1000).contains(&c.ul_common.max_pucchs_per_slot) {
+        return Err(invalid(
+            "cell_cfg.ul_common.max_pucchs_per_slot",
+            format!("{}; accepted: 1..=1000", c.ul_common.max_pucchs_per_slot),
+        ));
+    }
     if !(1..=32).contains(&c.pusch.min_k2) {
         return Err(invalid("cell_cfg.pusch.min_k2", format!("{}; accepted: 1..=32 slots", c.pusch.min_k2)));
     }

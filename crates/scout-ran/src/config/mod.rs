@@ -54,6 +54,7 @@ pub struct CellCfg {
     pub pdsch: PdschCfg,
     pub pusch: PuschCfg,
     pub pucch: PucchCfg,
+    pub ul_common: UlCommonCfg,
     pub scheduler: SchedulerCfg,
     pub mac_cell_group: MacCellGroupCfg,
     /// PDCCH symbols at the start of each DL slot (CORESET duration). srsRAN: 1–2; default 2.
@@ -74,6 +75,7 @@ impl Default for CellCfg {
             pdsch: PdschCfg::default(),
             pusch: PuschCfg::default(),
             pucch: PucchCfg::default(),
+            ul_common: UlCommonCfg::default(),
             scheduler: SchedulerCfg::default(),
             mac_cell_group: MacCellGroupCfg::default(),
             pdcch_symbols: 2,
@@ -144,6 +146,9 @@ pub struct PdschCfg {
     pub max_nof_harq_retxs: u8,
     /// Outer-loop link adaptation target BLER (srsRAN `olla_target_bler`? default 0.1).
     pub olla_target_bler: f64,
+    /// The gNB's processing delay from the slot carrying a NACK to the earliest slot of the
+    /// retransmission (Scout; default 2 slots; commercial networks show 5–6).
+    pub harq_retx_delay_slots: u32,
 }
 
 impl Default for PdschCfg {
@@ -155,6 +160,7 @@ impl Default for PdschCfg {
             nof_harqs: 16,
             max_nof_harq_retxs: 4,
             olla_target_bler: 0.1,
+            harq_retx_delay_slots: 2,
         }
     }
 }
@@ -171,6 +177,12 @@ pub struct PuschCfg {
     pub olla_target_bler: f64,
     /// Bytes granted in response to an SR before any BSR is known.
     pub sr_grant_bytes: u32,
+    /// The gNB's delay from a PUSCH slot to the earliest PDCCH slot that can schedule its
+    /// retransmission (Scout; default 1: decoded within the PUSCH slot).
+    pub harq_retx_delay_slots: u32,
+    /// The gNB's delay from receiving an SR or a BSR to the earliest PDCCH slot that can grant on
+    /// it (Scout; default 1).
+    pub ul_sched_delay_slots: u32,
 }
 
 impl Default for PuschCfg {
@@ -183,6 +195,8 @@ impl Default for PuschCfg {
             max_nof_harq_retxs: 4,
             olla_target_bler: 0.1,
             sr_grant_bytes: 256,
+            harq_retx_delay_slots: 1,
+            ul_sched_delay_slots: 1,
         }
     }
 }
@@ -201,6 +215,20 @@ pub struct PucchCfg {
 impl Default for PucchCfg {
     fn default() -> Self {
         PucchCfg { min_k1: 4, sr_period_ms: 20.0, csi_report_period_ms: 20.0 }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UlCommonCfg {
+    /// PUCCH grants per UL slot (srsRAN `ul_common.max_pucchs_per_slot`, default 31): a PDSCH is
+    /// scheduled only with a k1 whose UL slot has room for the UE's HARQ-ACK.
+    pub max_pucchs_per_slot: u32,
+}
+
+impl Default for UlCommonCfg {
+    fn default() -> Self {
+        UlCommonCfg { max_pucchs_per_slot: 31 }
     }
 }
 

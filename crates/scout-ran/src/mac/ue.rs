@@ -1,8 +1,7 @@
 //! The UE's MAC for the uplink: when it asks for resources (scheduling request, TS 38.321 §5.4.4),
 //! when it reports its buffer (buffer status report, §5.4.5), and the grants it holds.
 //!
-//! Not modelled: retxBSR-Timer (a regular BSR is re-triggered only through the SR path), the
-//! logical-channel-group split of the BSR (one Long BSR of the whole buffer), sr-ProhibitTimer and
+//! Not modelled: the logical-channel-group split of the BSR (one Long BSR of the whole buffer), sr-ProhibitTimer and
 //! sr-TransMax.
 
 use std::collections::BTreeMap;
@@ -27,6 +26,8 @@ pub struct UeMac {
     pub sr_pending: bool,
     /// When periodicBSR-Timer expires.
     periodic_bsr_at: Option<Instant>,
+    /// When retxBSR-Timer expires.
+    retx_bsr_at: Option<Instant>,
     /// The UE's SR occasions: slots `n` with `n mod period = sr_offset` (TS 38.213 §9.2.4).
     pub sr_offset: u64,
     /// Grants by PUSCH slot.
@@ -35,7 +36,14 @@ pub struct UeMac {
 
 impl UeMac {
     pub fn new(sr_offset: u64) -> UeMac {
-        UeMac { bsr_triggered: false, sr_pending: false, periodic_bsr_at: None, sr_offset, grants: BTreeMap::new() }
+        UeMac {
+            bsr_triggered: false,
+            sr_pending: false,
+            periodic_bsr_at: None,
+            retx_bsr_at: None,
+            sr_offset,
+            grants: BTreeMap::new(),
+        }
     }
 
     /// New UL data arrived in a buffer that was empty: a regular BSR triggers (§5.4.5), and an SR
@@ -47,12 +55,26 @@ impl UeMac {
         }
     }
 
-    /// At the start of the slot at `t`: an expired periodicBSR-Timer triggers a BSR (§5.4.5).
-    pub fn slot_start(&mut self, t: Instant) {
+    /// At the start of the slot at `t`, the UE's buffer holding data or not (§5.4.5): an expired
+    /// periodicBSR-Timer triggers a (periodic) BSR; an expired retxBSR-Timer with data waiting
+    /// triggers a regular BSR, and an SR with it when the UE holds no grant (§5.4.4) — how a UE
+    /// whose BSR or SR went unanswered asks again.
+    pub fn slot_start(&mut self, t: Instant, has_data: bool) {
         if self.periodic_bsr_at.is_some_and(|p| p <= t) {
             self.periodic_bsr_at = None;
             self.bsr_triggered = true;
         }
+        if self.retx_bsr_at.is_some_and(|r| r <= t) {
+            self.retx_bsr_at = None;
+            if has_data {
+                self.new_data();
+            }
+        }
+    }
+
+    /// A grant for a new transmission received at `t` restarts retxBSR-Timer (`retx_ms`, §5.4.5).
+    pub fn new_grant(&mut self, t: Instant, retx_ms: i64) {
+        self.retx_bsr_at = Some(t + retx_ms * 1_000_000);
     }
 
     /// At slot `s`, which carries PUCCH, with SR period `period` slots: whether the UE sends its
@@ -80,11 +102,12 @@ impl UeMac {
         self.bsr_triggered || tbs.saturating_sub(used) >= BsrFormat::Long.ce_bytes()
     }
 
-    /// A BSR was sent at `t`: the trigger is served and periodicBSR-Timer restarts
-    /// (`periodic_ms` ms; -1: infinity).
-    pub fn bsr_sent(&mut self, t: Instant, periodic_ms: i64) {
+    /// A BSR was sent at `t`: the trigger is served, periodicBSR-Timer (`periodic_ms` ms; -1:
+    /// infinity) and retxBSR-Timer (`retx_ms`) restart (§5.4.5).
+    pub fn bsr_sent(&mut self, t: Instant, periodic_ms: i64, retx_ms: i64) {
         self.bsr_triggered = false;
         self.periodic_bsr_at = (periodic_ms > 0).then_some(t + periodic_ms * 1_000_000);
+        self.retx_bsr_at = Some(t + retx_ms * 1_000_000);
     }
 }
 
@@ -123,16 +146,39 @@ mod tests {
         m.new_data();
         assert_eq!(m.bsr_room(), ce);
         assert!(m.carries_bsr(100, 100));
+        assert!(m.sr_occasion(0, 10), "its SR goes out");
         // Sent at 5 ms with periodicBSR-Timer 10 ms: due again at 15 ms.
-        m.bsr_sent(5_000_000, 10);
+        m.bsr_sent(5_000_000, 10, 10_000);
         assert!(!m.bsr_triggered);
-        m.slot_start(14_999_999);
+        m.slot_start(14_999_999, true);
         assert!(!m.bsr_triggered);
-        m.slot_start(15_000_000);
-        assert!(m.bsr_triggered);
+        m.slot_start(15_000_000, true);
+        assert!(m.bsr_triggered && !m.sr_pending, "a periodic BSR asks for no SR");
         // Infinity: never again.
-        m.bsr_sent(20_000_000, -1);
-        m.slot_start(i64::MAX);
+        m.bsr_sent(20_000_000, -1, 10_000);
+        m.slot_start(1_000_000_000, false);
         assert!(!m.bsr_triggered);
+    }
+
+    #[test]
+    fn retx_bsr_timer_asks_again_when_data_waits_unserved() {
+        const MS: i64 = 1_000_000;
+        let mut m = UeMac::new(0);
+        m.new_data();
+        m.sr_occasion(0, 10);
+        // A BSR went out at 10 ms (retxBSR-Timer 80 ms); no grant followed.
+        m.bsr_sent(10 * MS, -1, 80);
+        m.slot_start(89 * MS, true);
+        assert!(!m.bsr_triggered && !m.sr_pending);
+        m.slot_start(90 * MS, true);
+        assert!(m.bsr_triggered && m.sr_pending, "a regular BSR and an SR (no grant held)");
+        // A grant for new data restarts the timer; with the buffer empty at expiry nothing triggers.
+        let mut m = UeMac::new(0);
+        m.bsr_sent(0, -1, 80);
+        m.new_grant(50 * MS, 80);
+        m.slot_start(80 * MS, true);
+        assert!(!m.bsr_triggered, "restarted at 50 ms");
+        m.slot_start(130 * MS, false);
+        assert!(!m.bsr_triggered && !m.sr_pending);
     }
 }

@@ -116,11 +116,18 @@ impl Duplex {
         (from..from + 2 * self.period() + 1).find(|s| pred(self.slot_kind(*s)))
     }
 
-    /// The slot of the HARQ-ACK for a PDSCH in slot `n`: the first slot ≥ n + min_k1 with UL
-    /// symbols (PUCCH), TS 38.213 §9.2.3 (k1 = dl-DataToUL-ACK chosen by the gNB).
-    pub fn harq_ack_slot(&self, n: u64, min_k1: u32) -> u64 {
-        self.next_slot(n + u64::from(min_k1), |k| k.ul_symbols > 0)
-            .expect("validated patterns have UL symbols every period")
+    /// The cell's k1 candidates (PDSCH → HARQ-ACK delays in slots), the `dl-DataToUL-ACK` list of
+    /// TS 38.331 PUCCH-Config (at most 8 values of 0..=15, TS 38.213 §9.2.3): every k1 ≥ `min_k1`
+    /// that takes some slot with a PDSCH to a slot with UL symbols (PUCCH), smallest first, as
+    /// srsRAN derives its list from the TDD pattern. For FDD: min_k1 .. min_k1 + 7.
+    pub fn k1_candidates(&self, min_k1: u32) -> Vec<u32> {
+        let p = self.period();
+        (min_k1..=15)
+            .filter(|&k| {
+                (0..p).any(|n| self.slot_kind(n).dl_symbols > 0 && self.slot_kind(n + u64::from(k)).ul_symbols > 0)
+            })
+            .take(8)
+            .collect()
     }
 
     /// For a PDCCH in slot `n`, the PUSCH slots it schedules: every UL slot `u` whose latest PDCCH
@@ -164,19 +171,24 @@ mod tests {
     }
 
     #[test]
-    fn harq_ack_timing_respects_the_pattern() {
-        let d = Duplex::Tdd(TddPattern::SRSRAN_DEFAULT); // DDDDDDSUUU, UL slots 7, 8, 9
-                                                         // PDSCH in slot 0 with min_k1 = 4: slot 4 is DL, first UL slot >= 4 is 7.
-        assert_eq!(d.harq_ack_slot(0, 4), 7);
-        assert_eq!(d.harq_ack_slot(3, 4), 7);
-        assert_eq!(d.harq_ack_slot(5, 4), 9);
-        // Slot 6 (special, no UL symbols) + 4 = 10 (D) -> next UL is 17.
-        assert_eq!(d.harq_ack_slot(6, 4), 17);
-        assert_eq!(Duplex::Fdd.harq_ack_slot(10, 4), 14);
-        let ddsu = tdd(4, 2, 10, 1, 0);
-        assert_eq!(ddsu.harq_ack_slot(0, 2), 3);
-        assert_eq!(ddsu.harq_ack_slot(1, 2), 3);
-        assert_eq!(ddsu.harq_ack_slot(2, 2), 7);
+    fn k1_candidates_reach_ul_slots_from_every_pdsch_slot() {
+        // DDDDDDSUUU, UL slots 7, 8, 9 (17, 18, 19): from slots 0..=6, k1 >= 4 lands on UL with
+        // 4..=9 and 11..=15 (slot 6 + 10 = 16 is DL); the first 8 are kept (TS 38.331: SIZE(1..8)).
+        let d = Duplex::Tdd(TddPattern::SRSRAN_DEFAULT);
+        assert_eq!(d.k1_candidates(4), vec![4, 5, 6, 7, 8, 9, 11, 12]);
+        // The special slot's first reachable UL slot is 17: k1 = 11 is in the list.
+        assert_eq!(Duplex::Fdd.k1_candidates(4), vec![4, 5, 6, 7, 8, 9, 10, 11]);
+        assert_eq!(Duplex::Fdd.k1_candidates(10), vec![10, 11, 12, 13, 14, 15]);
+        // DDSU (srsRAN low_latency.yml), min_k1 2: slots 0, 1, 2 reach the UL slots (3 mod 4) with
+        // k1 = 3, 2, 1 (mod 4).
+        assert_eq!(tdd(4, 2, 10, 1, 0).k1_candidates(2), vec![2, 3, 5, 6, 7, 9, 10, 11]);
+        for d in [Duplex::Tdd(TddPattern::SRSRAN_DEFAULT), tdd(5, 3, 10, 1, 2), tdd(4, 2, 10, 1, 0), Duplex::Fdd] {
+            // Every slot with a PDSCH has a candidate that reaches PUCCH.
+            let k1s = d.k1_candidates(4);
+            for n in (0..d.period()).filter(|n| d.slot_kind(*n).dl_symbols > 0) {
+                assert!(k1s.iter().any(|k| d.slot_kind(n + u64::from(*k)).ul_symbols > 0), "{} slot {n}", d.describe());
+            }
+        }
     }
 
     #[test]

@@ -21,15 +21,29 @@ impl Stack {
         let SlotPoint { t, sfn, slot_in_frame: sif } = self.grid.point(s);
         self.stats.slots += 1;
         let kind = self.duplex.slot_kind(s);
-        // CSI reports and periodic BSR at the UE.
+        self.pucch.release_before(s);
+        // CSI reports, the UE's BSR timers, and the BSRs the gNB takes in from this slot.
         let csi = s.is_multiple_of(self.csi_period_slots);
         for ui in 0..self.ues.len() {
+            let has_data = self.ue_ul_buffer(ui) > 0;
             let u = &mut self.ues[ui];
             if csi {
                 u.link[DL].csi_sinr = u.link[DL].sinr.at(t).floor();
                 u.link[UL].csi_sinr = u.link[UL].sinr.at(t).floor();
             }
-            u.mac.slot_start(t);
+            u.mac.slot_start(t, has_data);
+            if let Some((_, bytes, pusch_slot)) = u.bsr_pending.take_if(|b| b.0 <= s) {
+                // The BSR reflects the buffer after its TB; grants already issued for later PUSCH
+                // slots will serve part of it.
+                let outstanding: u64 = u
+                    .mac
+                    .grants
+                    .range(pusch_slot + 1..)
+                    .filter_map(|(_, g)| g.new)
+                    .map(|(_, _, tbs)| u64::from(tbs))
+                    .sum();
+                u.ul_est = BsrFormat::Long.bytes(BsrFormat::Long.index(bytes)).saturating_sub(outstanding);
+            }
         }
         // SR occasions on slots with UL symbols (PUCCH).
         if kind.ul_symbols > 0 {
@@ -37,7 +51,7 @@ impl Stack {
                 let period = self.sr_period_slots;
                 let u = &mut self.ues[ui];
                 if u.mac.sr_occasion(s, period) {
-                    u.sr_received = true;
+                    u.sr_usable_from = Some(s + u64::from(self.cfg.cell.pusch.ul_sched_delay_slots));
                     self.control(sink, t, Control::Sr { ue: ui as u32 });
                 }
             }
@@ -139,11 +153,13 @@ impl Stack {
             &mut free,
             &mut scheduled,
             max_ues,
-            &|_, _, tb| symbols >= tb.symbols,
+            &|st, ui, tb| symbols >= tb.symbols && st.pucch.harq_ack_slot(&st.duplex, s, ui as u32).is_some(),
             &mut |st, ui, h| st.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink),
         );
         // New transmissions.
-        let cands = self.candidates(DL, symbols, |st, ui| !retx[ui] && st.gnb_dl_buffer(ui) > 0);
+        let cands = self.candidates(DL, symbols, |st, ui| {
+            !retx[ui] && st.gnb_dl_buffer(ui) > 0 && st.pucch.harq_ack_slot(&st.duplex, s, ui as u32).is_some()
+        });
         let mut served = vec![0u64; self.ues.len()];
         for ui in self.scheduler.order(Dir::Dl, &cands) {
             if free == 0 || scheduled >= max_ues {
@@ -235,7 +251,8 @@ impl Stack {
         if retx > 0 {
             self.stats.harq_retx[0] += 1;
         }
-        let ack_slot = self.duplex.harq_ack_slot(s, self.cfg.cell.pucch.min_k1);
+        let ack_slot = self.pucch.harq_ack_slot(&self.duplex, s, ui as u32).expect("the scheduler checked PUCCH room");
+        self.pucch.reserve(ack_slot, ui as u32);
         self.schedule(end, Action::DlDecode { ue: ui as u32, harq: h as u8, ok });
         let fb = self.grid.start(ack_slot + 1);
         self.schedule(fb, Action::DlFeedback { ue: ui as u32, harq: h as u8, ack: ok, slot: s });
@@ -318,7 +335,9 @@ impl Stack {
         sink: &mut S,
     ) {
         let max = u32::from(self.cfg.cell.pdsch.max_nof_harq_retxs);
-        let next = self.grid.at(now) + 1;
+        // Feedback is taken in at the end of the HARQ-ACK's slot (`now` starts the next one).
+        let ack_slot = self.grid.at(now) - 1;
+        let next = ack_slot + u64::from(self.cfg.cell.pdsch.harq_retx_delay_slots);
         self.ues[ui].link[DL].olla.update(ack);
         let Some(row) = self.harq_row(DL, ui, h, slot, ack) else { return };
         sink.slot(row);
@@ -401,7 +420,7 @@ impl Stack {
         );
         let cands = self.candidates(UL, symbols, |st, ui| {
             let u = &st.ues[ui];
-            (u.ul_est > 0 || u.sr_received) && !u.mac.grants.contains_key(&u_slot)
+            (u.ul_est > 0 || u.sr_usable_from.is_some_and(|f| f <= s)) && !u.mac.grants.contains_key(&u_slot)
         });
         let mut served = vec![0u64; self.ues.len()];
         for ui in self.scheduler.order(Dir::Ul, &cands) {
@@ -423,7 +442,8 @@ impl Stack {
             u.link[UL].harq[h].state = HarqState::WaitAck;
             u.mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: Some((prbs, mcs, tbs)) });
             u.ul_est = u.ul_est.saturating_sub(u64::from(tbs));
-            u.sr_received = false;
+            u.sr_usable_from = None;
+            u.mac.new_grant(t, self.cfg.cell.mac_cell_group.bsr_cfg.retx_bsr_timer);
             self.control(sink, t, Control::Grant { ue: ui as u32, pusch_slot: u_slot, tbs });
         }
         self.scheduler.served(Dir::Ul, &served);
@@ -446,8 +466,8 @@ impl Stack {
                     pdus.iter().map(|(_, p)| p.bytes() + mac_subheader(p.bytes())).sum::<u32>() + bsr_room;
                 let bsr = self.ues[ui].mac.carries_bsr(tbs, used_bytes).then_some(left);
                 if bsr.is_some() {
-                    let p = self.cfg.cell.mac_cell_group.bsr_cfg.periodic_bsr_timer;
-                    self.ues[ui].mac.bsr_sent(t, p);
+                    let b = &self.cfg.cell.mac_cell_group.bsr_cfg;
+                    self.ues[ui].mac.bsr_sent(t, b.periodic_bsr_timer, b.retx_bsr_timer);
                     self.control(sink, t, Control::Bsr { ue: ui as u32, bytes: left });
                 }
                 pdus.shrink_to_fit();
@@ -487,22 +507,13 @@ impl Stack {
         if ok {
             let nof_tx = hp.nof_tx;
             if let Some(b) = tb.bsr {
-                // The BSR reflects the buffer after this TB; grants already issued for later PUSCH
-                // slots will serve part of it.
-                let outstanding: u64 = self.ues[ui]
-                    .mac
-                    .grants
-                    .range(slot + 1..)
-                    .filter_map(|(_, g)| g.new)
-                    .map(|(_, _, tbs)| u64::from(tbs))
-                    .sum();
-                let idx = BsrFormat::Long.index(b);
-                self.ues[ui].ul_est = BsrFormat::Long.bytes(idx).saturating_sub(outstanding);
+                let from = slot + u64::from(self.cfg.cell.pusch.ul_sched_delay_slots);
+                self.ues[ui].bsr_pending = Some((from, b, slot));
             }
             self.receive_tb(now, ui, &tb.pdus, nof_tx, false, sink);
         }
-        let next = slot + 1;
-        if let Some((tb, delivered)) = self.ues[ui].link[UL].harq[h].feedback(ok, max, next.max(self.grid.at(now))) {
+        let next = slot + u64::from(self.cfg.cell.pusch.harq_retx_delay_slots);
+        if let Some((tb, delivered)) = self.ues[ui].link[UL].harq[h].feedback(ok, max, next) {
             if !delivered {
                 self.harq_lost(now, ui, tb, Dir::Ul, sink);
             }

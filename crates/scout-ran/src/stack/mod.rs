@@ -29,6 +29,7 @@ pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
 use crate::mac::bsr::BsrFormat;
 use crate::mac::harq::{rv, HarqProcess, HarqState};
+use crate::mac::pucch::PucchGrid;
 use crate::mac::scheduler::{self, Candidate, Scheduler};
 use crate::mac::tbs_cache::TbsCache;
 use crate::mac::ue::{UeMac, UlGrant};
@@ -181,6 +182,7 @@ pub struct Stack {
     mh_ul: Link,
     heap: BinaryHeap<Reverse<Scheduled>>,
     tbs: TbsCache,
+    pucch: PucchGrid,
     scheduler: Box<dyn Scheduler>,
     seq: u64,
     next_pkt: u64,
@@ -228,6 +230,7 @@ impl Stack {
         }
         let upf =
             cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
+        let pucch = PucchGrid::new(&duplex, c.pucch.min_k1, c.ul_common.max_pucchs_per_slot);
         let mut stack = Stack {
             duplex,
             grid: SlotGrid::new(mu),
@@ -248,6 +251,7 @@ impl Stack {
             mh_ul: Link::new(&cfg.core.midhaul),
             heap: BinaryHeap::new(),
             tbs: TbsCache::new(prbs, c.layers, c.dmrs_symbols),
+            pucch,
             scheduler: scheduler::from_config(&c.scheduler, cfg.ues.len()),
             seq: 0,
             next_pkt: 0,

@@ -15,8 +15,13 @@ struct Harness {
 impl Harness {
     /// `ues` UEs with one DRB of 5QI 9, each at (DL, UL) SINR dB.
     fn new(ues: &[(f64, f64)]) -> Harness {
+        Harness::with_cell(CellCfg::default(), ues)
+    }
+
+    /// As [`Harness::new`] with the cell `cell`.
+    fn with_cell(cell: CellCfg, ues: &[(f64, f64)]) -> Harness {
         let cfg = StackConfig {
-            cell: CellCfg::default(),
+            cell,
             qos: Vec::new(),
             cu_up: CuUpCfg::default(),
             core: CoreCfg::default(),
@@ -133,4 +138,54 @@ fn a_ue_gets_one_pdsch_per_slot_even_with_a_retransmission_due() {
     let n = slots.len();
     slots.dedup();
     assert_eq!(slots.len(), n, "a slot carried two TBs for the UE");
+}
+
+#[test]
+fn a_dl_retransmission_waits_the_gnb_processing_delay_after_its_nack() {
+    for delay in [2, 6] {
+        let mut cell = CellCfg::default();
+        cell.pdsch.harq_retx_delay_slots = delay;
+        let duplex = Duplex::Tdd(cell.tdd_ul_dl_cfg.clone());
+        let k1s = duplex.k1_candidates(cell.pucch.min_k1);
+        let mut h = Harness::with_cell(cell, &[(12.0, 20.0)]);
+        for ms in 0..1000 {
+            h.stack.send_dl(ms * MS, 0, 0, 0, 1400, &mut h.sink);
+            h.run_to(ms);
+        }
+        // (slot, HARQ id, retransmission index) in slot order; one UE, so its HARQ-ACK takes the
+        // first k1 candidate that reaches a slot with UL symbols.
+        let rows: Vec<(u64, u8, u8)> = h
+            .sink
+            .slots
+            .iter()
+            .filter(|r| r.dir == Dir::Dl && r.ue.is_some())
+            .map(|r| (r.slot, r.harq_id.unwrap(), r.retx_index.unwrap()))
+            .collect();
+        let mut gaps = Vec::new();
+        for (i, &(b, id, retx)) in rows.iter().enumerate() {
+            if retx == 0 {
+                continue;
+            }
+            let &(a, ..) = rows[..i].iter().rev().find(|r| r.1 == id).expect("a first transmission");
+            let ack = k1s.iter().map(|k| a + u64::from(*k)).find(|u| duplex.slot_kind(*u).ul_symbols > 0).unwrap();
+            gaps.push(b - ack);
+        }
+        assert!(gaps.len() > 20, "retransmissions: {}", gaps.len());
+        assert_eq!(gaps.iter().min(), Some(&u64::from(delay)), "slots from HARQ-ACK to retransmission");
+    }
+}
+
+#[test]
+fn an_sr_is_granted_no_sooner_than_the_ul_scheduling_delay() {
+    for delay in [1, 8] {
+        let mut cell = CellCfg::default();
+        cell.pusch.ul_sched_delay_slots = delay;
+        let slot_ns = crate::phy::slot_ns(crate::phy::mu_for_scs(cell.common_scs).unwrap());
+        let mut h = Harness::with_cell(cell, &[(30.0, 30.0)]);
+        h.stack.send_ul(0, 1, 0, 0, 1000, &mut h.sink);
+        h.run_to(100);
+        let (sr, grant) = (h.controls("sr")[0].t_ns / slot_ns, h.controls("grant")[0].t_ns / slot_ns);
+        assert!(grant >= sr + i64::from(delay), "SR in slot {sr}, grant in slot {grant}");
+        assert_eq!(h.stack.stats.delivered_pkts[1], 1);
+    }
 }

@@ -43,7 +43,11 @@ pub(super) struct Ue {
     pub(super) mac: UeMac,
     // gNB's view of the UE's UL buffer.
     pub(super) ul_est: u64,
-    pub(super) sr_received: bool,
+    /// An SR received: the first PDCCH slot that may grant on it (`pusch.ul_sched_delay_slots`).
+    pub(super) sr_usable_from: Option<u64>,
+    /// A BSR decoded and not yet taken in: (first PDCCH slot that uses it, bytes reported, the
+    /// PUSCH slot that carried it).
+    pub(super) bsr_pending: Option<(u64, u64, u64)>,
 }
 
 /// Index of the DL's and the UL's entry in per-direction arrays (`Dir as usize`).
@@ -99,7 +103,8 @@ impl Ue {
             ],
             mac: UeMac::new(i as u64),
             ul_est: 0,
-            sr_received: false,
+            sr_usable_from: None,
+            bsr_pending: None,
         }
     }
 }
