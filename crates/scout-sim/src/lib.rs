@@ -557,6 +557,32 @@ mod tests {
         }
     }
 
+    /// `tdd_ul_dl_cfg.pattern2` (srsRAN's key) is read, checked on its own, and unknown keys in
+    /// either period are refused.
+    #[test]
+    fn a_tdd_pattern2_is_read_and_checked() {
+        let text =
+            "name: t\nduration_s: 0.05\nues: [{count: 1}]\ntraffic: [{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 1}]\n";
+        let first = "dl_ul_tx_period: 5, nof_dl_slots: 3, nof_dl_symbols: 10, nof_ul_slots: 1, nof_ul_symbols: 2";
+        for (p2, err) in [
+            ("{dl_ul_tx_period: 5, nof_dl_slots: 2, nof_dl_symbols: 10, nof_ul_slots: 2, nof_ul_symbols: 2}", None),
+            ("{dl_ul_tx_period: 5, nof_dl_slots: 2, nof_ul_slots: 4}", Some("pattern2: ")),
+            ("{dl_ul_tx_period: 5, nof_dl_slots: 2, nof_ul_slots: 2, nof_ul_slot: 1}", Some("nof_ul_slot")),
+        ] {
+            let set = format!("cell_cfg.tdd_ul_dl_cfg={{{first}, pattern2: {p2}}}");
+            let built =
+                scenario::parse(text, "s.yaml", &[set]).map_err(|e| e.to_string()).and_then(|(scenario, resolved)| {
+                    let loaded = Loaded { scenario, dir: Default::default(), file: "s.yaml".into(), resolved };
+                    build(&loaded, 1, 1.0).map(|_| ()).map_err(|e| e.to_string())
+                });
+            match (built, err) {
+                (Ok(()), None) => {}
+                (Err(e), Some(want)) => assert!(e.contains(want), "{p2}: {e}"),
+                (got, want) => panic!("{p2}: {got:?}, expected an error with {want:?}"),
+            }
+        }
+    }
+
     /// An SR period of 2e9 ms passed validation and allocated a table of that many slots (8 GiB,
     /// issue 20): the model refuses what TS 38.331 cannot configure, naming the key.
     #[test]

@@ -105,7 +105,7 @@ impl<'de> Deserialize<'de> for TddPattern {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
-        struct Raw {
+        struct Period {
             dl_ul_tx_period: u32,
             nof_dl_slots: u32,
             #[serde(default)]
@@ -114,14 +114,23 @@ impl<'de> Deserialize<'de> for TddPattern {
             #[serde(default)]
             nof_ul_symbols: u32,
         }
-        let r = Raw::deserialize(d)?;
-        let p = TddPattern {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            #[serde(flatten)]
+            first: Period,
+            pattern2: Option<Period>,
+        }
+        let pattern = |r: Period| TddPattern {
             dl_ul_tx_period: r.dl_ul_tx_period,
             nof_dl_slots: r.nof_dl_slots,
             nof_dl_symbols: r.nof_dl_symbols,
             nof_ul_slots: r.nof_ul_slots,
             nof_ul_symbols: r.nof_ul_symbols,
+            pattern2: None,
         };
+        let r = Raw::deserialize(d)?;
+        let p = TddPattern { pattern2: r.pattern2.map(|p2| Box::new(pattern(p2))), ..pattern(r.first) };
         p.validate().map_err(serde::de::Error::custom)?;
         Ok(p)
     }

@@ -4,7 +4,9 @@
 //! A period of `dl_ul_tx_period` slots holds `nof_dl_slots` full DL slots first, then (if
 //! `nof_dl_symbols` or `nof_ul_symbols` is non-zero) one special slot with DL symbols at its start and
 //! UL symbols at its end, then `nof_ul_slots` full UL slots at the end. srsRAN's default is
-//! period 10, 6 DL slots, 8 DL symbols, 3 UL slots: DDDDDDSUUU.
+//! period 10, 6 DL slots, 8 DL symbols, 3 UL slots: DDDDDDSUUU. An optional `pattern2` (RRC
+//! `TDD-UL-DL-ConfigCommon.pattern2`, srsRAN `tdd_ul_dl_cfg.pattern2`) follows the first period
+//! with a second of the same form; the two repeat together (e.g. DDDSU + DDSUU).
 
 use super::SYMBOLS_PER_SLOT;
 
@@ -36,15 +38,69 @@ pub struct TddPattern {
     pub nof_dl_symbols: u32,
     pub nof_ul_slots: u32,
     pub nof_ul_symbols: u32,
+    /// The second period, if any (its own `pattern2` is not used).
+    pub pattern2: Option<Box<TddPattern>>,
 }
 
 impl TddPattern {
     /// srsRAN's default: DDDDDDSUUU (`du_high_config.h`).
-    pub const SRSRAN_DEFAULT: TddPattern =
-        TddPattern { dl_ul_tx_period: 10, nof_dl_slots: 6, nof_dl_symbols: 8, nof_ul_slots: 3, nof_ul_symbols: 0 };
+    pub const SRSRAN_DEFAULT: TddPattern = TddPattern {
+        dl_ul_tx_period: 10,
+        nof_dl_slots: 6,
+        nof_dl_symbols: 8,
+        nof_ul_slots: 3,
+        nof_ul_symbols: 0,
+        pattern2: None,
+    };
 
-    /// Checks the pattern fits its period; the error names the offending field.
+    /// Checks each period holds its slots, and that the whole has a DL slot and a slot with UL
+    /// symbols; the error names the offending field.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_period()?;
+        if let Some(p2) = &self.pattern2 {
+            if p2.pattern2.is_some() {
+                return Err("pattern2 cannot have a pattern2 of its own".into());
+            }
+            p2.validate_period().map_err(|e| format!("pattern2: {e}"))?;
+        }
+        let kinds: Vec<SlotKind> = (0..self.period()).map(|s| self.slot_kind(s)).collect();
+        if !kinds.iter().any(|k| k.dl_symbols == 14) || !kinds.iter().any(|k| k.ul_symbols > 0) {
+            return Err("the pattern needs at least one DL slot and one slot with UL symbols".into());
+        }
+        Ok(())
+    }
+
+    /// The slots of both periods.
+    fn period(&self) -> u64 {
+        u64::from(self.dl_ul_tx_period) + self.pattern2.as_ref().map_or(0, |p| u64::from(p.dl_ul_tx_period))
+    }
+
+    /// What slot `i` of one period of this pattern carries (`pattern2` not considered).
+    fn period_slot_kind(&self, i: u32) -> SlotKind {
+        let first_ul = self.dl_ul_tx_period - self.nof_ul_slots;
+        if i < self.nof_dl_slots {
+            SlotKind { dl_symbols: 14, ul_symbols: 0 }
+        } else if i >= first_ul {
+            SlotKind { dl_symbols: 0, ul_symbols: 14 }
+        } else if i == self.nof_dl_slots {
+            SlotKind { dl_symbols: self.nof_dl_symbols as u8, ul_symbols: self.nof_ul_symbols as u8 }
+        } else {
+            // Flexible slots between the special slot and the UL slots: unused.
+            SlotKind { dl_symbols: 0, ul_symbols: 0 }
+        }
+    }
+
+    /// What absolute slot `slot` carries, over both periods.
+    fn slot_kind(&self, slot: u64) -> SlotKind {
+        let i = (slot % self.period()) as u32;
+        match &self.pattern2 {
+            Some(p2) if i >= self.dl_ul_tx_period => p2.period_slot_kind(i - self.dl_ul_tx_period),
+            _ => self.period_slot_kind(i),
+        }
+    }
+
+    /// Checks one period: its length, and that its slots and special slot fit.
+    fn validate_period(&self) -> Result<(), String> {
         if self.dl_ul_tx_period == 0 || self.dl_ul_tx_period > 160 {
             return Err(format!("dl_ul_tx_period = {} slots; accepted: 1..=160", self.dl_ul_tx_period));
         }
@@ -60,9 +116,6 @@ impl TddPattern {
                 "nof_dl_symbols ({}) + nof_ul_symbols ({}) must leave a guard: < 14",
                 self.nof_dl_symbols, self.nof_ul_symbols
             ));
-        }
-        if self.nof_dl_slots == 0 || self.nof_ul_slots + u32::from(self.nof_ul_symbols > 0) == 0 {
-            return Err("the pattern needs at least one DL slot and one slot with UL symbols".into());
         }
         Ok(())
     }
@@ -81,20 +134,7 @@ impl Duplex {
     pub fn slot_kind(&self, slot: u64) -> SlotKind {
         match self {
             Duplex::Fdd => SlotKind { dl_symbols: 14, ul_symbols: 14 },
-            Duplex::Tdd(p) => {
-                let i = (slot % u64::from(p.dl_ul_tx_period)) as u32;
-                let first_ul = p.dl_ul_tx_period - p.nof_ul_slots;
-                if i < p.nof_dl_slots {
-                    SlotKind { dl_symbols: 14, ul_symbols: 0 }
-                } else if i >= first_ul {
-                    SlotKind { dl_symbols: 0, ul_symbols: 14 }
-                } else if i == p.nof_dl_slots {
-                    SlotKind { dl_symbols: p.nof_dl_symbols as u8, ul_symbols: p.nof_ul_symbols as u8 }
-                } else {
-                    // Flexible slots between the special slot and the UL slots: unused.
-                    SlotKind { dl_symbols: 0, ul_symbols: 0 }
-                }
-            }
+            Duplex::Tdd(p) => p.slot_kind(slot),
         }
     }
 
@@ -102,7 +142,7 @@ impl Duplex {
     pub fn period(&self) -> u64 {
         match self {
             Duplex::Fdd => 1,
-            Duplex::Tdd(p) => u64::from(p.dl_ul_tx_period),
+            Duplex::Tdd(p) => p.period(),
         }
     }
 
@@ -156,6 +196,7 @@ mod tests {
             nof_dl_symbols: dls,
             nof_ul_slots: ul,
             nof_ul_symbols: uls,
+            pattern2: None,
         })
     }
 
@@ -168,6 +209,26 @@ mod tests {
         assert_eq!(Duplex::Fdd.describe(), "F");
         assert!(TddPattern { nof_ul_slots: 5, ..TddPattern::SRSRAN_DEFAULT }.validate().is_err());
         assert!(TddPattern::SRSRAN_DEFAULT.validate().is_ok());
+    }
+
+    #[test]
+    fn a_second_pattern_follows_the_first_and_the_two_repeat() {
+        let Duplex::Tdd(mut p) = tdd(5, 3, 10, 1, 2) else { unreachable!() };
+        let Duplex::Tdd(p2) = tdd(5, 2, 10, 2, 2) else { unreachable!() };
+        p.pattern2 = Some(Box::new(p2));
+        assert!(p.validate().is_ok());
+        let d = Duplex::Tdd(p.clone());
+        assert_eq!(d.describe(), "DDDSUDDSUU");
+        assert_eq!(d.period(), 10);
+        assert_eq!(d.slot_kind(13).letter(), 'S');
+        assert_eq!(d.slot_kind(19).letter(), 'U');
+        // Each period is checked on its own; pattern2 may carry no DL slot (DDDSU + UUUUU).
+        p.pattern2.as_mut().unwrap().nof_ul_slots = 6;
+        assert!(p.validate().unwrap_err().starts_with("pattern2: "));
+        let Duplex::Tdd(ul_only) = tdd(5, 0, 0, 5, 0) else { unreachable!() };
+        p.pattern2 = Some(Box::new(ul_only));
+        assert_eq!(Duplex::Tdd(p.clone()).describe(), "DDDSUUUUUU");
+        assert!(p.validate().is_ok());
     }
 
     #[test]
