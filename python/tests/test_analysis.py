@@ -15,6 +15,7 @@ import pytest
 
 import scout
 from scout import analysis
+from scout.analysis.derived import OVERLOAD_REASONS
 from scout.events import TABLES, RunError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,14 +253,25 @@ def test_attribution_closes_on_every_scenario(tmp_path: Path, scenario: str, dur
     assert cl["n"] > 100
     assert cl["closed"] == cl["n"], cl
     assert cl["with_unattributed"] == 0 and cl["unattributed_ns"] == 0
+    # Dropped packets too: a worker's time before it dropped one is its processing.
+    assert cl["span_with_unattributed"] == 0 and cl["span_unattributed_ns"] == 0, cl
     meta = json.loads((out / "run.json").read_text())
     counted = sum(n for reasons in meta["counts"]["drops"].values() for n in reasons.values())
     assert s["drops_total"] == s["drop_events"] == counted
     assert s["packets"].get("delivered", 0) == meta["counts"]["delivered_packets"]
+    # One percentile definition: the simulator's summary and the analysis agree.
+    for d in meta["summary"]["directions"]:
+        if d["delay"]:
+            a = s["delay_ns"][d["dir"]]
+            assert d["delay"]["p50_ns"] == pytest.approx(a["p50"], rel=1e-9), (d["dir"], d["delay"], a)
+            assert d["delay"]["p99_ns"] == pytest.approx(a["p99"], rel=1e-9), (d["dir"], d["delay"], a)
     if scenario == "udp-flood":
         assert counted > 0
         phases = [p["phase"] for p in s["phases"]]
         assert phases[0] == "buildup" and "drain" in phases and "steady" in phases
+        # Every overload drop counts in exactly one phase.
+        overload = sum(n for reasons in meta["counts"]["drops"].values() for r, n in reasons.items() if r in OVERLOAD_REASONS)
+        assert sum(p["drops"] for p in s["phases"]) == overload
 
 
 def test_executor_queueing_grows_with_load(tmp_path: Path) -> None:

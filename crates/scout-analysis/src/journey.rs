@@ -455,16 +455,20 @@ fn opt<T>(col: &mut (Vec<u8>, Vec<T>), v: Option<T>) {
 #[inline]
 pub fn rule(pc: u8, lc: u8, exec: bool, np: u8, nl: u8, nr: u8) -> (u8, u8) {
     let queued = matches!(pc, p::ENQUEUE | p::HOL | p::DEQUEUE);
+    // The fallbacks on the start: a queue's wait, or a worker's processing that ended in a drop.
     let fallback = || {
         if pc == p::ENQUEUE && exec {
             c::QUEUEING_COMPUTE
         } else if queued {
             c::QUEUEING_PROTOCOL
+        } else if pc == p::PROC_BEGIN {
+            c::PROCESSING
         } else {
             c::UNATTRIBUTED
         }
     };
-    let from_queue_else_next = if queued { lc } else { nl };
+    let by_start = queued || pc == p::PROC_BEGIN;
+    let from_queue_else_next = if by_start { lc } else { nl };
     match np {
         p::ARRIVE | p::RX => (c::TRANSPORT, nl),
         p::PROC_BEGIN => (c::QUEUEING_COMPUTE, nl),
@@ -476,7 +480,7 @@ pub fn rule(pc: u8, lc: u8, exec: bool, np: u8, nl: u8, nr: u8) -> (u8, u8) {
         p::TX => (fallback(), from_queue_else_next),
         p::DELIVER if nl == l::RLC || nl == l::PDCP => (c::REORDERING, nl),
         p::DELIVER => (fallback(), from_queue_else_next),
-        _ => (fallback(), if queued { lc } else { nl }),
+        _ => (fallback(), from_queue_else_next),
     }
 }
 
@@ -491,6 +495,8 @@ mod tests {
         assert_eq!(rule(p::TX, 10, false, p::ARRIVE, 10, 0), (c::TRANSPORT, 10));
         assert_eq!(rule(p::ENQUEUE, 9, true, p::PROC_BEGIN, 9, 0), (c::QUEUEING_COMPUTE, 9));
         assert_eq!(rule(p::PROC_BEGIN, 9, false, p::PROC_END, 9, 0), (c::PROCESSING, 9));
+        // A worker that drops the packet (PDCP early drop, discard): its time is processing.
+        assert_eq!(rule(p::PROC_BEGIN, 9, false, p::DROP, 9, 0), (c::PROCESSING, 9));
         assert_eq!(rule(p::ENQUEUE, 2, false, p::HOL, 2, 0), (c::QUEUEING_PROTOCOL, 2));
         assert_eq!(rule(p::HOL, 2, false, p::SEGMENT, 2, 0), (c::SCHEDULING, mac));
         assert_eq!(rule(p::HOL, 2, false, p::SEGMENT, 2, 1), (c::RETRANSMISSION, l::RLC));

@@ -389,13 +389,21 @@ pub fn run<S: Sink>(
     })
 }
 
+/// Percentiles as everything in Scout computes them (docs/attribution.md): linear interpolation
+/// between the order statistics around position `(n - 1) q`, DuckDB's `quantile_cont`, the
+/// analysis kernel's and numpy's default. The summary and `scout analyze` agree on a run.
 fn percentiles(v: &mut [i64]) -> Value {
     if v.is_empty() {
         return Value::Null;
     }
     v.sort_unstable();
-    let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
-    json!({"p50_ns": q(0.5), "p90_ns": q(0.9), "p99_ns": q(0.99), "max_ns": v[v.len() - 1], "mean_ns": v.iter().sum::<i64>() / v.len() as i64})
+    let q = |p: f64| {
+        let pos = (v.len() - 1) as f64 * p;
+        let (lo, hi) = (v[pos.floor() as usize] as f64, v[pos.ceil() as usize] as f64);
+        lo + (hi - lo) * pos.fract()
+    };
+    let mean = v.iter().map(|x| *x as f64).sum::<f64>() / v.len() as f64;
+    json!({"p50_ns": q(0.5), "p90_ns": q(0.9), "p99_ns": q(0.99), "max_ns": v[v.len() - 1], "mean_ns": mean})
 }
 
 /// The end-of-run summary (also merged into `run.json` under `summary` and `counts`).
@@ -555,6 +563,18 @@ mod tests {
             let e = build(&loaded, 1, 1.0).map(|_| ()).unwrap_err().to_string();
             assert!(e.contains(key) && e.contains("accepted"), "{set}: {e}");
         }
+    }
+
+    /// Hand-worked like the analysis kernel's test: 1..=10 has p50 5.5 and p90 9.1.
+    #[test]
+    fn summary_percentiles_interpolate_like_quantile_cont() {
+        let p = percentiles(&mut (1..=10).rev().collect::<Vec<i64>>());
+        assert_eq!(
+            (p["p50_ns"].as_f64(), p["max_ns"].as_i64(), p["mean_ns"].as_f64()),
+            (Some(5.5), Some(10), Some(5.5))
+        );
+        assert!((p["p90_ns"].as_f64().unwrap() - 9.1).abs() < 1e-9);
+        assert_eq!(percentiles(&mut [7])["p99_ns"].as_f64(), Some(7.0));
     }
 
     /// `tdd_ul_dl_cfg.pattern2` (srsRAN's key) is read, checked on its own, and unknown keys in

@@ -79,6 +79,9 @@ def phases(queues: pd.DataFrame, drop_series: pd.DataFrame, journeys: ir.Table, 
     for name, a, b, desc in spans:
         if b <= a:
             continue
+        # Each drop bin counts in the one span where it starts; the first span also takes the bin
+        # its start falls in (a bin straddling a later boundary once counted in both spans).
+        lo = (a // bin_ns) * bin_ns if not rows else a
         s = series[(series.index >= a) & (series.index < b)]
         rows.append(
             {
@@ -88,7 +91,7 @@ def phases(queues: pd.DataFrame, drop_series: pd.DataFrame, journeys: ir.Table, 
                 "queue": qname,
                 "node": qnode,
                 "queue_bytes_mean": float(s.bytes_mean.mean()) if len(s) else float("nan"),
-                "drops": int(d[(d.index >= (a // bin_ns) * bin_ns) & (d.index < b)].sum()),
+                "drops": int(d[(d.index >= lo) & (d.index < b)].sum()),
                 "description": desc,
             }
         )

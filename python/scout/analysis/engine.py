@@ -112,6 +112,8 @@ def steps(pe: ir.Table) -> ir.Table:
     s = s.mutate(nt=s.nk >> 10, np=(s.nk >> 6) & 15, nl=(s.nk >> 2) & 15, nr=s.nk & 3)
     s = s.filter((s.nt > s.t_ns) & (s.end_ns.isnull() | (s.nt <= s.end_ns)))
     queued = s.pc.isin([P["enqueue"], P["hol"], P["dequeue"]])
+    # The fallbacks on the start event: a queue's wait, or a worker's processing ending in a drop.
+    by_start = queued | (s.pc == P["proc_begin"])
     cc = ibis.cases(
         (s.np == P["arrive"], C["transport"]),
         (s.np == P["proc_begin"], C["queueing_compute"]),
@@ -125,16 +127,17 @@ def steps(pe: ir.Table) -> ir.Table:
         ((s.np == P["deliver"]) & s.nl.isin([L["rlc"], L["pdcp"]]), C["reordering"]),
         ((s.pc == P["enqueue"]) & s.exec_q, C["queueing_compute"]),
         (queued, C["queueing_protocol"]),
+        (s.pc == P["proc_begin"], C["processing"]),
         else_=C["unattributed"],
     )
     # The layer of the rule that fired: the ending event's, except the two fallbacks on the start.
     by_next = [P[x] for x in ("arrive", "proc_begin", "proc_end", "hol", "dequeue", "tx", "rx", "deliver")]
     layer = ibis.cases(
         (s.np == P["segment"], ibis.ifelse(s.nr > 0, L["rlc"], L["mac"])),
-        ((s.np == P["tx"]) & (s.nl != L["mac"]), ibis.ifelse(queued, s.lc, s.nl)),
-        ((s.np == P["deliver"]) & ~s.nl.isin([L["rlc"], L["pdcp"]]), ibis.ifelse(queued, s.lc, s.nl)),
+        ((s.np == P["tx"]) & (s.nl != L["mac"]), ibis.ifelse(by_start, s.lc, s.nl)),
+        ((s.np == P["deliver"]) & ~s.nl.isin([L["rlc"], L["pdcp"]]), ibis.ifelse(by_start, s.lc, s.nl)),
         (s.np.isin(by_next), s.nl),
-        (queued, s.lc),
+        (by_start, s.lc),
         else_=s.nl,
     )
     return s.select("pkt", "t_ns", dur_ns=s.nt - s.t_ns, lc=layer, cc=cc)

@@ -125,11 +125,11 @@ def percentiles(a: analysis.Analysis) -> dict | None:
     q = f"[{', '.join(map(str, PERCENTILES))}]"
     series: dict[str, list[dict]] = {}
     for dir_, n, vals in _rows(
-        a.con, f"SELECT dir, count(*), quantile_disc({total}, {q}) FROM journeys WHERE {total} IS NOT NULL {status} GROUP BY dir"
+        a.con, f"SELECT dir, count(*), quantile_cont({total}, {q}) FROM journeys WHERE {total} IS NOT NULL {status} GROUP BY dir"
     ):
         series.setdefault(dir_, []).append({"name": "total" if delivered else "measured span", "n": n, "ns": vals})
     for dir_, layer, n, vals in _rows(
-        a.con, f"SELECT dir, layer, count(*), quantile_disc(ns, {q}) FROM layer_delays WHERE true {status} GROUP BY ALL"
+        a.con, f"SELECT dir, layer, count(*), quantile_cont(ns, {q}) FROM layer_delays WHERE true {status} GROUP BY ALL"
     ):
         series.setdefault(dir_, []).append({"name": layer, "n": n, "ns": vals})
     if not series:
