@@ -209,11 +209,17 @@ fn limits(cfg: &RlcCfg) -> DropTail {
 }
 
 impl RlcEntity {
+    /// An entity with the drop-tail SDU queue `cfg` sets (srsRAN's).
     pub fn new(cfg: &RlcCfg) -> Self {
+        RlcEntity::with_discipline(cfg, Box::new(limits(cfg)))
+    }
+
+    /// An entity whose SDU queue follows `discipline` (admission and what happens on dequeue).
+    pub fn with_discipline(cfg: &RlcCfg, discipline: Box<dyn queue::Discipline>) -> Self {
         RlcEntity {
             mode: cfg.mode,
             cfg: cfg.clone(),
-            queue: SduQueue::new(Box::new(limits(cfg))),
+            queue: SduQueue::new(discipline),
             tx_next: 0,
             am_tx: BTreeMap::new(),
             retx: VecDeque::new(),

@@ -1,6 +1,6 @@
 //! The RLC transmitter's SDU queue (srsRAN's `queue-size` / `queue-bytes` limits) and its
 //! discipline, a plug point: what decides whether an arriving SDU is taken, and what sees each
-//! SDU's sojourn when it reaches the head — where a marking discipline (L4S at RLC) will decide.
+//! SDU's sojourn when its first byte leaves — where a marking discipline (L4S at RLC) decides.
 
 use std::collections::VecDeque;
 
@@ -20,10 +20,16 @@ pub(super) struct TxSdu {
     pub arrived: Instant,
 }
 
-/// Whether an SDU is admitted, given the queue it would join.
+/// Whether an SDU is admitted, given the queue it would join; and what happens to it when it
+/// leaves.
 pub trait Discipline: Send {
     /// An SDU of `len` bytes arrives at `now` at a queue holding `bytes` in `sdus` SDUs.
     fn admit(&mut self, now: Instant, len: u32, bytes: u64, sdus: u32) -> Result<(), Reason>;
+
+    /// The SDU's first byte leaves at `now` after `sojourn_ns` in the queue, which still holds
+    /// `bytes` (this SDU's included): a marking discipline may set its ECN field here. Drop-tail
+    /// does nothing.
+    fn dequeue(&mut self, _now: Instant, _sojourn_ns: i64, _bytes: u64, _sdu: &mut Sdu) {}
 }
 
 /// Drop-tail with an SDU and a byte limit (srsRAN's RLC SDU queue).
@@ -63,6 +69,14 @@ impl SduQueue {
         Ok(())
     }
 
+    /// The head SDU sends its first byte at `now`: the discipline sees its sojourn.
+    pub fn leaving(&mut self, now: Instant) {
+        if let Some(h) = self.sdus.front_mut() {
+            debug_assert_eq!(h.offset, 0, "called once per SDU, before its first byte");
+            self.discipline.dequeue(now, now - h.arrived, self.bytes, &mut h.sdu);
+        }
+    }
+
     /// How long the SDU at the head has waited at `now` (the head-of-line sojourn).
     pub fn head_sojourn(&self, now: Instant) -> Option<i64> {
         self.sdus.front().map(|h| now - h.arrived)
@@ -90,5 +104,28 @@ mod tests {
         assert_eq!(q.push(4_000, sdu(10)), Err(Reason::RlcQueueFull), "SDUs");
         assert_eq!((q.bytes, q.sdus.len()), (2500, 2));
         assert_eq!(q.head_sojourn(10_000), Some(9_000));
+    }
+
+    /// A marking discipline sees each SDU's sojourn as it leaves and marks it (the hook L4S uses).
+    #[test]
+    fn a_discipline_sees_the_sojourn_on_dequeue_and_may_mark() {
+        struct MarkAbove(i64);
+        impl Discipline for MarkAbove {
+            fn admit(&mut self, _: Instant, _: u32, _: u64, _: u32) -> Result<(), Reason> {
+                Ok(())
+            }
+            fn dequeue(&mut self, _: Instant, sojourn_ns: i64, _: u64, sdu: &mut Sdu) {
+                if sojourn_ns > self.0 {
+                    sdu.pkt.ecn = 3; // CE
+                }
+            }
+        }
+        let mut q = SduQueue::new(Box::new(MarkAbove(5_000)));
+        q.push(0, sdu(100)).unwrap();
+        q.push(8_000, sdu(100)).unwrap();
+        q.leaving(10_000);
+        let first = q.sdus.pop_front().unwrap();
+        q.leaving(10_000);
+        assert_eq!((first.sdu.pkt.ecn, q.sdus[0].sdu.pkt.ecn), (3, 0));
     }
 }

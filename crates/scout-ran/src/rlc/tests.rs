@@ -235,3 +235,37 @@ fn am_polls_when_the_buffer_empties_not_before() {
         .collect();
     assert_eq!(polls, vec![false, false, true]);
 }
+
+/// The queue discipline's dequeue hook sees each SDU's sojourn once, as its first byte leaves, and
+/// what it sets on the SDU (an ECN mark) rides in every PDU of it.
+#[test]
+fn the_discipline_sees_each_sdu_leave_once_and_its_mark_rides_in_the_pdus() {
+    use std::sync::{Arc, Mutex};
+    struct MarkAbove(i64, Arc<Mutex<Vec<i64>>>);
+    impl queue::Discipline for MarkAbove {
+        fn admit(&mut self, _: Instant, _: u32, _: u64, _: u32) -> Result<(), Reason> {
+            Ok(())
+        }
+        fn dequeue(&mut self, _: Instant, sojourn_ns: i64, _: u64, sdu: &mut Sdu) {
+            self.1.lock().unwrap().push(sojourn_ns);
+            if sojourn_ns > self.0 {
+                sdu.pkt.ecn = 3;
+            }
+        }
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut tx = RlcEntity::with_discipline(&RlcCfg::default(), Box::new(MarkAbove(5 * MS, seen.clone())));
+    tx.handle_sdu(0, sdu(0, 1000));
+    tx.handle_sdu(8 * MS, sdu(1, 100));
+    // SDU 0 leaves in three segments from 10 ms; SDU 1 with its last one.
+    let mut pdus = Vec::new();
+    for _ in 0..4 {
+        pdus.extend(tx.pull(10 * MS, 400, mac));
+    }
+    let marks: Vec<(u64, u8)> = pdus
+        .iter()
+        .filter_map(|p| if let RlcPdu::Data { sdu, .. } = p { Some((sdu.pkt.pkt, sdu.pkt.ecn)) } else { None })
+        .collect();
+    assert_eq!(marks, vec![(0, 3), (0, 3), (0, 3), (1, 0)]);
+    assert_eq!(*seen.lock().unwrap(), vec![10 * MS, 2 * MS], "one sojourn per SDU");
+}

@@ -113,6 +113,12 @@ impl RlcEntity {
             if take == 0 {
                 break;
             }
+            let head = if head.offset == 0 {
+                self.queue.leaving(now);
+                self.queue.sdus.front_mut().expect("the head is still there")
+            } else {
+                head
+            };
             budget -= header + take + subheader(header + take);
             let sn = match head.sn {
                 Some(sn) => sn,
