@@ -8,3 +8,4 @@ pub mod pucch;
 pub mod scheduler;
 pub mod tbs_cache;
 pub mod ue;
+pub mod ul_view;

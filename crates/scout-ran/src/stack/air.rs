@@ -32,18 +32,7 @@ impl Stack {
                 u.link[UL].csi_sinr = u.link[UL].sinr.at(t).floor();
             }
             u.mac.slot_start(t, has_data);
-            if let Some((_, bytes, pusch_slot)) = u.bsr_pending.take_if(|b| b.0 <= s) {
-                // The BSR reflects the buffer after its TB; grants already issued for later PUSCH
-                // slots will serve part of it.
-                let outstanding: u64 = u
-                    .mac
-                    .grants
-                    .range(pusch_slot + 1..)
-                    .filter_map(|(_, g)| g.new)
-                    .map(|(_, _, tbs)| u64::from(tbs))
-                    .sum();
-                u.ul_est = BsrFormat::Long.bytes(BsrFormat::Long.index(bytes)).saturating_sub(outstanding);
-            }
+            u.ul_view.slot_start(s, &u.mac.grants);
         }
         // SR occasions on slots with UL symbols (PUCCH).
         if kind.ul_symbols > 0 {
@@ -51,7 +40,7 @@ impl Stack {
                 let period = self.sr_period_slots;
                 let u = &mut self.ues[ui];
                 if u.mac.sr_occasion(s, period) {
-                    u.sr_usable_from = Some(s + u64::from(self.cfg.cell.pusch.ul_sched_delay_slots));
+                    u.ul_view.sr(s, self.cfg.cell.pusch.ul_sched_delay_slots);
                     self.control(sink, t, Control::Sr { ue: ui as u32 });
                 }
             }
@@ -420,7 +409,7 @@ impl Stack {
         );
         let cands = self.candidates(UL, symbols, |st, ui| {
             let u = &st.ues[ui];
-            (u.ul_est > 0 || u.sr_usable_from.is_some_and(|f| f <= s)) && !u.mac.grants.contains_key(&u_slot)
+            u.ul_view.wants_grant(s) && !u.mac.grants.contains_key(&u_slot)
         });
         let mut served = vec![0u64; self.ues.len()];
         for ui in self.scheduler.order(Dir::Ul, &cands) {
@@ -428,7 +417,7 @@ impl Stack {
                 break;
             }
             let u = &self.ues[ui];
-            let want = if u.ul_est > 0 { u.ul_est + 8 } else { u64::from(self.cfg.cell.pusch.sr_grant_bytes) };
+            let want = u.ul_view.want_bytes(self.cfg.cell.pusch.sr_grant_bytes);
             let (prbs, mcs, tbs) = self.allocate(UL, ui, symbols, want, free);
             if tbs < 8 {
                 continue;
@@ -441,8 +430,7 @@ impl Stack {
             let u = &mut self.ues[ui];
             u.link[UL].harq[h].state = HarqState::WaitAck;
             u.mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: Some((prbs, mcs, tbs)) });
-            u.ul_est = u.ul_est.saturating_sub(u64::from(tbs));
-            u.sr_usable_from = None;
+            u.ul_view.granted(tbs);
             u.mac.new_grant(t, self.cfg.cell.mac_cell_group.bsr_cfg.retx_bsr_timer);
             self.control(sink, t, Control::Grant { ue: ui as u32, pusch_slot: u_slot, tbs });
         }
@@ -507,8 +495,7 @@ impl Stack {
         if ok {
             let nof_tx = hp.nof_tx;
             if let Some(b) = tb.bsr {
-                let from = slot + u64::from(self.cfg.cell.pusch.ul_sched_delay_slots);
-                self.ues[ui].bsr_pending = Some((from, b, slot));
+                self.ues[ui].ul_view.bsr(slot, b, self.cfg.cell.pusch.ul_sched_delay_slots);
             }
             self.receive_tb(now, ui, &tb.pdus, nof_tx, false, sink);
         }

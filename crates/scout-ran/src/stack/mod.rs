@@ -27,12 +27,12 @@ use crate::control::Control;
 // The stack's configuration types, where its callers have always found them.
 pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
-use crate::mac::bsr::BsrFormat;
 use crate::mac::harq::{rv, HarqProcess, HarqState};
 use crate::mac::pucch::PucchGrid;
 use crate::mac::scheduler::{self, Candidate, Scheduler};
 use crate::mac::tbs_cache::TbsCache;
 use crate::mac::ue::{UeMac, UlGrant};
+use crate::mac::ul_view::UlBufferView;
 use crate::packet::Packet;
 use crate::pdcp::{PdcpRx, PdcpTx, RxOut, TxVerdict};
 use crate::phy::channel::{self, Olla, SinrSource};

@@ -41,13 +41,8 @@ pub(super) struct Ue {
     pub(super) link: [RadioLink; 2],
     // UE MAC (UL).
     pub(super) mac: UeMac,
-    // gNB's view of the UE's UL buffer.
-    pub(super) ul_est: u64,
-    /// An SR received: the first PDCCH slot that may grant on it (`pusch.ul_sched_delay_slots`).
-    pub(super) sr_usable_from: Option<u64>,
-    /// A BSR decoded and not yet taken in: (first PDCCH slot that uses it, bytes reported, the
-    /// PUSCH slot that carried it).
-    pub(super) bsr_pending: Option<(u64, u64, u64)>,
+    /// The gNB's view of the UE's UL buffer.
+    pub(super) ul_view: UlBufferView,
 }
 
 /// Index of the DL's and the UL's entry in per-direction arrays (`Dir as usize`).
@@ -102,9 +97,7 @@ impl Ue {
                 RadioLink::new(nh, &spec.ul_sinr, c.pusch.olla_target_bler, Rng::new(seed, &format!("ue{i}.ul.harq"))),
             ],
             mac: UeMac::new(i as u64),
-            ul_est: 0,
-            sr_usable_from: None,
-            bsr_pending: None,
+            ul_view: UlBufferView::default(),
         }
     }
 }
