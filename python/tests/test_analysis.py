@@ -230,6 +230,43 @@ def test_fates_drops_sojourns_and_tti(synthetic: Path) -> None:
     assert t[t.ue.notna()].iloc[0].harq == "ack"
 
 
+def _dl_components_us(run: Path) -> dict[tuple[str, str], float]:
+    """Each (layer, component)'s time per delivered DL packet, µs."""
+    import duckdb
+
+    a = run / "analysis"
+    c = duckdb.connect()
+    dl = f"(SELECT pkt FROM read_parquet('{a / 'journeys.parquet'}') WHERE status = 'delivered' AND dir = 'dl')"
+    (n,) = c.sql(f"SELECT count(*) FROM {dl}").fetchone()
+    rows = c.sql(
+        f"SELECT layer, component, sum(ns) FROM read_parquet('{a / 'components.parquet'}') JOIN {dl} USING (pkt) GROUP BY ALL"
+    ).fetchall()
+    return {(layer, comp): ns / n / 1e3 for layer, comp, ns in rows}
+
+
+def test_attribution_scenarios_show_compute_queueing_rivalling_scheduling_at_heavy_load(tmp_path: Path) -> None:
+    """SCOUT §5, fig. 4: queueing at the GTP-U and F1-U executors grows with load until it rivals
+    MAC scheduling at heavy load; processing stays flat; on a single server no link dominates."""
+    comp = {}
+    for level in ("light", "heavy"):
+        out = tmp_path / level
+        r = scout_cmd("simulate", f"attribution-{level}", "-o", str(out), "--duration", "2")
+        assert r.returncode == 0, r.stderr
+        assert scout_cmd("analyze", str(out)).returncode == 0
+        comp[level] = _dl_components_us(out)
+
+    def queueing(level: str) -> float:
+        return sum(comp[level].get((layer, "queueing_compute"), 0.0) for layer in ("gtpu", "f1u"))
+
+    light, heavy = queueing("light"), queueing("heavy")
+    scheduling = comp["heavy"][("mac", "scheduling")]
+    assert heavy > 10 * light, (light, heavy)
+    assert heavy > 0.5 * scheduling, f"GTP-U + F1-U queueing {heavy:.0f} µs vs scheduling {scheduling:.0f} µs"
+    for level, c in comp.items():
+        assert c[("gtpu", "processing")] == pytest.approx(comp["light"][("gtpu", "processing")], rel=0.1)
+        assert c[("n6", "transport")] < 0.1 * max(c.values()), (level, sorted(c.items(), key=lambda x: -x[1])[:3])
+
+
 @pytest.mark.parametrize(
     "scenario,duration",
     [

@@ -198,9 +198,11 @@ impl Default for CoreCfg {
     fn default() -> Self {
         CoreCfg {
             slices: vec![SliceCfg { name: "default".into(), sst: 1, sd: None, upf: default_upf_exec() }],
-            n3: LinkCfg { delay_us: 200.0, rate_mbps: 10_000.0 },
-            n6: LinkCfg { delay_us: 1000.0, rate_mbps: 10_000.0 },
-            midhaul: LinkCfg { delay_us: 50.0, rate_mbps: 10_000.0 },
+            // A single-server testbed (SCOUT §4: srsRAN CU/DU and Open5GS on one COTS server):
+            // links are the host's own, tens of µs. Set them for a distributed deployment.
+            n3: LinkCfg { delay_us: 20.0, rate_mbps: 10_000.0 },
+            n6: LinkCfg { delay_us: 20.0, rate_mbps: 10_000.0 },
+            midhaul: LinkCfg { delay_us: 10.0, rate_mbps: 10_000.0 },
         }
     }
 }
