@@ -557,6 +557,8 @@ mod tests {
             ("cell_cfg.pdsch.harq_retx_delay_slots=0", "cell_cfg.pdsch.harq_retx_delay_slots"),
             ("cell_cfg.pusch.ul_sched_delay_slots=33", "cell_cfg.pusch.ul_sched_delay_slots"),
             ("cell_cfg.ul_common.max_pucchs_per_slot=0", "cell_cfg.ul_common.max_pucchs_per_slot"),
+            ("qos=[{five_qi: 9, mac: {prioritized_bit_rate_kBps: 100}}]", "qos[0].mac.prioritized_bit_rate_kBps"),
+            ("qos=[{five_qi: 9, mac: {bucket_size_duration_ms: 7}}]", "qos[0].mac.bucket_size_duration_ms"),
         ] {
             let (scenario, resolved) = scenario::parse(text, "s.yaml", &[set.into()]).expect("parses");
             let loaded = Loaded { scenario, dir: Default::default(), file: "s.yaml".into(), resolved };

@@ -114,6 +114,18 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
     }
     for (i, q) in cfg.qos.iter().enumerate() {
         let key = |k: &str| format!("qos[{i}].{k}");
+        if !LcMacCfg::PBR_VALUES.contains(&q.mac.prioritized_bit_rate_kbps) {
+            return Err(invalid(
+                &key("mac.prioritized_bit_rate_kBps"),
+                format!("{}; accepted: {:?} (65537: infinity)", q.mac.prioritized_bit_rate_kbps, LcMacCfg::PBR_VALUES),
+            ));
+        }
+        if !LcMacCfg::BSD_VALUES.contains(&q.mac.bucket_size_duration_ms) {
+            return Err(invalid(
+                &key("mac.bucket_size_duration_ms"),
+                format!("{}; accepted: {:?}", q.mac.bucket_size_duration_ms, LcMacCfg::BSD_VALUES),
+            ));
+        }
         if ![12, 18].contains(&q.rlc.am.tx.sn) || ![12, 18].contains(&q.rlc.am.rx.sn) {
             return Err(invalid(&key("rlc.am.tx.sn"), "accepted: 12, 18"));
         }

@@ -18,6 +18,35 @@ pub struct QosCfg {
     /// Logical channel priority (TS 38.321 §5.4.3.1; lower is more important). Default 10.
     #[serde(default = "default_lc_priority")]
     pub priority: u8,
+    #[serde(default)]
+    pub mac: LcMacCfg,
+}
+
+/// The logical channel's prioritisation parameters (srsRAN `qos[].mac`, TS 38.331
+/// LogicalChannelConfig): the UE's UL logical channel prioritisation (TS 38.321 §5.4.3.1).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LcMacCfg {
+    /// prioritisedBitRate in kB/s; 65537 is infinity (srsRAN's encoding and default).
+    #[serde(rename = "prioritized_bit_rate_kBps")]
+    pub prioritized_bit_rate_kbps: u32,
+    /// bucketSizeDuration in ms.
+    pub bucket_size_duration_ms: u32,
+}
+
+impl Default for LcMacCfg {
+    fn default() -> Self {
+        LcMacCfg { prioritized_bit_rate_kbps: LcMacCfg::INFINITY, bucket_size_duration_ms: 5 }
+    }
+}
+
+impl LcMacCfg {
+    pub const INFINITY: u32 = 65537;
+    /// TS 38.331 prioritisedBitRate values (kB/s) srsRAN accepts, 65537 = infinity.
+    pub const PBR_VALUES: [u32; 16] =
+        [0, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 65537];
+    /// TS 38.331 bucketSizeDuration values (ms) srsRAN accepts.
+    pub const BSD_VALUES: [u32; 9] = [5, 10, 20, 50, 100, 150, 300, 500, 1000];
 }
 
 fn default_lc_priority() -> u8 {
@@ -54,7 +83,14 @@ impl QosCfg {
             rlc.am.rx.t_reassembly = 80;
             pdcp.tx.discard_timer = MaybeMs::Ms(if five_qi == 5 { 100 } else { 300 });
         }
-        QosCfg { five_qi, rlc, pdcp, f1u_du: F1uDuCfg::default(), priority: default_lc_priority() }
+        QosCfg {
+            five_qi,
+            rlc,
+            pdcp,
+            f1u_du: F1uDuCfg::default(),
+            priority: default_lc_priority(),
+            mac: LcMacCfg::default(),
+        }
     }
 }
 

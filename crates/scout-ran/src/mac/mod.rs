@@ -4,6 +4,7 @@
 
 pub mod bsr;
 pub mod harq;
+pub mod lcp;
 pub mod pucch;
 pub mod scheduler;
 pub mod tbs_cache;

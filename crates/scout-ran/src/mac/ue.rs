@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::bsr::BsrFormat;
+use super::lcp::Lcp;
 use crate::Instant;
 
 /// An UL grant for one PUSCH slot: a HARQ process and, for a new TB, its allocation.
@@ -32,10 +33,12 @@ pub struct UeMac {
     pub sr_offset: u64,
     /// Grants by PUSCH slot.
     pub grants: BTreeMap<u64, UlGrant>,
+    /// How a new TB is shared among the UE's logical channels.
+    pub lcp: Lcp,
 }
 
 impl UeMac {
-    pub fn new(sr_offset: u64) -> UeMac {
+    pub fn new(sr_offset: u64, lcp: Lcp) -> UeMac {
         UeMac {
             bsr_triggered: false,
             sr_pending: false,
@@ -43,6 +46,7 @@ impl UeMac {
             retx_bsr_at: None,
             sr_offset,
             grants: BTreeMap::new(),
+            lcp,
         }
     }
 
@@ -117,10 +121,10 @@ mod tests {
 
     #[test]
     fn new_data_asks_for_a_grant_only_without_one() {
-        let mut m = UeMac::new(3);
+        let mut m = UeMac::new(3, Lcp::new(&[]));
         m.new_data();
         assert!(m.bsr_triggered && m.sr_pending);
-        let mut m = UeMac::new(3);
+        let mut m = UeMac::new(3, Lcp::new(&[]));
         m.grants.insert(10, UlGrant { harq: 0, new: Some((5, 9, 300)) });
         m.new_data();
         assert!(m.bsr_triggered && !m.sr_pending, "the BSR rides on the grant already held");
@@ -128,7 +132,7 @@ mod tests {
 
     #[test]
     fn sr_waits_for_its_occasion() {
-        let mut m = UeMac::new(3);
+        let mut m = UeMac::new(3, Lcp::new(&[]));
         assert!(!m.sr_occasion(3, 10), "nothing pending");
         m.new_data();
         assert!(!m.sr_occasion(4, 10) && !m.sr_occasion(12, 10));
@@ -138,7 +142,7 @@ mod tests {
 
     #[test]
     fn bsr_room_padding_and_the_periodic_timer() {
-        let mut m = UeMac::new(0);
+        let mut m = UeMac::new(0, Lcp::new(&[]));
         let ce = BsrFormat::Long.ce_bytes();
         assert_eq!(m.bsr_room(), 0);
         assert!(!m.carries_bsr(100, 100 - ce + 1), "padding too small for a BSR");
@@ -163,7 +167,7 @@ mod tests {
     #[test]
     fn retx_bsr_timer_asks_again_when_data_waits_unserved() {
         const MS: i64 = 1_000_000;
-        let mut m = UeMac::new(0);
+        let mut m = UeMac::new(0, Lcp::new(&[]));
         m.new_data();
         m.sr_occasion(0, 10);
         // A BSR went out at 10 ms (retxBSR-Timer 80 ms); no grant followed.
@@ -173,7 +177,7 @@ mod tests {
         m.slot_start(90 * MS, true);
         assert!(m.bsr_triggered && m.sr_pending, "a regular BSR and an SR (no grant held)");
         // A grant for new data restarts the timer; with the buffer empty at expiry nothing triggers.
-        let mut m = UeMac::new(0);
+        let mut m = UeMac::new(0, Lcp::new(&[]));
         m.bsr_sent(0, -1, 80);
         m.new_grant(50 * MS, 80);
         m.slot_start(80 * MS, true);

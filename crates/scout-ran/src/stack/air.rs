@@ -177,8 +177,9 @@ impl Stack {
         });
     }
 
-    /// Pulls RLC PDUs for a TB of `tbs` bytes from the UE's DRBs in priority order (DL: the DU's
-    /// entities; UL: the UE's), emitting an RLC `segment` event per data PDU.
+    /// Pulls RLC PDUs for a TB of `tbs` bytes from the UE's DRBs (DL: the DU's entities in strict
+    /// priority order; UL: the UE's, shared by logical channel prioritisation, TS 38.321 §5.4.3.1),
+    /// emitting an RLC `segment` event per data PDU.
     pub(super) fn pull<S: Sink>(
         &mut self,
         ui: usize,
@@ -187,34 +188,58 @@ impl Stack {
         t: Instant,
         sink: &mut S,
     ) -> Vec<(u8, RlcPdu)> {
-        let mut budget = tbs;
-        let mut order: Vec<usize> = (0..self.ues[ui].drbs.len()).collect();
-        order.sort_by_key(|d| (self.ues[ui].drbs[*d].priority, *d));
         let mut pdus = Vec::new();
-        for di in order {
-            if budget < 8 {
-                break;
+        if dl {
+            let mut order: Vec<usize> = (0..self.ues[ui].drbs.len()).collect();
+            order.sort_by_key(|d| (self.ues[ui].drbs[*d].priority, *d));
+            let mut budget = tbs;
+            for di in order {
+                budget -= self.pull_lch(ui, di, budget, true, t, sink, &mut pdus);
             }
-            let d = &mut self.ues[ui].drbs[di];
-            let rlc = if dl { &mut d.gnb_rlc } else { &mut d.ue_rlc };
-            let got = rlc.pull(t, budget, mac_subheader);
-            for pdu in got {
-                budget = budget.saturating_sub(pdu.bytes() + mac_subheader(pdu.bytes()));
-                if let RlcPdu::Data { sn, sdu, offset, len, retx, .. } = &pdu {
-                    let node = if dl { Node::GnbDu } else { Node::Ue };
-                    let mut e = self.ev(t, node, Layer::Rlc, Point::Segment, &sdu.pkt);
-                    e.sn = Some(*sn);
-                    e.seg_offset = Some(*offset);
-                    e.seg_last = Some(offset + len == sdu.len);
-                    e.bytes = *len;
-                    e.retx = *retx;
-                    sink.packet(e);
-                }
-                pdus.push((di as u8, pdu));
-            }
-            self.drain_rlc(t, ui, di, !dl, sink);
+        } else {
+            let mut lcp = std::mem::replace(&mut self.ues[ui].mac.lcp, Lcp::new(&[]));
+            lcp.allocate(t, tbs, |di, room| self.pull_lch(ui, di, room, false, t, sink, &mut pdus));
+            self.ues[ui].mac.lcp = lcp;
         }
         pdus
+    }
+
+    /// Up to `room` bytes (MAC subheaders included) of DRB `di`'s RLC PDUs into `pdus`; the bytes
+    /// taken.
+    #[allow(clippy::too_many_arguments)] // the entity's address, the room and where PDUs go
+    fn pull_lch<S: Sink>(
+        &mut self,
+        ui: usize,
+        di: usize,
+        room: u32,
+        dl: bool,
+        t: Instant,
+        sink: &mut S,
+        pdus: &mut Vec<(u8, RlcPdu)>,
+    ) -> u32 {
+        if room < 8 {
+            return 0;
+        }
+        let d = &mut self.ues[ui].drbs[di];
+        let rlc = if dl { &mut d.gnb_rlc } else { &mut d.ue_rlc };
+        let got = rlc.pull(t, room, mac_subheader);
+        let mut used = 0u32;
+        for pdu in got {
+            used += pdu.bytes() + mac_subheader(pdu.bytes());
+            if let RlcPdu::Data { sn, sdu, offset, len, retx, .. } = &pdu {
+                let node = if dl { Node::GnbDu } else { Node::Ue };
+                let mut e = self.ev(t, node, Layer::Rlc, Point::Segment, &sdu.pkt);
+                e.sn = Some(*sn);
+                e.seg_offset = Some(*offset);
+                e.seg_last = Some(offset + len == sdu.len);
+                e.bytes = *len;
+                e.retx = *retx;
+                sink.packet(e);
+            }
+            pdus.push((di as u8, pdu));
+        }
+        self.drain_rlc(t, ui, di, !dl, sink);
+        used.min(room)
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -28,6 +28,7 @@ use crate::control::Control;
 pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
 use crate::mac::harq::{rv, HarqProcess, HarqState};
+use crate::mac::lcp::{LchCfg, Lcp};
 use crate::mac::pucch::PucchGrid;
 use crate::mac::scheduler::{self, Candidate, Scheduler};
 use crate::mac::tbs_cache::TbsCache;

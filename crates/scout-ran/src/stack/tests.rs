@@ -20,9 +20,14 @@ impl Harness {
 
     /// As [`Harness::new`] with the cell `cell`.
     fn with_cell(cell: CellCfg, ues: &[(f64, f64)]) -> Harness {
+        Harness::with_qos(cell, Vec::new(), &[9], ues)
+    }
+
+    /// UEs at (DL, UL) SINR dB, each with a DRB per 5QI of `five_qis`, configured by `qos`.
+    fn with_qos(cell: CellCfg, qos: Vec<QosCfg>, five_qis: &[u8], ues: &[(f64, f64)]) -> Harness {
         let cfg = StackConfig {
             cell,
-            qos: Vec::new(),
+            qos,
             cu_up: CuUpCfg::default(),
             core: CoreCfg::default(),
             ues: ues
@@ -31,7 +36,7 @@ impl Harness {
                     slice: 0,
                     dl_sinr: SinrSource::Constant(dl),
                     ul_sinr: SinrSource::Constant(ul),
-                    five_qis: vec![9],
+                    five_qis: five_qis.to_vec(),
                 })
                 .collect(),
             seed: 1,
@@ -188,4 +193,31 @@ fn an_sr_is_granted_no_sooner_than_the_ul_scheduling_delay() {
         assert!(grant >= sr + i64::from(delay), "SR in slot {sr}, grant in slot {grant}");
         assert_eq!(h.stack.stats.delivered_pkts[1], 1);
     }
+}
+
+#[test]
+fn ul_logical_channel_prioritisation_lets_a_lower_priority_channel_share_beyond_the_pbr() {
+    // Two backlogged UL channels: 5QI 8 first in priority. With PBR infinity (srsRAN's default)
+    // it takes every grant (strict priority); at 8 kB/s it gets its bucket and 5QI 9 the rest
+    // (TS 38.321 §5.4.3.1).
+    let delivered = |pbr: u32| {
+        let mut first = QosCfg::srsran_default(8);
+        first.priority = 1;
+        first.mac = LcMacCfg { prioritized_bit_rate_kbps: pbr, bucket_size_duration_ms: 100 };
+        let mut h = Harness::with_qos(CellCfg::default(), vec![first], &[8, 9], &[(30.0, 30.0)]);
+        for i in 0..400 {
+            h.stack.send_ul(0, i % 2, 0, (i % 2) as usize, 1400, &mut h.sink);
+        }
+        // 100 ms: part of the backlog is through.
+        h.run_to(100);
+        let mut n = [0u32; 2];
+        for e in h.sink.packets.iter().filter(|e| e.point == Point::Deliver && e.layer == Layer::App) {
+            n[usize::from(e.drb.unwrap()) - 1] += 1;
+        }
+        n
+    };
+    let strict = delivered(LcMacCfg::INFINITY);
+    let shared = delivered(8);
+    assert!(strict[0] > 20 && strict[1] == 0, "strict priority: {strict:?}");
+    assert!(shared[1] > 20 && shared[0] < shared[1], "8 kB/s for the first: {shared:?} (strict {strict:?})");
 }

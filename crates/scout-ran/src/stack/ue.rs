@@ -77,14 +77,19 @@ impl Ue {
     /// 5QI without one), its radio links and its MAC. C-RNTIs from 0x4601, as srsRAN assigns them.
     pub(super) fn new(i: usize, spec: &UeSpec, cfg: &StackConfig, seed: u64) -> Ue {
         let c = &cfg.cell;
-        let drbs = spec
+        let qos: Vec<QosCfg> = spec
             .five_qis
             .iter()
-            .enumerate()
-            .map(|(d, fq)| {
-                let q =
-                    cfg.qos.iter().find(|q| q.five_qi == *fq).cloned().unwrap_or_else(|| QosCfg::srsran_default(*fq));
-                Drb::new(d, &q)
+            .map(|fq| cfg.qos.iter().find(|q| q.five_qi == *fq).cloned().unwrap_or_else(|| QosCfg::srsran_default(*fq)))
+            .collect();
+        let drbs = qos.iter().enumerate().map(|(d, q)| Drb::new(d, q)).collect();
+        let lchs: Vec<LchCfg> = qos
+            .iter()
+            .map(|q| LchCfg {
+                priority: q.priority,
+                pbr_kbytes_per_s: (q.mac.prioritized_bit_rate_kbps != LcMacCfg::INFINITY)
+                    .then_some(q.mac.prioritized_bit_rate_kbps),
+                bsd_ms: q.mac.bucket_size_duration_ms,
             })
             .collect();
         let nh = usize::from(c.pdsch.nof_harqs);
@@ -96,7 +101,7 @@ impl Ue {
                 RadioLink::new(nh, &spec.dl_sinr, c.pdsch.olla_target_bler, Rng::new(seed, &format!("ue{i}.dl.harq"))),
                 RadioLink::new(nh, &spec.ul_sinr, c.pusch.olla_target_bler, Rng::new(seed, &format!("ue{i}.ul.harq"))),
             ],
-            mac: UeMac::new(i as u64),
+            mac: UeMac::new(i as u64, Lcp::new(&lchs)),
             ul_view: UlBufferView::default(),
         }
     }
