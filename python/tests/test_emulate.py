@@ -231,20 +231,24 @@ def test_experiment_tcp_cc_reproduces_scout_section_7(tmp_path: Path) -> None:
         assert rd.fieldnames == list(TCP_CC_COLUMNS)
         rows = {row["cc"]: {k: float(v) for k, v in row.items() if k != "cc"} for row in rd}
     cubic, bbr = rows["cubic"], rows["bbr"]
-    # CUBIC fills the RLC queue to its limit in a sawtooth: drops there in at least two episodes,
-    # seconds apart, within the 20 s (HyStart off, the experiment's default).
+    # CUBIC fills the RLC queue to its limit in a sawtooth: bursts of drops there (seconds with at
+    # least a tenth of the busiest second's drops, and 100) in at least two episodes, seconds apart,
+    # within the 20 s (HyStart off, the experiment's default). Between bursts the queue hovers
+    # near its limit and may shed a few packets a second: those are not episodes.
     assert "HyStart off" in r.stdout
     r = scout(
         "query",
         str(out / "cubic"),
-        "SELECT DISTINCT floor(t_ns / 1e9) AS s FROM packet_events "
-        "WHERE point = 'drop' AND reason IN ('pdcp_early_drop', 'rlc_queue_full') ORDER BY s",
+        "SELECT floor(t_ns / 1e9) AS s, count(*) AS n FROM packet_events "
+        "WHERE point = 'drop' AND reason IN ('pdcp_early_drop', 'rlc_queue_full') GROUP BY s ORDER BY s",
         "--format",
         "csv",
     )
-    seconds = [float(x) for x in r.stdout.split()[1:]]
-    gaps = [b - a for a, b in zip(seconds, seconds[1:], strict=False)]
-    assert seconds and seconds[-1] - seconds[0] >= 3 and max(gaps, default=0) >= 2, seconds
+    per_s = [(float(a), int(b)) for a, b in (line.split(",") for line in r.stdout.split()[1:])]
+    peak = max((n for _, n in per_s), default=0)
+    bursts = [sec for sec, n in per_s if n >= max(100, peak / 10)]
+    gaps = [b - a for a, b in zip(bursts, bursts[1:], strict=False)]
+    assert bursts and bursts[-1] - bursts[0] >= 3 and max(gaps, default=0) >= 2, per_s
     assert HYSTART.read_text().strip() == hystart_before, "HyStart restored"
     # The sender's retransmissions, from the kernel (tcp_retransmit_skb): CUBIC's drops come back
     # as retransmissions; BBR, which the model never dropped, repeats only a few (tail-loss probes).
