@@ -13,6 +13,7 @@ use crate::phy::tdd::Duplex;
 /// The HARQ-ACK PUCCHs the gNB has planned, by UL slot.
 #[derive(Debug)]
 pub struct PucchGrid {
+    duplex: Duplex,
     /// `dl-DataToUL-ACK`, smallest first ([`Duplex::k1_candidates`]).
     k1s: Vec<u32>,
     max_per_slot: usize,
@@ -22,15 +23,20 @@ pub struct PucchGrid {
 
 impl PucchGrid {
     pub fn new(duplex: &Duplex, min_k1: u32, max_per_slot: u32) -> PucchGrid {
-        PucchGrid { k1s: duplex.k1_candidates(min_k1), max_per_slot: max_per_slot as usize, slots: BTreeMap::new() }
+        PucchGrid {
+            duplex: duplex.clone(),
+            k1s: duplex.k1_candidates(min_k1),
+            max_per_slot: max_per_slot as usize,
+            slots: BTreeMap::new(),
+        }
     }
 
     /// The slot of the HARQ-ACK of a PDSCH to `ue` in slot `n`: the smallest k1 of the list whose
     /// slot has UL symbols and a PUCCH for the UE (its own, or room for one), as srsRAN's scheduler
     /// tries its k1 candidates in order. `None`: no candidate has room, the UE gets no PDSCH in `n`.
-    pub fn harq_ack_slot(&self, duplex: &Duplex, n: u64, ue: u32) -> Option<u64> {
+    pub fn harq_ack_slot(&self, n: u64, ue: u32) -> Option<u64> {
         self.k1s.iter().map(|k| n + u64::from(*k)).find(|&u| {
-            duplex.slot_kind(u).ul_symbols > 0
+            self.duplex.slot_kind(u).ul_symbols > 0
                 && self.slots.get(&u).is_none_or(|ues| ues.contains(&ue) || ues.len() < self.max_per_slot)
         })
     }
@@ -61,21 +67,21 @@ mod tests {
         // DDDDDDSUUU, k1 candidates 4..=9, 11, 12; two PUCCHs per slot.
         let d = Duplex::Tdd(TddPattern::SRSRAN_DEFAULT);
         let mut g = PucchGrid::new(&d, 4, 2);
-        assert_eq!(g.harq_ack_slot(&d, 0, 0), Some(7));
+        assert_eq!(g.harq_ack_slot(0, 0), Some(7));
         g.reserve(7, 0);
         g.reserve(7, 1);
         // UE 0 shares its PUCCH in slot 7; UE 2 finds slot 7 full and takes 8.
-        assert_eq!(g.harq_ack_slot(&d, 0, 0), Some(7));
-        assert_eq!(g.harq_ack_slot(&d, 0, 2), Some(8));
+        assert_eq!(g.harq_ack_slot(0, 0), Some(7));
+        assert_eq!(g.harq_ack_slot(0, 2), Some(8));
         g.reserve(8, 2);
         g.reserve(8, 3);
         g.reserve(9, 4);
         g.reserve(9, 5);
         // From slot 0 every candidate (7, 8, 9; 11 and 12 are DL) is full: no PDSCH for UE 6.
-        assert_eq!(g.harq_ack_slot(&d, 0, 6), None);
+        assert_eq!(g.harq_ack_slot(0, 6), None);
         // From slot 6 (special) the candidates reach 17, 18: free.
-        assert_eq!(g.harq_ack_slot(&d, 6, 6), Some(17));
+        assert_eq!(g.harq_ack_slot(6, 6), Some(17));
         g.release_before(10);
-        assert_eq!(g.harq_ack_slot(&d, 0, 6), Some(7), "past slots forgotten");
+        assert_eq!(g.harq_ack_slot(0, 6), Some(7), "past slots forgotten");
     }
 }

@@ -1,8 +1,8 @@
 //! The UE's MAC for the uplink: when it asks for resources (scheduling request, TS 38.321 §5.4.4),
 //! when it reports its buffer (buffer status report, §5.4.5), and the grants it holds.
 //!
-//! Not modelled: the logical-channel-group split of the BSR (one Long BSR of the whole buffer), sr-ProhibitTimer and
-//! sr-TransMax.
+//! Not modelled: the logical-channel-group split of the BSR (one Long BSR of the whole buffer),
+//! sr-ProhibitTimer and sr-TransMax.
 
 use std::collections::BTreeMap;
 

@@ -13,8 +13,8 @@
 //! t-StatusProhibit, ARQ retransmission with maxRetxThreshold, t-Reassembly (UM and AM), in-window
 //! duplicate detection, and immediate delivery of each reassembled SDU (NR RLC does not reorder).
 //! AM transmit window (§5.2.3.1.1): no new SN is sent beyond TX_Next_Ack + AM_Window_Size.
-//! Not implemented: SN wrap-around (SNs are kept as u32 and never wrap within a run), re-segmentation of a retransmitted
-//! segment beyond the NACKed range.
+//! Not implemented: SN wrap-around (SNs are kept as u32 and never wrap within a run),
+//! re-segmentation of a retransmitted segment beyond the NACKed range.
 
 use std::collections::{BTreeMap, VecDeque};
 

@@ -163,9 +163,9 @@ impl RlcEntity {
         }
     }
 
-    /// AM: an SDU waits whose SN would fall outside an SN outside the transmitting window
-    /// the transmitting window TX_Next_Ack <= SN < TX_Next_Ack + AM_Window_Size (§5.2.3.1.1), where TX_Next_Ack is the
-    /// lowest SN not yet acknowledged. An SDU already being segmented has its SN and goes on.
+    /// AM: the SDU at the head needs a new SN, and that SN falls outside the transmitting window
+    /// TX_Next_Ack <= SN < TX_Next_Ack + AM_Window_Size (§5.2.3.1.1), TX_Next_Ack being the lowest
+    /// SN not yet acknowledged. An SDU already being segmented has its SN and goes on.
     pub(super) fn window_full(&self) -> bool {
         if self.mode != RlcMode::Am || self.queue.sdus.front().is_none_or(|h| h.sn.is_some()) {
             return false;

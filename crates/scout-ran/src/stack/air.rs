@@ -142,12 +142,12 @@ impl Stack {
             &mut free,
             &mut scheduled,
             max_ues,
-            &|st, ui, tb| symbols >= tb.symbols && st.pucch.harq_ack_slot(&st.duplex, s, ui as u32).is_some(),
+            &|st, ui, tb| symbols >= tb.symbols && st.pucch.harq_ack_slot(s, ui as u32).is_some(),
             &mut |st, ui, h| st.transmit_dl(ui, h, s, t, pdsch_start, pdsch_end, sink),
         );
         // New transmissions.
         let cands = self.candidates(DL, symbols, |st, ui| {
-            !retx[ui] && st.gnb_dl_buffer(ui) > 0 && st.pucch.harq_ack_slot(&st.duplex, s, ui as u32).is_some()
+            !retx[ui] && st.gnb_dl_buffer(ui) > 0 && st.pucch.harq_ack_slot(s, ui as u32).is_some()
         });
         let mut served = vec![0u64; self.ues.len()];
         for ui in self.scheduler.order(Dir::Dl, &cands) {
@@ -265,7 +265,7 @@ impl Stack {
         if retx > 0 {
             self.stats.harq_retx[0] += 1;
         }
-        let ack_slot = self.pucch.harq_ack_slot(&self.duplex, s, ui as u32).expect("the scheduler checked PUCCH room");
+        let ack_slot = self.pucch.harq_ack_slot(s, ui as u32).expect("the scheduler checked PUCCH room");
         self.pucch.reserve(ack_slot, ui as u32);
         self.schedule(end, Action::DlDecode { ue: ui as u32, harq: h as u8, ok });
         let fb = self.grid.start(ack_slot + 1);
