@@ -2,7 +2,7 @@
 //! rule on the transmitting side; reordering with t-Reordering and in-order delivery on the receiving
 //! side (§5.2.2.2). Sans-IO like every entity: outputs go to [`PdcpTx::out`] / [`PdcpRx::out`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use scout_events::Reason;
 

@@ -13,6 +13,7 @@ pub enum TxVerdict {
 }
 
 struct Outstanding {
+    count: u32,
     len: u32,
     discard_at: Option<Instant>,
 }
@@ -24,8 +25,11 @@ pub struct PdcpTx {
     /// Early-drop threshold in bytes (0 = off).
     early_drop_bytes: u64,
     tx_next: u32,
-    /// PDUs handed down and not yet reported transmitted (or discarded), by COUNT.
-    outstanding: BTreeMap<u32, Outstanding>,
+    /// PDUs handed down and not yet reported transmitted (or discarded), oldest COUNT first:
+    /// COUNTs are assigned in order and leave from the front (transmitted, or discarded in COUNT
+    /// order as their timers expire), so a queue holds them; a status covering thousands of
+    /// COUNTs at once costs one pop each.
+    outstanding: VecDeque<Outstanding>,
     outstanding_bytes: u64,
 }
 
@@ -41,7 +45,7 @@ impl PdcpTx {
             discard_ns: cfg.tx.discard_timer.ns(),
             early_drop_bytes: early,
             tx_next: 0,
-            outstanding: BTreeMap::new(),
+            outstanding: VecDeque::new(),
             outstanding_bytes: 0,
         }
     }
@@ -60,7 +64,7 @@ impl PdcpTx {
         let count = self.tx_next;
         self.tx_next += 1;
         let discard_at = self.discard_ns.map(|d| now + d);
-        self.outstanding.insert(count, Outstanding { len, discard_at });
+        self.outstanding.push_back(Outstanding { count, len, discard_at });
         self.outstanding_bytes += u64::from(len);
         TxVerdict::Send { count, len }
     }
@@ -68,21 +72,16 @@ impl PdcpTx {
     /// When the next discard timer expires.
     pub fn next_timeout(&self) -> Option<Instant> {
         // Discard deadlines grow with COUNT (one timer value per entity), so the first is earliest.
-        self.outstanding.values().next().and_then(|o| o.discard_at)
+        self.outstanding.front().and_then(|o| o.discard_at)
     }
 
     /// COUNTs whose discard timer expired at or before `now` (TS 38.323 §5.3); the caller asks
     /// the lower layer to discard them.
     pub fn expire(&mut self, now: Instant) -> Vec<u32> {
         let mut out = Vec::new();
-        while let Some((&count, o)) = self.outstanding.iter().next() {
-            if o.discard_at.is_some_and(|t| t <= now) {
-                self.outstanding_bytes -= u64::from(o.len);
-                self.outstanding.remove(&count);
-                out.push(count);
-            } else {
-                break;
-            }
+        while let Some(o) = self.outstanding.pop_front_if(|o| o.discard_at.is_some_and(|t| t <= now)) {
+            self.outstanding_bytes -= u64::from(o.len);
+            out.push(o.count);
         }
         out
     }
@@ -90,12 +89,8 @@ impl PdcpTx {
     /// The lower layer reports every COUNT ≤ `highest` transmitted (F1-U DDDS, TS 38.425 §5.4.2.1;
     /// or the local RLC at the UE): they stop counting towards early drop and their discard timers stop.
     pub fn handle_transmitted(&mut self, highest: u32) {
-        while let Some((&count, o)) = self.outstanding.iter().next() {
-            if count > highest {
-                break;
-            }
+        while let Some(o) = self.outstanding.pop_front_if(|o| o.count <= highest) {
             self.outstanding_bytes -= u64::from(o.len);
-            self.outstanding.remove(&count);
         }
     }
 }

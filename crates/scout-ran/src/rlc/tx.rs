@@ -204,16 +204,15 @@ impl RlcEntity {
     pub fn handle_status(&mut self, now: Instant, ack_sn: u32, nacks: &[Nack]) {
         let _ = now;
         let nacked: std::collections::BTreeSet<u32> = nacks.iter().map(|n| n.sn).collect();
-        // Positive acknowledgements: every SN < ACK_SN not NACKed.
-        let acked: Vec<u32> = self.am_tx.range(..ack_sn).map(|(sn, _)| *sn).filter(|sn| !nacked.contains(sn)).collect();
-        for sn in acked {
-            if let Some(e) = self.am_tx.get(&sn) {
-                if !e.fully_sent {
-                    continue; // still being segmented for the first time
-                }
-            }
-            if let Some(e) = self.am_tx.remove(&sn) {
+        // Positive acknowledgements: every SN < ACK_SN not NACKed. The window below ACK_SN is
+        // split off whole (a STATUS may cover thousands of SNs) and what stays is put back: the
+        // NACKed, and an SDU still being segmented for the first time.
+        let rest = self.am_tx.split_off(&ack_sn);
+        for (sn, e) in std::mem::replace(&mut self.am_tx, rest) {
+            if e.fully_sent && !nacked.contains(&sn) {
                 self.out.push(RlcOut::Acked { pdcp_sn: e.sdu.pdcp_sn });
+            } else {
+                self.am_tx.insert(sn, e);
             }
         }
         if self.poll_sn.is_some_and(|p| p < ack_sn) {
