@@ -23,6 +23,7 @@
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -1025,6 +1026,7 @@ impl Files {
 fn writer_thread(
     events_dir: PathBuf,
     rx: Receiver<Msg>,
+    queued: Arc<AtomicUsize>,
     recycle: SyncSender<Vec<PacketEvent>>,
     slices: Vec<&'static str>,
     checkpointed: bool,
@@ -1040,7 +1042,7 @@ fn writer_thread(
     };
     // Only `Close` puts the tables in place: a producer that goes away without it (an error, an
     // interruption) leaves no table behind, finished or partial.
-    let result = write_until_close(&rx, &recycle, &mut files);
+    let result = write_until_close(&rx, &queued, &recycle, &mut files);
     match result {
         Ok(true) => files.close(),
         Ok(false) | Err(_) => {
@@ -1053,12 +1055,14 @@ fn writer_thread(
 /// Writes what arrives until `Close` (true) or until the producer goes away (false).
 fn write_until_close(
     rx: &Receiver<Msg>,
+    queued: &AtomicUsize,
     recycle: &SyncSender<Vec<PacketEvent>>,
     files: &mut Files,
 ) -> Result<bool, WriteError> {
     let mut staging = PacketBatch::new();
     let (mut slots, mut controls) = (SlotCols::default(), ControlCols::default());
     while let Ok(msg) = rx.recv() {
+        queued.fetch_sub(1, Ordering::Relaxed);
         match msg {
             Msg::Slots(rows) => {
                 rows.into_iter().for_each(|e| slots.push(e));
@@ -1109,6 +1113,8 @@ pub struct RunWriter {
     /// Times the producer found the writer thread's queue full and waited, and how long (ns).
     waits: u64,
     wait_ns: u64,
+    /// Messages sent to the writer thread and not yet taken up by it.
+    queued: Arc<AtomicUsize>,
     /// `create` made the directory itself (so an unfinished run removes it again).
     created_dir: bool,
     /// `finish` succeeded: the run is in place.
@@ -1182,12 +1188,14 @@ impl RunWriter {
         }
         let (tx, rx) = sync_channel(CHANNEL_DEPTH);
         let (recycle, recycled) = sync_channel(CHANNEL_DEPTH + 2);
+        let queued = Arc::new(AtomicUsize::new(0));
+        let taken = Arc::clone(&queued);
         // Slice names live as long as the process: leaking a handful of short strings once per run
         // lets every batch reuse them as the dictionary without copying.
         let slices: Vec<&'static str> = slices.iter().map(|s| &*Box::leak(s.clone().into_boxed_str())).collect();
         let thread = std::thread::Builder::new()
             .name("scout-writer".into())
-            .spawn(move || writer_thread(events_dir, rx, recycle, slices, checkpointed))
+            .spawn(move || writer_thread(events_dir, rx, taken, recycle, slices, checkpointed))
             .map_err(io_err(dir))?;
         Ok(RunWriter {
             dir: dir.to_path_buf(),
@@ -1202,6 +1210,7 @@ impl RunWriter {
             lost_rows: 0,
             waits: 0,
             wait_ns: 0,
+            queued,
             created_dir,
             finished: false,
             checkpointed,
@@ -1218,6 +1227,7 @@ impl RunWriter {
             self.lost_rows += rows as u64;
             return;
         };
+        self.queued.fetch_add(1, Ordering::Relaxed);
         let ok = match tx.try_send(msg) {
             Ok(()) => true,
             Err(TrySendError::Full(msg)) => {
@@ -1231,8 +1241,16 @@ impl RunWriter {
             Err(TrySendError::Disconnected(_)) => false,
         };
         if !ok {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
             self.lost_rows += rows as u64;
         }
+    }
+
+    /// Whether the writer thread is behind: half its queue or more is waiting for it. A producer
+    /// in real time takes in less work until it has caught up, rather than wait for it (see
+    /// [`RunWriter::waits`]).
+    pub fn behind(&self) -> bool {
+        self.queued.load(Ordering::Relaxed) >= CHANNEL_DEPTH / 2
     }
 
     /// How often the producer waited for the writer thread (its queue full), and for how long in
