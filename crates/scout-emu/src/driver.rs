@@ -11,7 +11,8 @@
 //!    devices are read again (a late slot cannot starve packet I/O);
 //! 3. write each packet the model delivered to the device on the other side;
 //! 4. sleep in `ppoll` until the next action is due or (while reading is open) a device is
-//!    readable, spinning through the last [`SPIN_NS`] (the kernel wakes a sleeper late).
+//!    readable, spinning through the last [`SPIN_NS`] before a slot (the kernel wakes a sleeper
+//!    late).
 //!
 //! Reading is open until [`READ_GUARD_NS`] before the next slot (the slot keeps its appointment),
 //! while no action is overdue by more than [`ADMIT_LAG_NS`] (the model's work comes before new
@@ -42,14 +43,15 @@ use scout_sim::Outcome;
 use serde_json::{json, Value};
 
 use crate::apps::Apps;
+use crate::egress::{self, Egress, Out};
 use crate::iperf3;
 use crate::netns::{self, Topology};
-use crate::offload::{self, Coalescer, Partial, VnetHdr, VNET_HDR_LEN};
+use crate::offload::{self, Partial, VnetHdr, VNET_HDR_LEN};
 use crate::packet::{echo, five_tuple, Flows};
 use crate::qos::QosRules;
 use crate::tcp::{TcpProbe, TcpRows};
+use crate::thread;
 use crate::timing::{mono_ns, Admission, Lateness};
-use crate::tun::Tun;
 use crate::EmuError;
 
 /// Model steps between two reads of the devices.
@@ -69,8 +71,21 @@ pub const ADMIT_LAG_NS: i64 = 20_000;
 /// ordinary work, below the kernel's own real-time threads (50).
 pub const REALTIME_PRIORITY: i32 = 10;
 
-/// A sleep's last stretch, spent spinning on the clock (the kernel's wake-up comes late).
-const SPIN_NS: i64 = 30_000;
+/// The device writer's: above the applications, below the model's slots.
+pub const EGRESS_PRIORITY: i32 = 9;
+
+/// The last stretch of a sleep before a slot, spent spinning on the clock (the kernel's wake-up
+/// comes late). Only before slots: spinning before every action took, under load, the CPU time
+/// the applications and the event writer needed (four iperf3 streams: slots late p99 0.25 ms
+/// with it, 0.1 ms without).
+const SPIN_NS: i64 = 20_000;
+
+/// While the loop was busy less than this share of the last window, it spins before every
+/// action, not only before slots (an idle cell's ping sees one wake-up less).
+const SPIN_ALL_BELOW: f64 = 0.25;
+
+/// How often the loop looks again whether the event writer has caught up, at most.
+const BEHIND_RECHECK_NS: i64 = 100_000;
 
 /// The longest sleep: how often a stop request is seen when nothing happens.
 const MAX_SLEEP_NS: i64 = 5_000_000;
@@ -156,18 +171,20 @@ impl Sink for Tap<'_> {
 struct Counts {
     not_ip: u64,
     no_ue: u64,
-    device_full: u64,
     /// Super-packets of a kind the emulator does not cut (not TCP, or malformed).
     gso_refused: u64,
     /// Reads from the devices, and the packets they held once cut.
     reads: u64,
+    /// Times reading stopped because the event writer was behind (and whether it is now).
+    writer_behind: u64,
+    was_behind: bool,
 }
 
 /// The model, the devices and what lies between them: one step of the loop at a time.
-struct Datapath {
+struct Datapath<'t> {
     stack: Stack,
     w: RunWriter,
-    topo: Topology,
+    topo: &'t Topology,
     ue_of: HashMap<IpAddr, u32>,
     flows: Flows,
     held: HashMap<u64, Held>,
@@ -178,8 +195,8 @@ struct Datapath {
     inbound: VecDeque<(i64, Side, Vec<u8>, Partial)>,
     /// The devices still to be read in this round of [`Datapath::read`] (kept for its buffer).
     open: Vec<usize>,
-    /// Per device (the DN's, then each UE's), what joins the packets the model delivers.
-    coalescers: Vec<Coalescer>,
+    /// Where the packets the model delivered go: the device writer's thread, or written at once.
+    egress: Egress<'t>,
     qos: QosRules,
     dropped: Vec<u64>,
     delays: [Vec<i64>; 2],
@@ -188,7 +205,6 @@ struct Datapath {
     slot_late: Lateness,
     /// What the loop may take in.
     admit: Admission,
-    write_late: Lateness,
     /// Echo requests a UE sent, by (UE, identifier, sequence number): when they entered.
     echoes: HashMap<(u32, u16, u16), i64>,
     rtts: Vec<i64>,
@@ -200,7 +216,7 @@ struct Datapath {
     t0: i64,
 }
 
-impl Datapath {
+impl Datapath<'_> {
     fn clock(&self) -> i64 {
         mono_ns() - self.t0
     }
@@ -208,6 +224,13 @@ impl Datapath {
     /// Step 1 of the loop: reads what the devices hold, each packet stamped with the time it was
     /// read, a packet from each device in turn (at most [`READ_BATCH`] from each), until `until`.
     fn read(&mut self, until: i64) -> io::Result<()> {
+        // Nor while the event writer is behind: the loop would soon wait for it.
+        let behind = self.w.behind();
+        self.counts.writer_behind += u64::from(behind && !self.counts.was_behind);
+        self.counts.was_behind = behind;
+        if behind {
+            return Ok(());
+        }
         let mut open = std::mem::take(&mut self.open);
         open.clear();
         open.extend(0..=self.topo.ues.len());
@@ -353,14 +376,12 @@ impl Datapath {
         self.held.insert(pkt, Held { t_in: t, bytes, partial });
     }
 
-    /// Step 3: writes each packet the model delivered to the device on the other side (through
-    /// offload devices, the segments of a flow delivered together are joined again).
-    fn deliver(&mut self) -> io::Result<()> {
-        let mut error = None;
-        let now = self.clock();
+    /// Step 3: hands each packet the model delivered to the device writer, for the device on
+    /// the other side (or writes a few itself: [`Egress`]); takes back the buffers written.
+    fn deliver(&mut self) {
+        let mut batch = Vec::new();
         for d in self.stack.take_deliveries() {
             let Some(h) = self.held.remove(&d.packet.pkt) else { continue };
-            self.write_late.add(now - d.t);
             let dir = d.packet.dir;
             self.delays[usize::from(dir == Dir::Ul)].push(d.t - h.t_in);
             if let (Dir::Dl, Some((false, id, seq))) = (dir, echo(&h.bytes)) {
@@ -383,24 +404,9 @@ impl Datapath {
                 }
             }
             let dev = if dir == Dir::Ul { 0 } else { 1 + d.packet.ue as usize };
-            if let Some(tun) = self.topo.device(dev) {
-                let full = &mut self.counts.device_full;
-                let mut write = |b: &[u8]| write_counted(tun, b, full, &mut error);
-                if tun.vnet {
-                    self.coalescers[dev].push(&h.bytes, h.partial, &mut write);
-                } else {
-                    write(&h.bytes);
-                }
-            }
-            self.pool.push(h.bytes);
+            batch.push(Out { dev, t: d.t, bytes: h.bytes, partial: h.partial });
         }
-        for (dev, c) in self.coalescers.iter_mut().enumerate() {
-            if let Some(tun) = self.topo.device(dev) {
-                let full = &mut self.counts.device_full;
-                c.flush(&mut |b: &[u8]| write_counted(tun, b, full, &mut error));
-            }
-        }
-        error.map_or(Ok(()), Err)
+        self.egress.send(batch, &mut self.pool);
     }
 
     /// Writes a few of the TCP tracepoints' rows (all of them with `all`).
@@ -421,20 +427,25 @@ impl Datapath {
     }
 
     /// Step 4: sleeps until the next action is due, `end`, or — while reading is open (before
-    /// [`Datapath::read_until`], with [`Admission`] credit) — a device is readable; while only the
-    /// credit is lacking, until it is earned back.
+    /// [`Datapath::read_until`], with [`Admission`] credit, the event writer not behind) — a
+    /// device is readable; while only the credit is lacking, until it is earned back; while the
+    /// writer is behind, [`BEHIND_RECHECK_NS`] at most.
     fn sleep(&mut self, fds: &mut [libc::pollfd], end: i64) {
         let now = self.clock();
         let mut wait =
             self.stack.poll_timeout().map_or(MAX_SLEEP_NS, |t| t - now).clamp(0, MAX_SLEEP_NS).min(end - now);
         let until = self.read_until();
-        let reading = now < until && self.admit.open(now);
-        if now < until && !reading {
+        let reading = now < until && self.admit.open(now) && !self.counts.was_behind;
+        if self.counts.was_behind {
+            wait = wait.min(BEHIND_RECHECK_NS);
+        } else if now < until && !reading {
             wait = wait.min(self.admit.open_at() - now);
         }
-        // The kernel wakes a sleeper some 20 µs late here (p99 ~50 µs): the last SPIN_NS before
-        // an appointment are spent spinning on the clock instead.
-        let sleep = wait - SPIN_NS;
+        // The kernel wakes a sleeper some 25 µs late here (p99 ~65 µs): the last SPIN_NS before a
+        // slot are spent spinning on the clock instead, and before any action while the loop is
+        // mostly idle (when it is not, spinning takes the CPU time the applications need).
+        let spin = now + wait == self.stack.next_slot_at() || self.admit.busy < SPIN_ALL_BELOW;
+        let sleep = wait - if spin { SPIN_NS } else { 0 };
         let mut ready = 0;
         if sleep > 0 {
             let ts = libc::timespec { tv_sec: sleep / 1_000_000_000, tv_nsec: sleep % 1_000_000_000 };
@@ -453,15 +464,6 @@ impl Datapath {
     }
 }
 
-/// Writes one packet to `tun`: a full device queue is counted in `full`, the first error kept.
-fn write_counted(tun: &Tun, b: &[u8], full: &mut u64, error: &mut Option<io::Error>) {
-    match tun.write(b) {
-        Ok(true) => {}
-        Ok(false) => *full += 1,
-        Err(e) => *error = error.take().or(Some(e)),
-    }
-}
-
 /// What the control thread and the data path thread share.
 #[derive(Default)]
 struct Shared {
@@ -472,8 +474,8 @@ struct Shared {
 }
 
 /// What the data path thread hands back.
-struct Done {
-    dp: Datapath,
+struct Done<'t> {
+    dp: Datapath<'t>,
     /// Emulator time when the loop ended.
     now: i64,
     realtime: bool,
@@ -481,47 +483,13 @@ struct Done {
     error: Option<io::Error>,
 }
 
-/// The unprivileged user the data path runs as (the kernel's overflow uid and gid, `nobody`).
-const NOBODY: libc::uid_t = 65_534;
-
-/// Leaves the calling thread with no privilege: supplementary groups cleared, group and user
-/// `nobody` (which clears its capabilities), no new privileges on exec. Credentials are per thread
-/// in Linux: the raw system calls change only this thread's (glibc's wrappers change every
-/// thread's). What it still holds: the descriptors opened before — the TUN devices, the
-/// `tcp_probe` pipe — and the channel to the writer thread. Returns what it now runs with.
-fn drop_privileges() -> Value {
-    // SAFETY: geteuid(2) has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return json!({"dropped": false, "why_not": "not running as root"});
-    }
-    // SAFETY: setgroups/setresgid/setresuid/prctl system calls with valid arguments, on this thread.
-    let ok = unsafe {
-        libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()) == 0
-            && libc::syscall(libc::SYS_setresgid, NOBODY, NOBODY, NOBODY) == 0
-            && libc::syscall(libc::SYS_setresuid, NOBODY, NOBODY, NOBODY) == 0
-            && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
-    };
-    if ok {
-        json!({"dropped": true, "uid": NOBODY, "gid": NOBODY, "capabilities": [], "no_new_privs": true,
-               "holds": "the TUN devices' and the tcp_probe pipe's open descriptors; the writer thread's channel"})
-    } else {
-        json!({"dropped": false, "why_not": io::Error::last_os_error().to_string()})
-    }
-}
-
 /// The data path: after its real-time setup, drops its privileges and runs the loop until the
 /// end, `Shared::stop` or an I/O error; hands everything back for the run to be written.
-fn run_datapath(mut dp: Datapath, end: i64, shared: &Shared) -> Done {
-    // Timer slack of 1 ns: `ppoll` wakes when asked, not up to 50 µs later.
-    // SAFETY: prctl(2) with an integer argument.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+fn run_datapath<'t>(mut dp: Datapath<'t>, end: i64, shared: &Shared) -> Done<'t> {
     // A real-time priority, where allowed, so that a slot is not late because other work (the
-    // applications themselves) holds the core; the kernel's RT throttling (95 % of each second by
-    // default) keeps the machine responsive whatever the loop does.
-    let param = libc::sched_param { sched_priority: REALTIME_PRIORITY };
-    // SAFETY: sched_setscheduler(2) of the calling thread with a valid parameter.
-    let realtime = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param) } == 0;
-    let privileges = drop_privileges();
+    // applications themselves) holds the core.
+    let realtime = thread::realtime(REALTIME_PRIORITY);
+    let privileges = thread::drop_privileges();
     let mut fds: Vec<libc::pollfd> = std::iter::once(&dp.topo.dn)
         .chain(dp.topo.ues.iter())
         .map(|e| libc::pollfd { fd: e.tun.as_ref().map_or(-1, |t| t.raw_fd()), events: libc::POLLIN, revents: 0 })
@@ -547,13 +515,15 @@ fn run_datapath(mut dp: Datapath, end: i64, shared: &Shared) -> Done {
         }
         dp.write_tcp_rows(false);
         let busy = dp.advance(dp.clock());
-        if let Err(e) = dp.deliver() {
+        dp.deliver();
+        if let Some(e) = dp.egress.inline.error.take() {
             break Some(e);
         }
         if !busy && dp.inbound.is_empty() {
             dp.sleep(&mut fds, end);
         }
     };
+    dp.egress.hang_up();
     Done { dp, now, realtime, privileges, error }
 }
 
@@ -574,7 +544,7 @@ fn run_tcp_feed(
     ue_of: &HashMap<IpAddr, u32>,
     shared: &Shared,
 ) -> TcpDone {
-    drop_privileges();
+    thread::drop_privileges();
     let mut rows = TcpRows::default();
     let mut error = None;
     while !shared.stop.load(Ordering::Relaxed) {
@@ -640,7 +610,7 @@ pub fn emulate(
     let (stack, _, _) = scout_sim::build(loaded, seed, duration)?;
     let n_ues = stack.nof_ues() as u32;
     netns::remove_stale()?;
-    let topo = Topology::create(n_ues, opts.offload)?;
+    let mut topo = Topology::create(n_ues, opts.offload)?;
     let names: Vec<String> = topo.namespaces().map(str::to_string).collect();
     let slices: Vec<String> = loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect();
     let clock = json!({"name": "emulator", "offset_ns": 0, "note": "CLOCK_MONOTONIC since the emulation started; model time is wall time"});
@@ -658,18 +628,20 @@ pub fn emulate(
 
     let tcp = TcpProbe::start(topo.pid);
     let (tcp_tx, tcp_rx) = std::sync::mpsc::channel();
+    let t0 = mono_ns();
+    let (egress, egress_side) = Egress::new(&topo, t0);
     let mut dp = Datapath {
         stack,
         w,
         ue_of: (0..n_ues)
             .flat_map(|i| [(IpAddr::V4(netns::ue_addr4(i)), i), (IpAddr::V6(netns::ue_addr6(i)), i)])
             .collect(),
-        topo,
+        topo: &topo,
         flows: Flows::default(),
         held: HashMap::new(),
         pool: Vec::new(),
         scratch: vec![0u8; VNET_HDR_LEN + 65_536],
-        coalescers: (0..=n_ues).map(|_| Coalescer::default()).collect(),
+        egress,
         qos: QosRules::new(&loaded.scenario.qos_rules),
         inbound: VecDeque::new(),
         open: Vec::new(),
@@ -678,15 +650,13 @@ pub fn emulate(
         late: Lateness::default(),
         slot_late: Lateness::default(),
         admit: Admission::new(0),
-        write_late: Lateness::default(),
         echoes: HashMap::new(),
         rtts: Vec::new(),
         counts: Counts::default(),
         tcp_in: None,
         tcp_pending: VecDeque::new(),
-        t0: mono_ns(),
+        t0,
     };
-    let t0 = dp.t0;
     let ue_of = dp.ue_of.clone();
     let (tcp, tcp_why_not) = match tcp {
         Ok(probe) => {
@@ -698,15 +668,25 @@ pub fn emulate(
     // The wall-clock time of the emulator's time 0 (for iperf3 servers' own timestamps).
     let epoch_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
         - (mono_ns() - t0) as f64 / 1e9;
-    // The data path runs on a thread of its own, unprivileged; this thread keeps what needs root
-    // (starting the apps in their namespaces, the cleanup) and talks to the caller (progress).
+    // The data path runs on a thread of its own, unprivileged, and so does the device writer;
+    // this thread keeps what needs root (starting the apps in their namespaces, the cleanup) and
+    // talks to the caller (progress).
     let shared = Shared::default();
     let mut app_error = None;
-    let (done, tcp) = std::thread::scope(|s| {
+    let (done, egress, tcp) = std::thread::scope(|s| {
         let h = std::thread::Builder::new()
             .name("scout-datapath".into())
             .spawn_scoped(s, || run_datapath(dp, end, &shared))
             .expect("spawn the data path thread");
+        let (topo, stop) = (&topo, &shared.stop);
+        let egress = std::thread::Builder::new()
+            .name("scout-egress".into())
+            .spawn_scoped(s, move || {
+                thread::realtime(EGRESS_PRIORITY);
+                thread::drop_privileges();
+                egress::run(topo, t0, egress_side, stop)
+            })
+            .expect("spawn the device writer's thread");
         let feed = tcp.map(|probe| {
             let (shared, ue_of) = (&shared, &ue_of);
             std::thread::Builder::new()
@@ -732,13 +712,20 @@ pub fn emulate(
         }
         shared.stop.store(true, Ordering::Relaxed);
         let feed = feed.map(|f| f.join().expect("the TCP tracepoints' thread panicked"));
-        (h.join().expect("the data path thread panicked"), feed)
+        // The data path hangs up on the device writer when it ends.
+        let done = h.join().expect("the data path thread panicked");
+        (done, egress.join().expect("the device writer's thread panicked"), feed)
     });
     let Done { mut dp, now, realtime, privileges, error } = done;
-    if let Some(e) = error {
-        // Dropping `dp` tears the namespaces down (from this thread, which may).
+    let mut written = egress;
+    let (inline_batches, handed_over) = (dp.egress.inline_batches, dp.egress.handed_over);
+    written.absorb(std::mem::replace(&mut dp.egress.inline, egress::DeviceWriter::new(&topo, t0)));
+    if let Some(e) = error.or(written.error.take()) {
+        // Dropping `topo` tears the namespaces down (from this thread, which may).
         return Err(e.into());
     }
+    let (segments, writes) = written.segments_and_writes();
+    let (write_late, device_full) = (written.late, written.device_full);
     let stopped_early = now < end;
     let t_end = now.min(end).max(dp.clock().min(end));
     let in_flight = dp.stack.finish(t_end, &mut Tap { w: &mut dp.w, dropped: &mut dp.dropped });
@@ -759,11 +746,9 @@ pub fn emulate(
         }
         None => json!({"source": null, "why_not": tcp_why_not}),
     };
-    let problems = dp.topo.teardown();
-    let segments: u64 = dp.coalescers.iter().map(|c| c.segments).sum();
-    let writes: u64 = dp.coalescers.iter().map(|c| c.writes).sum();
     let (writer_waits, writer_wait_ns) = dp.w.waits();
-    let Datapath { stack, w, flows, delays, late, slot_late, write_late, admit, rtts, counts, qos, .. } = dp;
+    let Datapath { stack, w, flows, delays, late, slot_late, admit, rtts, counts, qos, .. } = dp;
+    let problems = topo.teardown();
     let mut outcome = Outcome {
         stats: stack.stats.clone(),
         in_flight,
@@ -783,7 +768,10 @@ pub fn emulate(
             "slots": slot_late.json(),
             "actions": late.json(),
             "packets_written": write_late.json(),
+            "writes": {"batches_written_by_the_data_path": inline_batches, "batches_handed_to_the_device_writer": handed_over,
+                       "note": "the data path writes a batch of deliveries itself when it holds at most 4 packets and the device writer's thread has nothing left to write; else that thread writes it"},
             "writer_waits": {"n": writer_waits, "total_us": writer_wait_ns / 1000, "note": "times the data path found the event writer's queue full and waited"},
+            "writer_behind": {"n": counts.writer_behind, "note": "times the data path stopped reading the devices because the event writer's queue was half full, until it had caught up"},
             "admission": {
                 "read_guard_us": READ_GUARD_NS / 1000,
                 "admit_lag_us": ADMIT_LAG_NS / 1000,
@@ -791,13 +779,13 @@ pub fn emulate(
                 "burst_us": Admission::BURST_NS / 1000.0,
                 "work_per_packet_ns": admit.cost_ns.round(),
                 "spin_us": SPIN_NS / 1000,
-                "note": "devices are read only until read_guard_us before each slot, while no action is overdue by more than admit_lag_us, and while the loop's credit of CPU time (earned at share of the wall clock, up to burst_us) covers the measured work per packet; each sleep's last spin_us is spent spinning",
+                "note": "devices are read only until read_guard_us before each slot, while no action is overdue by more than admit_lag_us, and while the loop's credit of CPU time (earned at share of the wall clock, up to burst_us) covers the measured work per packet; the last spin_us of each sleep before a slot are spent spinning; devices are not read while the event writer is behind (writer_behind)",
             },
             "note": "lateness in µs (bucket upper bounds): of each slot, when it ran minus when it was due; of each model action, likewise; of each packet written to a device, when written minus when the model delivered it",
         },
         "packets_not_ip": counts.not_ip,
         "dn_packets_to_no_ue": counts.no_ue,
-        "device_queue_full": counts.device_full,
+        "device_queue_full": device_full,
         "qos_rules": {"packets_per_rule": qos.matched, "packets_by_default_rule": qos.default},
         "offload": json!({
             "enabled": opts.offload,

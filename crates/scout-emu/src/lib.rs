@@ -7,7 +7,8 @@
 //!
 //! - [`netns`]: namespaces, TUN devices, addresses and routes, and their cleanup;
 //! - [`tun`]: a TUN device's file descriptor;
-//! - [`driver`]: the wall-clock loop around the model;
+//! - [`driver`]: the wall-clock loop around the model; [`egress`]: its device writer;
+//! - [`thread`]: real-time priority and dropped privileges for the emulator's threads;
 //! - [`apps`]: the scenario's applications, started in their namespaces;
 //! - [`tcp`]: the applications' TCP state from the kernel's `tcp_probe` tracepoint;
 //! - [`packet`]: a packet's flow and ICMP echo; [`timing`]: the clock and the loop's lateness.
@@ -16,12 +17,14 @@
 
 pub mod apps;
 pub mod driver;
+pub mod egress;
 pub mod iperf3;
 pub mod netns;
 pub mod offload;
 pub mod packet;
 pub mod qos;
 pub mod tcp;
+pub mod thread;
 pub mod timing;
 pub mod tun;
 

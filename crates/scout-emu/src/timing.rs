@@ -33,6 +33,16 @@ impl Lateness {
         }
     }
 
+    /// Adds `other`'s observations to these.
+    pub fn absorb(&mut self, other: &Lateness) {
+        for (c, o) in self.counts.iter_mut().zip(&other.counts) {
+            *c += o;
+        }
+        self.over_1_s += other.over_1_s;
+        self.n += other.n;
+        self.max_ns = self.max_ns.max(other.max_ns);
+    }
+
     /// How many, p50, p99 and the largest, in µs; and how many were over 1 s.
     pub fn json(&self) -> serde_json::Value {
         serde_json::json!({
@@ -80,6 +90,8 @@ pub struct Admission {
     window_start: i64,
     slept_ns: i64,
     packets: u64,
+    /// The share of the last window the loop was busy (not asleep).
+    pub busy: f64,
 }
 
 impl Admission {
@@ -101,6 +113,7 @@ impl Admission {
             window_start: now,
             slept_ns: 0,
             packets: 0,
+            busy: 0.0,
         }
     }
 
@@ -122,12 +135,14 @@ impl Admission {
         self.packets += packets as u64;
     }
 
-    /// The loop slept `ns` until `now`; at the end of a window with enough packets to measure,
-    /// the work per packet is measured again (an average that weighs the newest window 30 %).
+    /// The loop slept `ns` until `now`; at the end of a window, how busy it was, and with enough
+    /// packets to measure, the work per packet is measured again (an average that weighs the
+    /// newest window 30 %).
     pub fn slept(&mut self, ns: i64, now: i64) {
         self.slept_ns += ns;
         let elapsed = now - self.window_start;
         if elapsed >= Self::WINDOW_NS {
+            self.busy = (elapsed - self.slept_ns).max(0) as f64 / elapsed as f64;
             if self.packets >= 1000 {
                 let busy = (elapsed - self.slept_ns).max(0) as f64;
                 self.cost_ns = 0.7 * self.cost_ns + 0.3 * busy / self.packets as f64;
