@@ -96,8 +96,11 @@ pub struct Admission {
 
 impl Admission {
     /// The share of the wall clock the loop commits (its measured work per packet already counts
-    /// its overheads: sleeping, waking, slots without packets).
-    pub const SHARE: f64 = 1.0;
+    /// its overheads: sleeping, waking, slots without packets). The rest is headroom: a packet's
+    /// work does not come evenly (a TCP super-packet read at once is 44 segments whose actions
+    /// fall due together a millisecond later), and at 1.0 four iperf3 streams ran slots late by
+    /// p99 99–110 µs, at 0.85 by less than 100 µs (bench/RESULTS.md).
+    pub const SHARE: f64 = 0.85;
     /// The most credit the loop can save up: the work of a burst taken in at once.
     pub const BURST_NS: f64 = 50_000.0;
     /// How often the work per packet is measured again.
