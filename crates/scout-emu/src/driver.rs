@@ -9,23 +9,25 @@
 //!    time: a packet read at `t` enters the model before any action due after `t`, so the model
 //!    sees events in time order even when it runs late; at most [`STEP_BUDGET`] steps before the
 //!    devices are read again (a late slot cannot starve packet I/O);
-//! 3. write each packet the model delivered to the device on the other side;
+//! 3. hand each packet the model delivered to the device writer ([`crate::egress`]), for the
+//!    device on the other side;
 //! 4. sleep in `ppoll` until the next action is due or (while reading is open) a device is
-//!    readable, spinning through the last [`SPIN_NS`] before a slot (the kernel wakes a sleeper
+//!    readable, spinning through the last `SPIN_NS` before a slot (the kernel wakes a sleeper
 //!    late).
 //!
 //! Reading is open until [`READ_GUARD_NS`] before the next slot (the slot keeps its appointment),
 //! while no action is overdue by more than [`ADMIT_LAG_NS`] (the model's work comes before new
-//! packets), and while the loop's [`Admission`] credit covers the work a packet brings (a burst
-//! read at once would land its work on the slots of the next milliseconds). What the loop does not
+//! packets), while the loop's [`Admission`] credit covers the work a packet brings (a burst read
+//! at once would land its work on the slots of the next milliseconds), and while the event writer
+//! is not behind (the loop would soon wait for it). What the loop does not
 //! take in waits in the devices' queues, where the kernel's TCP sees a slower link, instead of
 //! every later slot running late. The lateness of every slot (when it ran, minus when it was due),
 //! of every model action and of every packet written (when written, minus when the model delivered
 //! it) is measured: the emulator's timing error, in `run.json` `emulator.timing`.
 //!
-//! Two more threads: `scout-tcpinfo` reads the TCP tracepoints and hands their rows over, and the
-//! writer's thread turns rows into Parquet; the caller's thread starts the applications and
-//! reports progress.
+//! Three more threads: `scout-egress` writes the delivered packets to the devices, `scout-tcpinfo`
+//! reads the TCP tracepoints and hands their rows over, and the writer's thread turns rows into
+//! Parquet; the caller's thread starts the applications and reports progress.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
