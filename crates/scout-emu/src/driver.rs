@@ -177,7 +177,8 @@ struct Counts {
     gso_refused: u64,
     /// Reads from the devices, and the packets they held once cut.
     reads: u64,
-    /// Times reading stopped because the event writer was behind (and whether it is now).
+    /// Times reading stopped because the event writer was behind (and whether it was at the
+    /// last read, to count each time once).
     writer_behind: u64,
     was_behind: bool,
 }
@@ -437,8 +438,9 @@ impl Datapath<'_> {
         let mut wait =
             self.stack.poll_timeout().map_or(MAX_SLEEP_NS, |t| t - now).clamp(0, MAX_SLEEP_NS).min(end - now);
         let until = self.read_until();
-        let reading = now < until && self.admit.open(now) && !self.counts.was_behind;
-        if self.counts.was_behind {
+        let behind = self.w.behind();
+        let reading = now < until && self.admit.open(now) && !behind;
+        if behind {
             wait = wait.min(BEHIND_RECHECK_NS);
         } else if now < until && !reading {
             wait = wait.min(self.admit.open_at() - now);
@@ -719,15 +721,13 @@ pub fn emulate(
         (done, egress.join().expect("the device writer's thread panicked"), feed)
     });
     let Done { mut dp, now, realtime, privileges, error } = done;
+    // The data path's own writes ended its loop on their first error (`error`); the device
+    // writer's thread hands its own back.
     let mut written = egress;
-    let (inline_batches, handed_over) = (dp.egress.inline_batches, dp.egress.handed_over);
-    written.absorb(std::mem::replace(&mut dp.egress.inline, egress::DeviceWriter::new(&topo, t0)));
     if let Some(e) = error.or(written.error.take()) {
         // Dropping `topo` tears the namespaces down (from this thread, which may).
         return Err(e.into());
     }
-    let (segments, writes) = written.segments_and_writes();
-    let (write_late, device_full) = (written.late, written.device_full);
     let stopped_early = now < end;
     let t_end = now.min(end).max(dp.clock().min(end));
     let in_flight = dp.stack.finish(t_end, &mut Tap { w: &mut dp.w, dropped: &mut dp.dropped });
@@ -749,7 +749,11 @@ pub fn emulate(
         None => json!({"source": null, "why_not": tcp_why_not}),
     };
     let (writer_waits, writer_wait_ns) = dp.w.waits();
-    let Datapath { stack, w, flows, delays, late, slot_late, admit, rtts, counts, qos, .. } = dp;
+    let Datapath { stack, w, flows, delays, late, slot_late, admit, rtts, counts, qos, egress, .. } = dp;
+    let (inline_batches, handed_over) = (egress.inline_batches, egress.handed_over);
+    written.absorb(egress.inline);
+    let (segments, writes) = written.segments_and_writes();
+    let (write_late, device_full) = (written.late, written.device_full);
     let problems = topo.teardown();
     let mut outcome = Outcome {
         stats: stack.stats.clone(),

@@ -24,7 +24,7 @@ struct Lch {
 }
 
 /// The UE's channels in the order it serves them (priority, then index).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Lcp {
     lchs: Vec<Lch>,
     order: Vec<usize>,

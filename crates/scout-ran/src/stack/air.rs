@@ -197,7 +197,7 @@ impl Stack {
                 budget -= self.pull_lch(ui, di, budget, true, t, sink, &mut pdus);
             }
         } else {
-            let mut lcp = std::mem::replace(&mut self.ues[ui].mac.lcp, Lcp::new(&[]));
+            let mut lcp = std::mem::take(&mut self.ues[ui].mac.lcp);
             lcp.allocate(t, tbs, |di, room| self.pull_lch(ui, di, room, false, t, sink, &mut pdus));
             self.ues[ui].mac.lcp = lcp;
         }
