@@ -33,8 +33,8 @@ pub enum Control {
     /// A TB given up after the last HARQ retransmission.
     HarqFail { ue: u32, dir: Dir, tbs: u32 },
     /// An F1-U DL Data Delivery Status reached the CU-UP (TS 38.425 §5.5.2.2): the highest PDCP SN
-    /// the DU transmitted.
-    DeliveryStatus { ue: u32, drb: u8, highest: u32 },
+    /// the DU transmitted and its desired buffer size in bytes.
+    DeliveryStatus { ue: u32, drb: u8, highest: u32, desired: u64 },
     /// A PDCP duplicate discarded while the packet is still in flight.
     PdcpDuplicate { node: Node, ue: u32, drb: u8 },
     /// PDCP t-Reordering expired (TS 38.323 §5.2.2.4); RX_REORD.
@@ -80,9 +80,10 @@ impl Control {
                     ..row(node, Layer::Mac, "harq_fail", *ue)
                 }
             }
-            Control::DeliveryStatus { ue, drb, highest } => ControlEvent {
+            Control::DeliveryStatus { ue, drb, highest, desired } => ControlEvent {
                 drb: Some(*drb),
                 sn: Some(i64::from(*highest)),
+                value: Some(*desired as f64),
                 ..row(Node::GnbCu, Layer::F1u, "delivery_status", *ue)
             },
             Control::PdcpDuplicate { node, ue, drb } => {
@@ -195,7 +196,7 @@ mod tests {
             Control::Grant { ue: 0, pusch_slot: 4, tbs: 9 },
             Control::Bsr { ue: 0, bytes: 9 },
             Control::HarqFail { ue: 0, dir: Dir::Dl, tbs: 9 },
-            Control::DeliveryStatus { ue: 0, drb: 1, highest: 3 },
+            Control::DeliveryStatus { ue: 0, drb: 1, highest: 3, desired: 6_172_672 },
             Control::PdcpDuplicate { node: Node::Ue, ue: 0, drb: 1 },
             Control::PdcpReorderingExpired { node: Node::GnbCu, ue: 0, drb: 1, rx_reord: 2 },
             rlc(RlcControl::Status { ack_sn: 1, nacks: vec![] }),

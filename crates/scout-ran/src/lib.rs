@@ -10,6 +10,7 @@
 pub mod config;
 pub mod control;
 pub mod executor;
+pub mod f1u;
 pub mod mac;
 pub mod packet;
 pub mod pdcp;

@@ -148,19 +148,28 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
         // spec has it): a timer of 0 that re-arms would run for ever at one instant, and a
         // huge one overflowed the nanosecond clock.
         let (am, um, pdcp) = (&q.rlc.am, &q.rlc.um_bidir, &q.pdcp);
-        for (k, v, lo, hi, inf) in [
-            ("rlc.am.tx.t-poll-retransmit", am.tx.t_poll_retransmit, 5, 4000, false),
-            ("rlc.am.tx.poll-pdu", am.tx.poll_pdu, 1, 65_536, true),
-            ("rlc.am.tx.poll-byte", am.tx.poll_byte, 1, 40_000, true),
-            ("rlc.am.rx.t-reassembly", am.rx.t_reassembly, 0, 200, false),
-            ("rlc.am.rx.t-status-prohibit", am.rx.t_status_prohibit, 0, 2400, false),
-            ("rlc.um-bidir.rx.t-reassembly", um.rx.t_reassembly, 0, 200, false),
-            ("f1u_du.t_notify", q.f1u_du.t_notify, 1, 10_000, false),
-            ("pdcp.tx.early_drop_bytes", pdcp.tx.early_drop_bytes, 0, 1 << 40, true),
+        // -1 stands for what the key's doc says, where it may.
+        for (k, v, lo, hi, minus_one) in [
+            ("rlc.am.tx.t-poll-retransmit", am.tx.t_poll_retransmit, 5, 4000, None),
+            ("rlc.am.tx.poll-pdu", am.tx.poll_pdu, 1, 65_536, Some("infinity")),
+            ("rlc.am.tx.poll-byte", am.tx.poll_byte, 1, 40_000, Some("infinity")),
+            ("rlc.am.rx.t-reassembly", am.rx.t_reassembly, 0, 200, None),
+            ("rlc.am.rx.t-status-prohibit", am.rx.t_status_prohibit, 0, 2400, None),
+            ("rlc.um-bidir.rx.t-reassembly", um.rx.t_reassembly, 0, 200, None),
+            ("f1u_du.t_notify", q.f1u_du.t_notify, 1, 10_000, None),
+            (
+                "f1u_du.desired_buffer_bytes",
+                q.f1u_du.desired_buffer_bytes,
+                0,
+                1 << 40,
+                Some("the RLC queue's byte limit"),
+            ),
+            ("f1u_cu_up.queue_bytes", q.f1u_cu_up.queue_bytes, 0, 1 << 40, Some("the RLC queue's byte limit")),
+            ("pdcp.tx.early_drop_bytes", pdcp.tx.early_drop_bytes, 0, 1 << 40, Some("the F1-U desired buffer size")),
         ] {
-            if !((inf && v == -1) || (lo..=hi).contains(&v)) {
-                let infinity = if inf { " or -1 (infinity)" } else { "" };
-                return Err(invalid(&key(k), format!("{v}; accepted: {lo}..={hi}{infinity}")));
+            if !((minus_one.is_some() && v == -1) || (lo..=hi).contains(&v)) {
+                let or = minus_one.map(|m| format!(" or -1 ({m})")).unwrap_or_default();
+                return Err(invalid(&key(k), format!("{v}; accepted: {lo}..={hi}{or}")));
             }
         }
         for (k, v, hi) in [

@@ -15,6 +15,8 @@ pub struct QosCfg {
     pub pdcp: PdcpCfg,
     #[serde(default)]
     pub f1u_du: F1uDuCfg,
+    #[serde(default)]
+    pub f1u_cu_up: F1uCuUpCfg,
     /// Logical channel priority (TS 38.321 §5.4.3.1; lower is more important). Default 10.
     #[serde(default = "default_lc_priority")]
     pub priority: u8,
@@ -88,6 +90,7 @@ impl QosCfg {
             rlc,
             pdcp,
             f1u_du: F1uDuCfg::default(),
+            f1u_cu_up: F1uCuUpCfg::default(),
             priority: default_lc_priority(),
             mac: LcMacCfg::default(),
         }
@@ -218,8 +221,9 @@ pub struct PdcpTxCfg {
     /// discardTimer in ms, `-1`/`infinity` for none (TS 38.323 §5.2.1; srsRAN 5QI 9: infinity).
     pub discard_timer: MaybeMs,
     /// Early drop: new SDUs are dropped while the volume handed to F1-U and not yet reported
-    /// transmitted by the DU exceeds this many bytes. `-1` = tie to the RLC queue's byte limit (as
-    /// srsRAN ties it to `rlc_queue_bytes_limit`), `0` = disabled.
+    /// transmitted by the DU would exceed this many bytes. `-1` = the DU's desired buffer size
+    /// from its last DDDS (srsRAN: its `rlc_queue_bytes_limit`), plus the F1-U transmit queue's
+    /// limit with `f1u_cu_up.flow_control`; `0` = disabled.
     pub early_drop_bytes: i64,
 }
 
@@ -248,10 +252,34 @@ impl Default for PdcpRxCfg {
 pub struct F1uDuCfg {
     /// Aggregation period of DL Data Delivery Status reports in ms (srsRAN `f1u.t_notify`, 10).
     pub t_notify: i64,
+    /// The desired buffer size the DU reports in each DDDS, bytes (TS 38.425 §5.5.3.x): the
+    /// volume it wants outstanding beyond the highest PDCP SN transmitted. `-1` = the RLC SDU
+    /// queue's byte limit, as srsRAN's DU reports (`rlc_queue_bytes_limit`).
+    pub desired_buffer_bytes: i64,
 }
 
 impl Default for F1uDuCfg {
     fn default() -> Self {
-        F1uDuCfg { t_notify: 10 }
+        F1uDuCfg { t_notify: 10, desired_buffer_bytes: -1 }
+    }
+}
+
+/// The CU-UP's side of a DL F1-U bearer: how it reacts to the DU's desired buffer size
+/// (`crate::f1u`). Scout's keys; srsRAN has no such switch (it behaves as the default).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct F1uCuUpCfg {
+    /// `false` (srsRAN): PDUs go to the DU at once and PDCP's early drop sheds what exceeds the
+    /// desired buffer size. `true` (TS 38.425 flow control): PDUs beyond it wait in the CU-UP's
+    /// F1-U transmit queue (`f1u_tx`) until DDDS frames report room.
+    pub flow_control: bool,
+    /// With `flow_control`, the transmit queue's byte limit; PDCP drops new SDUs early beyond
+    /// the desired buffer size plus this. `-1` = the RLC SDU queue's byte limit.
+    pub queue_bytes: i64,
+}
+
+impl Default for F1uCuUpCfg {
+    fn default() -> Self {
+        F1uCuUpCfg { flow_control: false, queue_bytes: -1 }
     }
 }

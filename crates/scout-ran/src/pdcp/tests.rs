@@ -52,7 +52,7 @@ fn discarded_sn_leaves_a_gap_waited_out_by_t_reordering() {
 fn discard_timer_and_early_drop() {
     let mut cfg = PdcpCfg::default();
     cfg.tx.discard_timer = MaybeMs::Ms(100);
-    let mut tx = PdcpTx::new(&cfg, 1000);
+    let mut tx = PdcpTx::new(&cfg, 1000, 0);
     assert_eq!(tx.handle_sdu(0, 400), TxVerdict::Send { count: 0, len: 403 });
     assert_eq!(tx.handle_sdu(1, 400), TxVerdict::Send { count: 1, len: 403 });
     assert_eq!(tx.handle_sdu(2, 400), TxVerdict::Drop(Reason::PdcpEarlyDrop));
@@ -63,4 +63,27 @@ fn discard_timer_and_early_drop() {
     assert_eq!(tx.expire(100_000_000), Vec::<u32>::new());
     assert_eq!(tx.expire(1 + 100_000_000), vec![1]);
     assert_eq!(tx.expire(3 + 100_000_000), vec![2]);
+}
+
+#[test]
+fn early_drop_follows_the_desired_buffer_size_and_a_zero_one_drops_everything() {
+    // srsRAN's check_early_drop: outstanding + PDU > desired buffer size, or a desired size of 0.
+    let mut tx = PdcpTx::new(&PdcpCfg::default(), 1000, 0);
+    assert_eq!(tx.handle_sdu(0, 400), TxVerdict::Send { count: 0, len: 403 });
+    tx.handle_desired_buffer_size(500);
+    assert_eq!(tx.handle_sdu(1, 400), TxVerdict::Drop(Reason::PdcpEarlyDrop), "806 > 500");
+    tx.handle_desired_buffer_size(0);
+    tx.handle_transmitted(0);
+    assert_eq!(tx.handle_sdu(2, 1), TxVerdict::Drop(Reason::PdcpEarlyDrop), "desired buffer size 0");
+    // With flow control the F1-U transmit queue's bytes come on top.
+    let mut held = PdcpTx::new(&PdcpCfg::default(), 0, 1000);
+    assert_eq!(held.handle_sdu(0, 400), TxVerdict::Send { count: 0, len: 403 });
+    assert_eq!(held.handle_sdu(1, 400), TxVerdict::Send { count: 1, len: 403 });
+    assert_eq!(held.handle_sdu(2, 400), TxVerdict::Drop(Reason::PdcpEarlyDrop));
+    // A fixed threshold ignores the desired buffer size.
+    let mut cfg = PdcpCfg::default();
+    cfg.tx.early_drop_bytes = 500;
+    let mut fixed = PdcpTx::new(&cfg, 0, 0);
+    fixed.handle_desired_buffer_size(0);
+    assert_eq!(fixed.handle_sdu(0, 400), TxVerdict::Send { count: 0, len: 403 });
 }

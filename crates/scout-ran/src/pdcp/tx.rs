@@ -18,12 +18,26 @@ struct Outstanding {
     discard_at: Option<Instant>,
 }
 
+/// When new SDUs are dropped before a COUNT is assigned (srsRAN `check_early_drop`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EarlyDrop {
+    Off,
+    /// While the outstanding volume would exceed this many bytes.
+    Fixed(u64),
+    /// While it would exceed the lower layer's desired buffer size (F1-U DDDS, TS 38.425
+    /// §5.4.2.1), plus `hold` bytes the CU-UP's F1-U transmit queue may hold beyond it. srsRAN:
+    /// `hold` 0, so a desired buffer size of 0 drops everything.
+    Desired {
+        desired: u64,
+        hold: u64,
+    },
+}
+
 /// The transmitting side.
 pub struct PdcpTx {
     sn_bits: u8,
     discard_ns: Option<i64>,
-    /// Early-drop threshold in bytes (0 = off).
-    early_drop_bytes: u64,
+    early_drop: EarlyDrop,
     tx_next: u32,
     /// PDUs handed down and not yet reported transmitted (or discarded), oldest COUNT first:
     /// COUNTs are assigned in order and leave from the front (transmitted, or discarded in COUNT
@@ -34,16 +48,19 @@ pub struct PdcpTx {
 }
 
 impl PdcpTx {
-    /// `rlc_queue_bytes` is the RLC SDU queue's byte limit, the default early-drop threshold.
-    pub fn new(cfg: &PdcpCfg, rlc_queue_bytes: u64) -> Self {
-        let early = match cfg.tx.early_drop_bytes {
-            e if e < 0 => rlc_queue_bytes,
-            e => e as u64,
+    /// `desired` is the lower layer's desired buffer size until it reports one (srsRAN seeds it
+    /// with the DU's RLC queue byte limit) and `hold` what the F1-U transmit queue may hold
+    /// beyond it; they set the early-drop threshold when `early_drop_bytes` is -1 (the default).
+    pub fn new(cfg: &PdcpCfg, desired: u64, hold: u64) -> Self {
+        let early_drop = match cfg.tx.early_drop_bytes {
+            e if e < 0 => EarlyDrop::Desired { desired, hold },
+            0 => EarlyDrop::Off,
+            e => EarlyDrop::Fixed(e as u64),
         };
         PdcpTx {
             sn_bits: cfg.tx.sn,
             discard_ns: cfg.tx.discard_timer.ns(),
-            early_drop_bytes: early,
+            early_drop,
             tx_next: 0,
             outstanding: VecDeque::new(),
             outstanding_bytes: 0,
@@ -55,10 +72,23 @@ impl PdcpTx {
         self.outstanding_bytes
     }
 
+    /// The lower layer's desired buffer size arrived (a DDDS): the early-drop threshold follows it
+    /// when it is tied to it.
+    pub fn handle_desired_buffer_size(&mut self, bytes: u64) {
+        if let EarlyDrop::Desired { desired, .. } = &mut self.early_drop {
+            *desired = bytes;
+        }
+    }
+
     /// Processes an SDU of `bytes` at `now` (TS 38.323 §5.2.1; early drop as srsRAN's CU-UP).
     pub fn handle_sdu(&mut self, now: Instant, bytes: u32) -> TxVerdict {
         let len = bytes + header_bytes(self.sn_bits);
-        if self.early_drop_bytes > 0 && self.outstanding_bytes + u64::from(len) > self.early_drop_bytes {
+        let limit = match self.early_drop {
+            EarlyDrop::Off => u64::MAX,
+            EarlyDrop::Fixed(b) => b,
+            EarlyDrop::Desired { desired, hold } => desired + hold,
+        };
+        if self.outstanding_bytes + u64::from(len) > limit {
             return TxVerdict::Drop(Reason::PdcpEarlyDrop);
         }
         let count = self.tx_next;

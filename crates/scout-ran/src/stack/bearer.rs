@@ -181,9 +181,15 @@ impl Stack {
                 let d = &mut self.ues[ui].drbs[di];
                 let expired = if at_ue { d.ue_pdcp_tx.expire(now) } else { d.cu_pdcp_tx.expire(now) };
                 for count in expired {
-                    // TS 38.323 §5.3: the discard is indicated to RLC, which removes the SDU if no
+                    // TS 38.323 §5.3: a PDU still in the CU-UP's F1-U transmit queue is discarded
+                    // there; else the discard is indicated to RLC, which removes the SDU if no
                     // segment of it was sent (TS 38.322 §5.4). The F1-U indication is modelled as
                     // immediate.
+                    let d = &mut self.ues[ui].drbs[di];
+                    if let Some(job) = (!at_ue).then(|| d.cu_f1u.discard(count)).flatten() {
+                        self.drop_packet(sink, now, Node::GnbCu, Layer::Pdcp, &job.p, Reason::PdcpDiscardTimer);
+                        continue;
+                    }
                     let d = &mut self.ues[ui].drbs[di];
                     let rlc = if at_ue { &mut d.ue_rlc } else { &mut d.gnb_rlc };
                     if let Some(sdu) = rlc.discard(count) {

@@ -83,7 +83,7 @@ impl Stack {
                 let (ui, di) = (p.ue as usize, self.drb_idx_of(&p));
                 if let Some((count, len)) = self.pdcp_send(sink, now, Node::GnbCu, ui, di, &p) {
                     self.arm(now, ui, di, TimerOwner::CuPdcpTx);
-                    self.submit(now, ExecId::F1u, Job { p, count, len }, sink);
+                    self.f1u_send(now, ui, di, Job { p, count, len }, sink);
                 }
             }
             (ExecId::Cuup, Dir::Ul) => {
@@ -103,6 +103,42 @@ impl Stack {
                 self.schedule(at, Action::MidhaulArrive(job));
             }
         }
+    }
+
+    /// PDCP hands a DL PDU to the bearer's F1-U: onto the F1-U executor, or into the transmit
+    /// queue while the DU's desired buffer size has no room for it (flow control, `crate::f1u`).
+    fn f1u_send<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, job: Job, sink: &mut S) {
+        let f1u = &mut self.ues[ui].drbs[di].cu_f1u;
+        if let Some(job) = f1u.handle_pdu(job.count, job.len, job) {
+            return self.submit(now, ExecId::F1u, job, sink);
+        }
+        let (qb, qp) = (f1u.queue_bytes(), f1u.queue_pkts());
+        self.f1u_tx_event(now, Point::Enqueue, &job, Some((qb, qp)), sink);
+    }
+
+    /// Sends what the bearer's F1-U transmit queue now has room for (after a DDDS).
+    pub(super) fn f1u_release<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, sink: &mut S) {
+        while let Some(job) = self.ues[ui].drbs[di].cu_f1u.poll_transmit() {
+            self.f1u_tx_event(now, Point::Dequeue, &job, None, sink);
+            self.submit(now, ExecId::F1u, job, sink);
+        }
+    }
+
+    fn f1u_tx_event<S: Sink>(
+        &self,
+        now: Instant,
+        point: Point,
+        job: &Job,
+        occupancy: Option<(u64, u32)>,
+        sink: &mut S,
+    ) {
+        let mut e = self.ev(now, Node::GnbCu, Layer::F1u, point, &job.p);
+        e.queue = Some(Queue::F1uTx);
+        e.queue_bytes = occupancy.map(|o| o.0);
+        e.queue_pkts = occupancy.map(|o| o.1);
+        e.sn = Some(job.count);
+        e.bytes = job.len;
+        sink.packet(e);
     }
 
     pub(super) fn drb_idx_of(&self, p: &Packet) -> usize {

@@ -27,6 +27,7 @@ use crate::control::Control;
 // The stack's configuration types, where its callers have always found them.
 pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
+use crate::f1u::F1uTx;
 use crate::mac::harq::{rv, HarqProcess, HarqState};
 use crate::mac::lcp::{LchCfg, Lcp};
 use crate::mac::pucch::PucchGrid;
@@ -134,7 +135,7 @@ enum Action {
     UlDecode { ue: u32, harq: u8, ok: bool, slot: u64 },
     Timer { ue: u32, drb: u8, owner: TimerOwner },
     DddsSend { ue: u32, drb: u8 },
-    DddsArrive { ue: u32, drb: u8, highest: u32 },
+    DddsArrive { ue: u32, drb: u8, highest: u32, desired: u64 },
 }
 
 struct Scheduled {
@@ -511,14 +512,20 @@ impl Stack {
                 let d = &mut self.ues[ue as usize].drbs[usize::from(drb)];
                 d.ddds_pending = false;
                 if let Some(h) = d.du_highest_tx {
+                    let desired = d.du_desired_buffer;
                     let at = self.mh_ul.send(t, 32);
-                    self.schedule(at, Action::DddsArrive { ue, drb, highest: h });
+                    self.schedule(at, Action::DddsArrive { ue, drb, highest: h, desired });
                 }
             }
-            Action::DddsArrive { ue, drb, highest } => {
-                self.ues[ue as usize].drbs[usize::from(drb)].cu_pdcp_tx.handle_transmitted(highest);
-                self.control(sink, t, Control::DeliveryStatus { ue, drb: drb + 1, highest });
-                self.arm(t, ue as usize, usize::from(drb), TimerOwner::CuPdcpTx);
+            Action::DddsArrive { ue, drb, highest, desired } => {
+                let (ui, di) = (ue as usize, usize::from(drb));
+                let d = &mut self.ues[ui].drbs[di];
+                d.cu_pdcp_tx.handle_transmitted(highest);
+                d.cu_pdcp_tx.handle_desired_buffer_size(desired);
+                d.cu_f1u.handle_ddds(Some(highest), desired);
+                self.control(sink, t, Control::DeliveryStatus { ue, drb: drb + 1, highest, desired });
+                self.f1u_release(t, ui, di, sink);
+                self.arm(t, ui, di, TimerOwner::CuPdcpTx);
             }
         }
     }

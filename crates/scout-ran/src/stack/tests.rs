@@ -221,3 +221,45 @@ fn ul_logical_channel_prioritisation_lets_a_lower_priority_channel_share_beyond_
     assert!(strict[0] > 20 && strict[1] == 0, "strict priority: {strict:?}");
     assert!(shared[1] > 20 && shared[0] < shared[1], "8 kB/s for the first: {shared:?} (strict {strict:?})");
 }
+
+#[test]
+fn f1u_flow_control_holds_at_the_cu_up_what_the_du_does_not_desire() {
+    // A 3000-packet burst against a DU that desires 30 kB beyond the highest SN it transmitted
+    // (TS 38.425 §5.4.2.1). srsRAN's reaction: PDCP drops early what exceeds it. Flow control:
+    // the excess waits in the CU-UP's F1-U transmit queue and the DU's RLC queue never holds more
+    // than the desired buffer size.
+    let run = |flow_control: bool| {
+        let mut q = QosCfg::srsran_default(9);
+        q.f1u_du.desired_buffer_bytes = 30_000;
+        q.f1u_cu_up = F1uCuUpCfg { flow_control, queue_bytes: 10_000_000 };
+        let mut h = Harness::with_qos(CellCfg::default(), vec![q], &[9], &[(25.0, 20.0)]);
+        for _ in 0..3000 {
+            h.stack.send_dl(0, 0, 0, 0, 1400, &mut h.sink);
+        }
+        h.run_to(3000);
+        h
+    };
+    let at = |h: &Harness, layer: Layer, point: Point| -> Vec<PacketEvent> {
+        h.sink.packets.iter().filter(|e| e.layer == layer && e.point == point).cloned().collect()
+    };
+
+    let srsran = run(false);
+    assert!(at(&srsran, Layer::F1u, Point::Enqueue).iter().all(|e| e.queue != Some(Queue::F1uTx)));
+    let early = srsran.stack.stats.drops.get(&(Layer::Pdcp, Reason::PdcpEarlyDrop)).map_or(0, |d| d.0);
+    assert!(early > 2000, "srsRAN sheds the burst at PDCP: {early} early drops");
+
+    let held = run(true);
+    let enq: Vec<PacketEvent> =
+        at(&held, Layer::F1u, Point::Enqueue).into_iter().filter(|e| e.queue == Some(Queue::F1uTx)).collect();
+    let deq = at(&held, Layer::F1u, Point::Dequeue);
+    assert!(enq.len() > 2500, "held at the CU-UP: {}", enq.len());
+    assert_eq!(deq.len(), enq.len(), "every held PDU left the queue");
+    assert!(enq.iter().zip(&deq).all(|(e, d)| e.pkt == d.pkt && d.t_ns > e.t_ns), "in order, after a DDDS");
+    let rlc_max = at(&held, Layer::Rlc, Point::Enqueue).iter().filter_map(|e| e.queue_bytes).max().unwrap();
+    assert!(rlc_max <= 30_000, "the DU's RLC queue held {rlc_max} bytes");
+    assert!(held.stack.stats.drops.is_empty(), "nothing lost: {:?}", held.stack.stats.drops);
+    assert_eq!(held.stack.stats.delivered_pkts[0], 3000);
+    // Each DDDS carries the desired buffer size.
+    let ddds = held.controls("delivery_status");
+    assert!(!ddds.is_empty() && ddds.iter().all(|c| c.value == Some(30_000.0)));
+}

@@ -27,7 +27,11 @@ pub(super) struct Drb {
     pub(super) cu_pdcp_rx: PdcpRx,
     pub(super) ue_pdcp_tx: PdcpTx,
     pub(super) ue_pdcp_rx: PdcpRx,
+    /// The CU-UP's side of the DL F1-U bearer (flow control).
+    pub(super) cu_f1u: F1uTx<Job>,
     pub(super) t_notify_ns: i64,
+    /// The desired buffer size the DU reports in its DDDS frames.
+    pub(super) du_desired_buffer: u64,
     pub(super) du_highest_tx: Option<u32>,
     pub(super) ddds_pending: bool,
     pub(super) armed: [Option<Instant>; 6],
@@ -109,25 +113,32 @@ impl Ue {
 
 impl Drb {
     /// DRB `d` (id `d + 1`) of QoS class `q`: RLC at the DU and the UE, PDCP at the CU-UP and the
-    /// UE (the UE's PDCP without srsRAN's early drop, which is the CU-UP's).
+    /// UE (the UE's PDCP without srsRAN's early drop, which is the CU-UP's), the DL F1-U bearer.
     fn new(d: usize, q: &QosCfg) -> Drb {
         let gnb_rlc = RlcEntity::new(&q.rlc);
         let ue_rlc = RlcEntity::new(&q.rlc);
+        // -1: the RLC SDU queue's byte limit (srsRAN's `rlc_queue_bytes_limit`).
         let limit = gnb_rlc.queue_bytes_limit();
+        let or_limit = |v: i64| u64::try_from(v).unwrap_or(limit);
+        let desired = or_limit(q.f1u_du.desired_buffer_bytes);
+        let hold = if q.f1u_cu_up.flow_control { or_limit(q.f1u_cu_up.queue_bytes) } else { 0 };
         Drb {
             id: d as u8 + 1,
             qfi: q.five_qi,
             priority: q.priority,
-            cu_pdcp_tx: PdcpTx::new(&q.pdcp, limit),
+            cu_pdcp_tx: PdcpTx::new(&q.pdcp, desired, hold),
             cu_pdcp_rx: PdcpRx::new(&q.pdcp),
             ue_pdcp_tx: PdcpTx::new(
                 &PdcpCfg { tx: PdcpTxCfg { early_drop_bytes: 0, ..q.pdcp.tx.clone() }, ..q.pdcp.clone() },
-                limit,
+                0,
+                0,
             ),
             ue_pdcp_rx: PdcpRx::new(&q.pdcp),
             gnb_rlc,
             ue_rlc,
+            cu_f1u: F1uTx::new(q.f1u_cu_up.flow_control, desired),
             t_notify_ns: q.f1u_du.t_notify.max(0) * MS,
+            du_desired_buffer: desired,
             du_highest_tx: None,
             ddds_pending: false,
             armed: [None; 6],
