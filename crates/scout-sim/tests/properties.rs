@@ -110,12 +110,15 @@ proptest! {
         seed in 0u64..1000,
         policy in prop::sample::select(vec!["time_rr", "time_pf"]),
         queue in prop::sample::select(vec![50_000u64, 6_172_672]),
+        flow_control in any::<bool>(),
+        desired in prop::sample::select(vec![-1i64, 20_000]),
     ) {
         let mode = if um { "um-bidir" } else { "am" };
         let bw = if scs == 15 { 20 } else { 40 };
         let text = format!(
             "name: prop\nduration_s: 1.5\ncell_cfg: {{channel_bandwidth_MHz: {bw}, common_scs: {scs}, scheduler: {{policy: {policy}}}}}\n\
-             qos: [{{five_qi: 9, rlc: {{mode: {mode}, am: {{tx: {{queue-bytes: {queue}}}}}, um-bidir: {{tx: {{queue-bytes: {queue}}}}}}}}}]\n\
+             qos: [{{five_qi: 9, rlc: {{mode: {mode}, am: {{tx: {{queue-bytes: {queue}}}}}, um-bidir: {{tx: {{queue-bytes: {queue}}}}}}}, \
+             f1u_du: {{desired_buffer_bytes: {desired}}}, f1u_cu_up: {{flow_control: {flow_control}}}}}]\n\
              ues: [{{count: {ues}, channel: {{dl_sinr_db: {sinr}, ul_sinr_db: {ul}}}}}]\n\
              traffic:\n  - {{type: udp_cbr, ue: all, dir: dl, rate_mbps: {dl_rate}, stop_s: 1.0}}\n  - {{type: udp_cbr, ue: all, dir: ul, rate_mbps: {ul_rate}, stop_s: 1.0}}\n  - {{type: ping, ue: 0, interval_ms: 30}}\n",
             ul = sinr - 4.0,
@@ -168,10 +171,11 @@ fn udp_flood_builds_up_saturates_and_drains() {
         .map(|e| e.t_ns)
         .min()
         .expect("PDCP drops once RLC is full");
-    assert!(
-        first_near_full <= first_pdcp_drop + 50_000_000,
-        "RLC fills ({first_near_full}) before PDCP sheds ({first_pdcp_drop})"
-    );
+    // PDCP sheds when its outstanding volume — the F1-U backlog and the RLC queue — reaches the
+    // desired buffer size (the RLC queue's limit): RLC is most of the way there, and fills after.
+    let rlc_at_drop = rlc.iter().take_while(|(t, _)| *t <= first_pdcp_drop).map(|(_, q)| *q).max().unwrap();
+    assert!(rlc_at_drop > limit / 2, "RLC holds {rlc_at_drop} B when PDCP first sheds");
+    assert!(first_near_full <= first_pdcp_drop + s, "RLC fills ({first_near_full}) as PDCP sheds ({first_pdcp_drop})");
     assert!(first_pdcp_drop > s / 2, "buffers absorb the overload first");
     // Steady state: occupancy stays high between 5 s and 15 s.
     let steady: Vec<u64> = rlc.iter().filter(|(t, _)| *t > 5 * s && *t < 15 * s).map(|(_, q)| *q).collect();
@@ -191,6 +195,55 @@ fn udp_flood_builds_up_saturates_and_drains() {
         "delivery outlasts sending: {last_send} vs {last_delivery}"
     );
     assert_eq!(o.in_flight, 0, "the queue fully drains before 20 s");
+
+    // SCOUT §6's layers: GTP-U queueing present but small (< 15 ms); F1-U in the hundreds of ms
+    // while RLC fills, collapsing once PDCP sheds; RLC above 1 s in the steady state.
+    let gtpu = executor_waits(&sink, Layer::Gtpu);
+    assert!(gtpu.iter().any(|w| w.1 > 0) && gtpu.iter().all(|w| w.1 < 15_000_000), "GTP-U waits present, small");
+    let f1u = executor_waits(&sink, Layer::F1u);
+    let before = f1u.iter().filter(|w| w.0 < first_pdcp_drop).map(|w| w.1).max().unwrap();
+    let after: Vec<i64> = f1u.iter().filter(|w| w.0 > first_pdcp_drop + 2 * s && w.0 < 15 * s).map(|w| w.1).collect();
+    let after_mean = after.iter().sum::<i64>() / after.len() as i64;
+    assert!(before > 200_000_000, "F1-U queueing builds to hundreds of ms before PDCP sheds: {before} ns");
+    assert!(after_mean < before / 50, "and collapses after: mean {after_mean} ns");
+    let mut steady_delay: Vec<i64> = Vec::new();
+    let sent: HashMap<u64, i64> = sink
+        .packets
+        .iter()
+        .filter(|e| e.point == Point::Tx && e.layer == Layer::App && e.t_ns > 5 * s)
+        .map(|e| (e.pkt, e.t_ns))
+        .collect();
+    for e in sink.packets.iter().filter(|e| e.point == Point::Deliver && e.layer == Layer::App) {
+        if let Some(t) = sent.get(&e.pkt) {
+            steady_delay.push(e.t_ns - t);
+        }
+    }
+    steady_delay.sort_unstable();
+    assert!(
+        steady_delay[steady_delay.len() / 2] > s,
+        "RLC above 1 s: median delay {}",
+        steady_delay[steady_delay.len() / 2]
+    );
+}
+
+/// Each DL packet's wait for a worker of the CU-UP executor at `layer`: (enqueued at, waited ns).
+fn executor_waits(sink: &VecSink, layer: Layer) -> Vec<(i64, i64)> {
+    let mut enq: HashMap<u64, i64> = HashMap::new();
+    let mut waits = Vec::new();
+    for e in sink.packets.iter().filter(|e| e.layer == layer && e.dir == scout_events::Dir::Dl) {
+        match e.point {
+            Point::Enqueue => {
+                enq.insert(e.pkt, e.t_ns);
+            }
+            Point::ProcBegin => {
+                if let Some(t) = enq.remove(&e.pkt) {
+                    waits.push((t, e.t_ns - t));
+                }
+            }
+            _ => {}
+        }
+    }
+    waits
 }
 
 #[test]
@@ -200,23 +253,8 @@ fn executor_queueing_grows_with_load() {
         let l = builtin(name);
         let (sink, _) = run(&l, 1, 2.0);
         // Mean wait at the GTP-U executor: enqueue -> proc_begin per packet.
-        let mut enq: HashMap<u64, i64> = HashMap::new();
-        let (mut sum, mut n) = (0i64, 0i64);
-        for e in sink.packets.iter().filter(|e| e.layer == Layer::Gtpu && e.dir == scout_events::Dir::Dl) {
-            match e.point {
-                Point::Enqueue => {
-                    enq.insert(e.pkt, e.t_ns);
-                }
-                Point::ProcBegin => {
-                    if let Some(t) = enq.remove(&e.pkt) {
-                        sum += e.t_ns - t;
-                        n += 1;
-                    }
-                }
-                _ => {}
-            }
-        }
-        waits.push(sum as f64 / n as f64);
+        let w = executor_waits(&sink, Layer::Gtpu);
+        waits.push(w.iter().map(|w| w.1 as f64).sum::<f64>() / w.len() as f64);
     }
     assert!(waits[0] < waits[1] && waits[1] < waits[2], "GTP-U queueing by load: {waits:?}");
 }
