@@ -1,8 +1,11 @@
-//! MAC: BSR tables, HARQ processes, HARQ-ACK timing and PUCCH capacity, the scheduler's policy (a
-//! plug point), the TBS cache and the UE's UL MAC (SR, BSR, grants). The gNB MAC's per-slot
-//! procedure that joins them with the bearers' RLC entities is in [`crate::stack`] (`stack/air.rs`), which owns the UEs' state.
+//! MAC: the gNB's MAC entity (`gnb`: scheduling, HARQ, link adaptation, the UEs' UL buffers as it
+//! knows them), the UE's UL MAC (`ue`: SR, BSR, grants; `lcp`: logical channel prioritisation),
+//! and their parts — BSR tables, HARQ processes, HARQ-ACK timing and PUCCH capacity, the
+//! scheduler's policy (a plug point), the TBS cache. The stack wires them to the RLC entities
+//! (`stack/air.rs`).
 
 pub mod bsr;
+pub mod gnb;
 pub mod harq;
 pub mod lcp;
 pub mod pucch;

@@ -205,7 +205,7 @@ impl Stack {
 
     /// The UE may have new UL data after a timer (e.g. an RLC retransmission): trigger BSR/SR.
     pub(super) fn ue_data_arrived(&mut self, ui: usize) {
-        if self.ue_ul_buffer(ui) > 0 && self.ues[ui].ul_view.estimate() == 0 && self.ues[ui].mac.grants.is_empty() {
+        if self.ue_ul_buffer(ui) > 0 && self.mac.ue(ui).ul_view.estimate() == 0 && self.ues[ui].mac.grants.is_empty() {
             self.ues[ui].mac.new_data();
         }
     }

@@ -28,17 +28,13 @@ use crate::control::Control;
 pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
 use crate::f1u::F1uTx;
-use crate::mac::harq::{rv, HarqProcess, HarqState};
+use crate::mac::gnb::{GnbMac, SlotBudget, Tb, DL, UL};
+use crate::mac::harq::rv;
 use crate::mac::lcp::{LchCfg, Lcp};
-use crate::mac::pucch::PucchGrid;
-use crate::mac::scheduler::{self, Candidate, Scheduler};
-use crate::mac::tbs_cache::TbsCache;
 use crate::mac::ue::{UeMac, UlGrant};
-use crate::mac::ul_view::UlBufferView;
 use crate::packet::Packet;
 use crate::pdcp::{PdcpRx, PdcpTx, RxOut, TxVerdict};
-use crate::phy::channel::{self, Olla, SinrSource};
-use crate::phy::mcs::McsTable;
+use crate::phy::channel::{self, SinrSource};
 use crate::phy::slot::{SlotGrid, SlotPoint};
 use crate::phy::tdd::Duplex;
 use crate::rlc::{RlcEntity, RlcOut, RlcPdu, Sdu};
@@ -167,8 +163,6 @@ pub struct Stack {
     duplex: Duplex,
     grid: SlotGrid,
     prbs: u16,
-    /// The MCS table of each direction.
-    table: [McsTable; 2],
     sr_period_slots: u64,
     csi_period_slots: u64,
     ues: Vec<Ue>,
@@ -183,9 +177,8 @@ pub struct Stack {
     mh_dl: Link,
     mh_ul: Link,
     heap: BinaryHeap<Reverse<Scheduled>>,
-    tbs: TbsCache,
-    pucch: PucchGrid,
-    scheduler: Box<dyn Scheduler>,
+    /// The gNB's MAC: scheduling, HARQ, link adaptation, the UEs' UL buffers as it knows them.
+    mac: GnbMac,
     seq: u64,
     next_pkt: u64,
     live: IdMap<Packet>,
@@ -197,13 +190,6 @@ const MS: i64 = 1_000_000;
 
 fn dir_idx(d: Dir) -> usize {
     d as usize
-}
-
-fn mcs_table(t: McsTableName) -> McsTable {
-    match t {
-        McsTableName::Qam64 => McsTable::Qam64,
-        McsTableName::Qam256 => McsTable::Qam256,
-    }
 }
 
 /// MAC subheader for a MAC SDU of `len` bytes: R/F/LCID/L with 8- or 16-bit L (TS 38.321 §6.1.2).
@@ -232,12 +218,12 @@ impl Stack {
         }
         let upf =
             cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
-        let pucch = PucchGrid::new(&duplex, c.pucch.min_k1, c.ul_common.max_pucchs_per_slot);
+        let csi: Vec<[f64; 2]> = cfg.ues.iter().map(|u| [u.dl_sinr.at(0), u.ul_sinr.at(0)]).collect();
+        let mac = GnbMac::new(c, &duplex, prbs, &csi);
         let mut stack = Stack {
             duplex,
             grid: SlotGrid::new(mu),
             prbs,
-            table: [mcs_table(c.pdsch.mcs_table), mcs_table(c.pusch.mcs_table)],
             sr_period_slots,
             csi_period_slots,
             ues,
@@ -252,9 +238,7 @@ impl Stack {
             mh_dl: Link::new(&cfg.core.midhaul),
             mh_ul: Link::new(&cfg.core.midhaul),
             heap: BinaryHeap::new(),
-            tbs: TbsCache::new(prbs, c.layers, c.dmrs_symbols),
-            pucch,
-            scheduler: scheduler::from_config(&c.scheduler, cfg.ues.len()),
+            mac,
             seq: 0,
             next_pkt: 0,
             live: IdMap::default(),

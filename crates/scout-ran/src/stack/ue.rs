@@ -1,19 +1,7 @@
-//! What the stack keeps per UE: its bearers' entities at every node, each direction's radio link,
-//! its MAC, and the gNB's view of its uplink buffer.
+//! What the stack keeps per UE: its bearers' entities at every node, each direction's channel and
+//! its MAC (the gNB's MAC keeps its own per-UE state, `crate::mac::gnb`).
 
 use super::*;
-
-/// A transport block in flight.
-#[derive(Clone, Debug)]
-pub(super) struct Tb {
-    pub(super) pdus: Vec<(u8, RlcPdu)>,
-    pub(super) mcs: u8,
-    pub(super) prbs: u16,
-    pub(super) tbs: u32,
-    pub(super) symbols: u32,
-    /// UL: BSR carried (bytes reported).
-    pub(super) bsr: Option<u64>,
-}
 
 pub(super) struct Drb {
     pub(super) id: u8,
@@ -41,46 +29,22 @@ pub(super) struct Ue {
     pub(super) rnti: u16,
     pub(super) slice: u8,
     pub(super) drbs: Vec<Drb>,
-    /// Each direction's radio link: DL (`link[DL]`), then UL.
-    pub(super) link: [RadioLink; 2],
+    /// Each direction's channel: DL (`air[DL]`), then UL.
+    pub(super) air: [Channel; 2],
     // UE MAC (UL).
     pub(super) mac: UeMac,
-    /// The gNB's view of the UE's UL buffer.
-    pub(super) ul_view: UlBufferView,
 }
 
-/// Index of the DL's and the UL's entry in per-direction arrays (`Dir as usize`).
-pub(super) const DL: usize = Dir::Dl as usize;
-pub(super) const UL: usize = Dir::Ul as usize;
-
-/// One direction of a UE's radio link: the channel, the gNB's CSI of it, link adaptation and the
-/// HARQ processes (and their randomness).
-pub(super) struct RadioLink {
+/// One direction of a UE's radio channel: its SINR over time and the randomness of decoding.
+pub(super) struct Channel {
     pub(super) sinr: SinrSource,
-    /// The SINR of the last CSI report (dB, floored as CQI reporting quantises it).
-    pub(super) csi_sinr: f64,
-    pub(super) olla: Olla,
-    pub(super) harq: Vec<HarqProcess<Tb>>,
     pub(super) rng: Rng,
-}
-
-impl RadioLink {
-    fn new(nof_harqs: usize, sinr: &SinrSource, target_bler: f64, rng: Rng) -> RadioLink {
-        RadioLink {
-            csi_sinr: sinr.at(0),
-            sinr: sinr.clone(),
-            olla: Olla::new(target_bler),
-            harq: (0..nof_harqs).map(|_| HarqProcess::default()).collect(),
-            rng,
-        }
-    }
 }
 
 impl Ue {
     /// UE `i` of the stack's configuration: its DRBs (a 5QI's `qos` entry, srsRAN's defaults for a
-    /// 5QI without one), its radio links and its MAC. C-RNTIs from 0x4601, as srsRAN assigns them.
+    /// 5QI without one), its channels and its MAC. C-RNTIs from 0x4601, as srsRAN assigns them.
     pub(super) fn new(i: usize, spec: &UeSpec, cfg: &StackConfig, seed: u64) -> Ue {
-        let c = &cfg.cell;
         let qos: Vec<QosCfg> = spec
             .five_qis
             .iter()
@@ -96,17 +60,15 @@ impl Ue {
                 bsd_ms: q.mac.bucket_size_duration_ms,
             })
             .collect();
-        let nh = usize::from(c.pdsch.nof_harqs);
         Ue {
             rnti: 0x4601 + i as u16,
             slice: spec.slice,
             drbs,
-            link: [
-                RadioLink::new(nh, &spec.dl_sinr, c.pdsch.olla_target_bler, Rng::new(seed, &format!("ue{i}.dl.harq"))),
-                RadioLink::new(nh, &spec.ul_sinr, c.pusch.olla_target_bler, Rng::new(seed, &format!("ue{i}.ul.harq"))),
+            air: [
+                Channel { sinr: spec.dl_sinr.clone(), rng: Rng::new(seed, &format!("ue{i}.dl.harq")) },
+                Channel { sinr: spec.ul_sinr.clone(), rng: Rng::new(seed, &format!("ue{i}.ul.harq")) },
             ],
             mac: UeMac::new(i as u64, Lcp::new(&lchs)),
-            ul_view: UlBufferView::default(),
         }
     }
 }

@@ -1,0 +1,378 @@
+//! The gNB MAC (srsRAN's scheduler with its MAC DL and UL; TS 38.321 §5.3 and §5.4 at the network
+//! side, TS 38.214 §5.1 and §6.1): per UE and direction the link adaptation state — the last CSI
+//! report and outer-loop link adaptation — and the HARQ processes; the gNB's view of each UE's UL
+//! buffer; PUCCH room for HARQ-ACKs; the TB-size cache; the scheduling policy (a plug point).
+//!
+//! It decides: which retransmissions and new TBs a slot carries, at which MCS and on how many
+//! PRBs, in which HARQ process, with its HARQ-ACK in which UL slot, and what a HARQ outcome means.
+//! The stack carries the decisions out: it asks the bearers' RLC entities for the PDUs a TB
+//! carries (the narrow MAC–RLC adapter, as srsRAN's `mac_sdu_tx_builder`), writes the events and
+//! draws the channel's outcome. One body serves both directions where the procedure is the same.
+
+use scout_events::Dir;
+
+use crate::config::CellCfg;
+use crate::mac::harq::{HarqProcess, HarqState};
+use crate::mac::pucch::PucchGrid;
+use crate::mac::scheduler::{self, Candidate, Scheduler};
+use crate::mac::tbs_cache::TbsCache;
+use crate::mac::ul_view::UlBufferView;
+use crate::phy::channel::{self, Olla};
+use crate::phy::mcs::McsTable;
+use crate::phy::tdd::Duplex;
+use crate::rlc::RlcPdu;
+
+/// Index of the DL's and the UL's entry in per-direction arrays (`Dir as usize`).
+pub const DL: usize = Dir::Dl as usize;
+pub const UL: usize = Dir::Ul as usize;
+
+/// A transport block: the RLC PDUs it multiplexes, each with its DRB's index, and how it is sent.
+#[derive(Clone, Debug)]
+pub struct Tb {
+    pub pdus: Vec<(u8, RlcPdu)>,
+    pub mcs: u8,
+    pub prbs: u16,
+    pub tbs: u32,
+    pub symbols: u32,
+    /// UL: the BSR it carries (bytes reported).
+    pub bsr: Option<u64>,
+}
+
+/// One direction of one UE as the gNB's MAC knows it.
+pub struct LinkState {
+    /// The SINR of the last CSI report (dB, floored as CQI reporting quantises it).
+    pub csi_sinr: f64,
+    pub olla: Olla,
+    pub harq: Vec<HarqProcess<Tb>>,
+}
+
+/// What the gNB's MAC keeps per UE.
+pub struct MacUe {
+    /// DL (`link[DL]`), then UL.
+    pub link: [LinkState; 2],
+    /// The UE's UL buffer as its SRs and BSRs told it.
+    pub ul_view: UlBufferView,
+}
+
+/// What a slot of one direction has left to give: PRBs and places for UEs
+/// (`scheduler.max_ues_per_slot`).
+#[derive(Clone, Copy, Debug)]
+pub struct SlotBudget {
+    pub free: u16,
+    pub scheduled: u16,
+    max_ues: u16,
+}
+
+impl SlotBudget {
+    pub fn new(prbs: u16, max_ues: u16) -> SlotBudget {
+        SlotBudget { free: prbs, scheduled: 0, max_ues }
+    }
+
+    /// No PRB or no place left.
+    pub fn exhausted(&self) -> bool {
+        self.free == 0 || self.scheduled >= self.max_ues
+    }
+
+    /// A TB of `prbs` PRBs fits.
+    fn fits(&self, prbs: u16) -> bool {
+        prbs <= self.free && self.scheduled < self.max_ues
+    }
+
+    /// A UE gets `prbs` PRBs.
+    pub fn take(&mut self, prbs: u16) {
+        self.free -= prbs;
+        self.scheduled += 1;
+    }
+}
+
+/// The cell's gNB MAC.
+pub struct GnbMac {
+    cell: CellCfg,
+    table: [McsTable; 2],
+    tbs: TbsCache,
+    pucch: PucchGrid,
+    scheduler: Box<dyn Scheduler>,
+    ues: Vec<MacUe>,
+}
+
+fn mcs_table(t: crate::config::McsTableName) -> McsTable {
+    match t {
+        crate::config::McsTableName::Qam64 => McsTable::Qam64,
+        crate::config::McsTableName::Qam256 => McsTable::Qam256,
+    }
+}
+
+impl GnbMac {
+    /// The MAC of a cell of `prbs` PRBs with `duplex`, for UEs whose first CSI reports (DL, UL
+    /// SINR dB) are `csi`.
+    pub fn new(cell: &CellCfg, duplex: &Duplex, prbs: u16, csi: &[[f64; 2]]) -> GnbMac {
+        let link = |sinr: f64, target_bler: f64, harqs: u8| LinkState {
+            csi_sinr: sinr,
+            olla: Olla::new(target_bler),
+            harq: (0..harqs).map(|_| HarqProcess::default()).collect(),
+        };
+        let nh = cell.pdsch.nof_harqs;
+        let ues = csi
+            .iter()
+            .map(|c| MacUe {
+                link: [link(c[DL], cell.pdsch.olla_target_bler, nh), link(c[UL], cell.pusch.olla_target_bler, nh)],
+                ul_view: UlBufferView::default(),
+            })
+            .collect();
+        GnbMac {
+            table: [mcs_table(cell.pdsch.mcs_table), mcs_table(cell.pusch.mcs_table)],
+            tbs: TbsCache::new(prbs, cell.layers, cell.dmrs_symbols),
+            pucch: PucchGrid::new(duplex, cell.pucch.min_k1, cell.ul_common.max_pucchs_per_slot),
+            scheduler: scheduler::from_config(&cell.scheduler, csi.len()),
+            ues,
+            cell: cell.clone(),
+        }
+    }
+
+    pub fn ue(&self, ui: usize) -> &MacUe {
+        &self.ues[ui]
+    }
+
+    pub fn ue_mut(&mut self, ui: usize) -> &mut MacUe {
+        &mut self.ues[ui]
+    }
+
+    /// The MCS table of direction `d`.
+    pub fn table(&self, d: usize) -> McsTable {
+        self.table[d]
+    }
+
+    /// HARQ process `h` of UE `ui` in direction `d`.
+    pub fn harq(&self, d: usize, ui: usize, h: usize) -> &HarqProcess<Tb> {
+        &self.ues[ui].link[d].harq[h]
+    }
+
+    /// A slot begins: HARQ-ACK room of earlier UL slots is released.
+    pub fn slot_start(&mut self, s: u64) {
+        self.pucch.release_before(s);
+    }
+
+    /// UE `ui` reports CSI of direction `d` at `sinr_db` (CQI reporting quantises it).
+    pub fn csi_report(&mut self, ui: usize, d: usize, sinr_db: f64) {
+        self.ues[ui].link[d].csi_sinr = sinr_db.floor();
+    }
+
+    /// The UL slot that would carry the HARQ-ACK of a PDSCH to UE `ui` in slot `s`, if any has room.
+    pub fn harq_ack_slot(&self, s: u64, ui: usize) -> Option<u64> {
+        self.pucch.harq_ack_slot(s, ui as u32)
+    }
+
+    fn reserve_harq_ack(&mut self, s: u64, ui: usize) -> u64 {
+        let ack = self.pucch.harq_ack_slot(s, ui as u32).expect("the scheduler checked PUCCH room");
+        self.pucch.reserve(ack, ui as u32);
+        ack
+    }
+
+    /// The MCS for UE `ui`'s next new transmission in direction `d`: the highest whose BLER at the
+    /// reported SINR, corrected by outer-loop link adaptation, meets the target.
+    pub fn mcs(&self, ui: usize, d: usize) -> u8 {
+        let link = &self.ues[ui].link[d];
+        let c = &self.cell;
+        let (target, min, max) = match d {
+            DL => (c.pdsch.olla_target_bler, c.pdsch.min_ue_mcs, c.pdsch.max_ue_mcs),
+            _ => (c.pusch.olla_target_bler, c.pusch.min_ue_mcs, c.pusch.max_ue_mcs),
+        };
+        channel::select_mcs(self.table[d], link.csi_sinr + link.olla.offset_db, target, max).max(min)
+    }
+
+    /// The retransmissions of direction `d` due by slot `s`, UE by UE and process by process, while
+    /// the budget lasts and `fits` allows: each goes with its TB's PRBs and MCS (adaptive
+    /// retransmission); `picked` sees each as it is chosen. At most one per UE: a UE gets one PDSCH
+    /// (TS 38.214 §5.1) or PUSCH (§6.1) in a slot. Returns (UE, HARQ process) in that order.
+    fn retransmissions(
+        &mut self,
+        d: usize,
+        s: u64,
+        budget: &mut SlotBudget,
+        fits: impl Fn(&GnbMac, usize, &Tb) -> bool,
+        mut picked: impl FnMut(&mut GnbMac, usize),
+    ) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for ui in 0..self.ues.len() {
+            for h in 0..self.ues[ui].link[d].harq.len() {
+                let hp = &self.ues[ui].link[d].harq[h];
+                let ready = matches!(hp.state, HarqState::PendingRetx { ready } if ready <= s);
+                let Some(tb) = hp.tb.as_ref() else { continue };
+                if !ready || !budget.fits(tb.prbs) || !fits(self, ui, tb) {
+                    continue;
+                }
+                budget.take(tb.prbs);
+                self.ues[ui].link[d].harq[h].retx();
+                picked(self, ui);
+                out.push((ui, h));
+                break; // one per UE
+            }
+        }
+        out
+    }
+
+    /// The DL retransmissions of slot `s` (a PDSCH of `symbols` symbols): (UE, HARQ process, the UL
+    /// slot of its HARQ-ACK, reserved).
+    pub fn dl_retransmissions(&mut self, s: u64, symbols: u32, budget: &mut SlotBudget) -> Vec<(usize, usize, u64)> {
+        let mut acks = Vec::new();
+        let picked = self.retransmissions(
+            DL,
+            s,
+            budget,
+            |mac, ui, tb| symbols >= tb.symbols && mac.harq_ack_slot(s, ui).is_some(),
+            |mac, ui| acks.push(mac.reserve_harq_ack(s, ui)),
+        );
+        picked.into_iter().zip(acks).map(|((ui, h), ack)| (ui, h, ack)).collect()
+    }
+
+    /// The UL retransmissions granted in slot `s`, for UEs not `blocked` (a grant already held for
+    /// the PUSCH slot): (UE, HARQ process).
+    pub fn ul_retransmissions(&mut self, s: u64, budget: &mut SlotBudget, blocked: &[bool]) -> Vec<(usize, usize)> {
+        self.retransmissions(UL, s, budget, |_, ui, _| !blocked[ui], |_, _| {})
+    }
+
+    /// The UEs that may get a new TB in direction `d` this slot (`eligible`, and a HARQ process
+    /// idle), in the policy's order; each candidate's rate is the bytes one PRB of `symbols`
+    /// symbols carries at its MCS.
+    pub fn order(&mut self, d: usize, symbols: u32, eligible: impl Fn(usize) -> bool) -> Vec<usize> {
+        let mut cands = Vec::new();
+        for ui in 0..self.ues.len() {
+            if !eligible(ui) || !self.ues[ui].link[d].harq.iter().any(|h| h.state == HarqState::Idle) {
+                continue;
+            }
+            let mcs = self.mcs(ui, d);
+            let rate = f64::from(self.tbs.tbs_for(self.table[d], mcs, symbols, 1));
+            cands.push(Candidate { ue: ui, rate });
+        }
+        self.scheduler.order(dir(d), &cands)
+    }
+
+    /// What each UE was given in the slot of direction `d` (bytes of new TBs, indexed by UE).
+    pub fn served(&mut self, d: usize, bytes: &[u64]) {
+        self.scheduler.served(dir(d), bytes);
+    }
+
+    /// A new TB of UE `ui` in direction `d`: its MCS, the fewest PRBs (at most `free`) that carry
+    /// `need` bytes, and their TBS — (PRBs, MCS, TBS).
+    pub fn allocate(&mut self, d: usize, ui: usize, symbols: u32, need: u64, free: u16) -> (u16, u8, u32) {
+        let mcs = self.mcs(ui, d);
+        let (prbs, _) = self.tbs.prbs_for(self.table[d], mcs, symbols, need);
+        let prbs = prbs.min(free);
+        (prbs, mcs, self.tbs.tbs_for(self.table[d], mcs, symbols, prbs))
+    }
+
+    /// The first idle HARQ process of UE `ui` in direction `d` (a candidate has one).
+    fn idle_harq(&self, d: usize, ui: usize) -> usize {
+        self.ues[ui].link[d]
+            .harq
+            .iter()
+            .position(|h| h.state == HarqState::Idle)
+            .expect("candidate has an idle process")
+    }
+
+    /// A new DL TB for UE `ui` in slot `s`: its HARQ process and the UL slot of its HARQ-ACK.
+    pub fn new_dl_tx(&mut self, s: u64, ui: usize, tb: Tb) -> (usize, u64) {
+        let h = self.idle_harq(DL, ui);
+        self.ues[ui].link[DL].harq[h].new_tx(tb);
+        (h, self.reserve_harq_ack(s, ui))
+    }
+
+    /// A new UL grant for UE `ui`: the HARQ process it reserves (the UE builds the TB at the PUSCH
+    /// slot, [`GnbMac::ul_tb_built`]).
+    pub fn new_ul_grant(&mut self, ui: usize, tbs: u32) -> usize {
+        let h = self.idle_harq(UL, ui);
+        let u = &mut self.ues[ui];
+        u.link[UL].harq[h].state = HarqState::WaitAck;
+        u.ul_view.granted(tbs);
+        h
+    }
+
+    /// The UE built the TB of UL HARQ process `h`.
+    pub fn ul_tb_built(&mut self, ui: usize, h: usize, tb: Tb) {
+        self.ues[ui].link[UL].harq[h].new_tx(tb);
+    }
+
+    /// The HARQ outcome of process `h` of UE `ui` in direction `d`, known in slot `slot` (DL: the
+    /// HARQ-ACK's; UL: the PUSCH's): OLLA learns from it; a NACKed TB may be retransmitted the
+    /// configured processing delay later (`{pdsch,pusch}.harq_retx_delay_slots`). Returns the TB
+    /// when it is finished with: decoded (`true`), or lost after `max_nof_harq_retxs` (`false`).
+    pub fn feedback(&mut self, d: usize, ui: usize, h: usize, ack: bool, slot: u64) -> Option<(Tb, bool)> {
+        let c = &self.cell;
+        let (max, delay) = match d {
+            DL => (c.pdsch.max_nof_harq_retxs, c.pdsch.harq_retx_delay_slots),
+            _ => (c.pusch.max_nof_harq_retxs, c.pusch.harq_retx_delay_slots),
+        };
+        let link = &mut self.ues[ui].link[d];
+        link.olla.update(ack);
+        link.harq[h].feedback(ack, u32::from(max), slot + u64::from(delay))
+    }
+}
+
+fn dir(d: usize) -> Dir {
+    if d == DL {
+        Dir::Dl
+    } else {
+        Dir::Ul
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tb(prbs: u16) -> Tb {
+        Tb { pdus: Vec::new(), mcs: 10, prbs, tbs: 1000, symbols: 12, bsr: None }
+    }
+
+    fn mac(ues: usize) -> GnbMac {
+        let cell = CellCfg::default();
+        let duplex = Duplex::Tdd(cell.tdd_ul_dl_cfg.clone());
+        GnbMac::new(&cell, &duplex, 51, &vec![[20.0, 15.0]; ues])
+    }
+
+    #[test]
+    fn a_nacked_tb_waits_the_processing_delay_then_is_retransmitted_within_the_budget() {
+        let mut m = mac(2);
+        let (h0, ack0) = m.new_dl_tx(0, 0, tb(30));
+        let (h1, _) = m.new_dl_tx(0, 1, tb(30));
+        assert!(ack0 > 0, "the HARQ-ACK goes in a later UL slot");
+        let delay = u64::from(CellCfg::default().pdsch.harq_retx_delay_slots);
+        assert!(m.feedback(DL, 0, h0, false, ack0).is_none());
+        assert!(m.feedback(DL, 1, h1, false, ack0).is_none());
+        let mut budget = SlotBudget::new(51, 16);
+        assert!(m.dl_retransmissions(ack0 + delay - 1, 12, &mut budget).is_empty(), "not before the delay");
+        // 51 PRBs hold one of the two 30-PRB TBs.
+        let mut budget = SlotBudget::new(51, 16);
+        let r = m.dl_retransmissions(ack0 + delay, 12, &mut budget);
+        assert_eq!(r.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(0, h0)]);
+        assert_eq!((budget.free, budget.scheduled), (21, 1));
+        assert_eq!(m.harq(DL, 0, h0).nof_tx, 2);
+    }
+
+    #[test]
+    fn olla_lowers_the_mcs_after_nacks_and_a_lost_tb_comes_back_once() {
+        let mut m = mac(1);
+        let before = m.mcs(0, DL);
+        let max = CellCfg::default().pdsch.max_nof_harq_retxs;
+        let (h, _) = m.new_dl_tx(0, 0, tb(10));
+        for i in 0..max {
+            assert!(m.feedback(DL, 0, h, false, 10 * u64::from(i)).is_none());
+            m.ues[0].link[DL].harq[h].retx();
+        }
+        let (lost, delivered) = m.feedback(DL, 0, h, false, 100).expect("given up");
+        assert!(!delivered && lost.prbs == 10);
+        assert!(m.mcs(0, DL) < before, "OLLA backed off: {} -> {}", before, m.mcs(0, DL));
+        assert_eq!(m.harq(DL, 0, h).state, HarqState::Idle);
+    }
+
+    #[test]
+    fn only_ues_with_an_idle_process_are_candidates() {
+        let mut m = mac(2);
+        let n = m.ue(0).link[DL].harq.len();
+        for _ in 0..n {
+            m.new_dl_tx(0, 0, tb(1));
+        }
+        assert_eq!(m.order(DL, 12, |_| true), [1], "UE 0 has every process busy");
+        assert!(m.order(DL, 12, |ui| ui == 0).is_empty());
+    }
+}
