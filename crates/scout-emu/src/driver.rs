@@ -39,7 +39,7 @@ use std::sync::mpsc::{Receiver, Sender};
 
 use scout_events::writer::RunWriter;
 use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Sink, SlotEvent};
-use scout_ran::stack::Stack;
+use scout_ran::stack::{Offer, Stack};
 use scout_sim::scenario::Loaded;
 use scout_sim::Outcome;
 use serde_json::{json, Value};
@@ -49,7 +49,7 @@ use crate::egress::{self, Egress, Out};
 use crate::iperf3;
 use crate::netns::{self, Topology};
 use crate::offload::{self, Partial, VnetHdr, VNET_HDR_LEN};
-use crate::packet::{echo, five_tuple, Flows};
+use crate::packet::{echo, ecn, five_tuple, set_ce, Flows};
 use crate::qos::QosRules;
 use crate::tcp::{TcpProbe, TcpRows};
 use crate::thread;
@@ -181,6 +181,8 @@ struct Counts {
     /// last read, to count each time once).
     writer_behind: u64,
     was_behind: bool,
+    /// Packets the model marked Congestion Experienced whose IP header was written CE.
+    ce_marked: u64,
 }
 
 /// The model, the devices and what lies between them: one step of the loop at a time.
@@ -368,11 +370,8 @@ impl Datapath<'_> {
         let flow = self.flows.id(ul, ue, drb_idx, tuple);
         let len = bytes.len() as u32;
         let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped };
-        let pkt = if ul {
-            self.stack.send_ul(t, flow, ue, drb_idx, len, &mut tap)
-        } else {
-            self.stack.send_dl(t, flow, ue, drb_idx, len, &mut tap)
-        };
+        let dir = if ul { Dir::Ul } else { Dir::Dl };
+        let pkt = self.stack.send(t, Offer::new(dir, flow, ue, drb_idx, len).ecn(ecn(&bytes)), &mut tap);
         if let (true, Some((true, id, seq))) = (ul, echo(&bytes)) {
             self.echoes.insert((ue, id, seq), t);
         }
@@ -384,8 +383,12 @@ impl Datapath<'_> {
     fn deliver(&mut self) {
         let mut batch = Vec::new();
         for d in self.stack.take_deliveries() {
-            let Some(h) = self.held.remove(&d.packet.pkt) else { continue };
+            let Some(mut h) = self.held.remove(&d.packet.pkt) else { continue };
             let dir = d.packet.dir;
+            // The model marked it Congestion Experienced (L4S): so does its IP header.
+            if d.packet.ecn == 3 && ecn(&h.bytes) != 3 && set_ce(&mut h.bytes) {
+                self.counts.ce_marked += 1;
+            }
             self.delays[usize::from(dir == Dir::Ul)].push(d.t - h.t_in);
             if let (Dir::Dl, Some((false, id, seq))) = (dir, echo(&h.bytes)) {
                 if let Some(t_req) = self.echoes.remove(&(d.packet.ue, id, seq)) {
@@ -792,6 +795,7 @@ pub fn emulate(
         "packets_not_ip": counts.not_ip,
         "dn_packets_to_no_ue": counts.no_ue,
         "device_queue_full": device_full,
+        "ce_marked": counts.ce_marked,
         "qos_rules": {"packets_per_rule": qos.matched, "packets_by_default_rule": qos.default},
         "offload": json!({
             "enabled": opts.offload,

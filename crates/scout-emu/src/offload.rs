@@ -88,7 +88,7 @@ fn fold(mut acc: u64) -> u16 {
 }
 
 /// The IPv4 header checksum of `ip[..ihl]`, written in place.
-fn ipv4_checksum(ip: &mut [u8], ihl: usize) {
+pub(crate) fn ipv4_checksum(ip: &mut [u8], ihl: usize) {
     ip[10..12].fill(0);
     let c = !fold(sum(&ip[..ihl], 0));
     ip[10..12].copy_from_slice(&c.to_be_bytes());

@@ -1,6 +1,8 @@
-//! What the emulator reads of a packet: its addresses, protocol and ports (its flow), and whether
-//! it is an ICMP echo (the ping round trips it measures). Nothing else of a packet is looked at:
-//! the model is given its length, and its bytes wait beside the model until it is delivered.
+//! What the emulator reads of a packet: its addresses, protocol and ports (its flow), its ECN
+//! field, and whether it is an ICMP echo (the ping round trips it measures). Nothing else of a
+//! packet is looked at: the model is given its length and ECN field, and its bytes wait beside the
+//! model until it is delivered — with the Congestion Experienced codepoint written in when the
+//! model marked it (L4S).
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -33,6 +35,38 @@ pub fn five_tuple(p: &[u8]) -> Option<(u8, IpAddr, IpAddr, u16, u16)> {
         (0, 0)
     };
     Some((proto, src, dst, ports.0, ports.1))
+}
+
+/// The ECN field of an IPv4 or IPv6 packet (RFC 3168 §5: the TOS / Traffic Class byte's low two
+/// bits), 0 when it is not IP.
+pub fn ecn(p: &[u8]) -> u8 {
+    match p.first().map(|b| b >> 4) {
+        Some(4) if p.len() >= 20 => p[1] & 0x03,
+        // Traffic Class straddles bytes 0 and 1: its low two bits are bits 5..4 of byte 1.
+        Some(6) if p.len() >= 40 => (p[1] >> 4) & 0x03,
+        _ => 0,
+    }
+}
+
+/// Writes Congestion Experienced (11) into an IPv4 or IPv6 packet's ECN field, the IPv4 header
+/// checksum made good (RFC 3168 §6.1.1.1); returns whether it could.
+pub fn set_ce(p: &mut [u8]) -> bool {
+    match p.first().map(|b| b >> 4) {
+        Some(4) if p.len() >= 20 => {
+            let ihl = usize::from(p[0] & 0x0f) * 4;
+            if ihl < 20 || p.len() < ihl {
+                return false;
+            }
+            p[1] |= 0x03;
+            crate::offload::ipv4_checksum(p, ihl);
+            true
+        }
+        Some(6) if p.len() >= 40 => {
+            p[1] |= 0x30;
+            true
+        }
+        _ => false,
+    }
 }
 
 /// An ICMP or ICMPv6 echo request (`true`) or reply (`false`) and its identifier and sequence
@@ -99,6 +133,25 @@ mod tests {
             vec![0x45, 0, 0, 0, 0, 1, (frag >> 8) as u8, frag as u8, 64, proto, 0, 0, 10, 45, 0, 2, 10, 45, 0, 1];
         p.extend_from_slice(l4);
         p
+    }
+
+    #[test]
+    fn the_ecn_field_is_read_and_ce_written_with_a_good_ipv4_checksum() {
+        let mut p = v4(17, 0, &[0x13, 0x88, 0x14, 0x51, 0, 8, 0, 0]);
+        p[1] = 0xb9; // DSCP 46, ECT(1)
+        crate::offload::ipv4_checksum(&mut p, 20);
+        assert_eq!(ecn(&p), 1);
+        assert!(set_ce(&mut p));
+        assert_eq!((ecn(&p), p[1] >> 2), (3, 46), "CE, DSCP kept");
+        // A header whose checksum is right sums to 0xffff (RFC 1071).
+        let sum: u32 = p[..20].chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+        assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff);
+        let mut v6 = vec![0x60, 0x10, 0, 0, 0, 8, 17, 64];
+        v6.extend_from_slice(&[0; 32]);
+        assert_eq!(ecn(&v6), 1, "traffic class 0x01: ECT(1)");
+        assert!(set_ce(&mut v6));
+        assert_eq!((ecn(&v6), v6[0], v6[1]), (3, 0x60, 0x30));
+        assert!(!set_ce(&mut [0u8; 8]));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use scout_events::writer::{RunWriter, WriteError};
 use scout_events::{ControlEvent, Dir, Layer, Node, Sink};
 use scout_ran::phy::channel::{sinr_from_capacity_trace, SinrSource};
 use scout_ran::rng::Rng;
-use scout_ran::stack::{ConfigError, Stack, StackConfig, UeSpec};
+use scout_ran::stack::{ConfigError, Offer, Stack, StackConfig, UeSpec};
 
 use crate::scenario::{DirName, Loaded, ScenarioError, TrafficSpec, UeSel};
 use crate::traffic::{Gen, Source};
@@ -53,6 +53,8 @@ pub struct Flow {
     pub dir: Dir,
     pub drb_idx: usize,
     pub five_qi: u8,
+    /// The ECN field of its packets.
+    pub ecn: u8,
     /// For ping: the flow id of the echo reply.
     pub reply: Option<u32>,
 }
@@ -207,6 +209,12 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
             | TrafficSpec::Video { ue, five_qi, start_s, stop_s, .. }
             | TrafficSpec::Ping { ue, five_qi, start_s, stop_s, .. } => (ue, *five_qi, *start_s, *stop_s),
         };
+        let ecn = match t {
+            TrafficSpec::UdpCbr { ecn, .. } | TrafficSpec::OnOff { ecn, .. } | TrafficSpec::Video { ecn, .. } => {
+                ecn.value()
+            }
+            TrafficSpec::Ping { .. } => 0,
+        };
         let ue_ids: Vec<u32> = match sel {
             UeSel::One(u) => vec![*u],
             UeSel::Many(v) => v.clone(),
@@ -261,10 +269,10 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
             };
             let dir = if dir == DirName::Dl { Dir::Dl } else { Dir::Ul };
             let reply = matches!(t, TrafficSpec::Ping { .. }).then_some(id + 1);
-            flows.push(Flow { id, kind, ue, dir, drb_idx, five_qi, reply });
+            flows.push(Flow { id, kind, ue, dir, drb_idx, five_qi, ecn, reply });
             sources.push(Source::new(gen, start, stop, rng));
             if let Some(r) = reply {
-                flows.push(Flow { id: r, kind: "ping_reply", ue, dir: Dir::Dl, drb_idx, five_qi, reply: None });
+                flows.push(Flow { id: r, kind: "ping_reply", ue, dir: Dir::Dl, drb_idx, five_qi, ecn: 0, reply: None });
                 sources.push(Source::new(Gen::Cbr { interval_ns: 1.0, size: 0, n: 0 }, 0, 0, Rng::new(seed, "unused")));
             }
         }
@@ -330,10 +338,7 @@ pub fn run<S: Sink>(
         if tg == Some(t) {
             let Some(Reverse((t, i, bytes))) = heap.pop() else { unreachable!("peeked") };
             let f = &flows[i];
-            let pkt = match f.dir {
-                Dir::Dl => stack.send_dl(t, f.id, f.ue, f.drb_idx, bytes, sink),
-                Dir::Ul => stack.send_ul(t, f.id, f.ue, f.drb_idx, bytes, sink),
-            };
+            let pkt = stack.send(t, Offer::new(f.dir, f.id, f.ue, f.drb_idx, bytes).ecn(f.ecn), sink);
             sent_at.insert(pkt, t);
             if let Some((nt, nb)) = sources[i].next_packet() {
                 heap.push(Reverse((nt, i, nb)));
@@ -349,7 +354,7 @@ pub fn run<S: Sink>(
                 if let Some(r) = f.reply {
                     // The DN echoes the request at once.
                     let rf = &flows[r as usize];
-                    let rp = stack.send_dl(d.t, rf.id, rf.ue, rf.drb_idx, p.bytes, sink);
+                    let rp = stack.send(d.t, Offer::new(Dir::Dl, rf.id, rf.ue, rf.drb_idx, p.bytes), sink);
                     sent_at.insert(rp, d.t);
                     ping_req.insert(rp, t0);
                 } else if let Some(t_req) = ping_req.remove(&p.pkt) {

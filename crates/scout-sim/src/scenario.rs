@@ -147,6 +147,28 @@ fn default_5qis() -> Vec<u8> {
     vec![9]
 }
 
+/// The ECN field a source's packets carry in their IP header (RFC 3168, RFC 9331): `not-ect`
+/// (default), `ect1` (an L4S sender), `ect0` (a classic ECN sender).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcnName {
+    #[default]
+    NotEct,
+    Ect1,
+    Ect0,
+}
+
+impl EcnName {
+    /// The field's value: 0 Not-ECT, 1 ECT(1), 2 ECT(0).
+    pub fn value(self) -> u8 {
+        match self {
+            EcnName::NotEct => 0,
+            EcnName::Ect1 => 1,
+            EcnName::Ect0 => 2,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DirName {
@@ -189,6 +211,8 @@ pub enum TrafficSpec {
         dir: DirName,
         #[serde(default = "nine")]
         five_qi: u8,
+        #[serde(default)]
+        ecn: EcnName,
         rate_mbps: f64,
         #[serde(default = "default_size")]
         size_bytes: u32,
@@ -203,6 +227,8 @@ pub enum TrafficSpec {
         dir: DirName,
         #[serde(default = "nine")]
         five_qi: u8,
+        #[serde(default)]
+        ecn: EcnName,
         rate_mbps: f64,
         #[serde(default = "default_size")]
         size_bytes: u32,
@@ -221,6 +247,8 @@ pub enum TrafficSpec {
         dir: DirName,
         #[serde(default = "nine")]
         five_qi: u8,
+        #[serde(default)]
+        ecn: EcnName,
         rate_mbps: f64,
         #[serde(default = "default_fps")]
         fps: f64,

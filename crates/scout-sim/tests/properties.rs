@@ -5,6 +5,7 @@ use std::path::Path;
 
 use proptest::prelude::*;
 use scout_events::{Layer, Point, VecSink};
+use scout_ran::stack::Offer;
 
 fn scenario(text: &str) -> scout_sim::scenario::Loaded {
     let (scenario, resolved) = scout_sim::scenario::parse(text, "test.yaml", &[]).expect("valid scenario");
@@ -328,8 +329,8 @@ fn bounded_steps_give_the_same_events_as_whole_steps() {
         for i in 0..300i64 {
             let t = i * 700_000;
             step_to(&mut st, t, &mut sink);
-            st.send_dl(t, 0, 0, 0, 1400, &mut sink);
-            st.send_ul(t, 1, 1, 0, 300, &mut sink);
+            st.send(t, Offer::new(scout_events::Dir::Dl, 0, 0, 0, 1400), &mut sink);
+            st.send(t, Offer::new(scout_events::Dir::Ul, 1, 1, 0, 300), &mut sink);
         }
         step_to(&mut st, 300_000_000, &mut sink);
         assert!(!st.handle_timeout_bounded(300_000_000, bound, &mut sink), "nothing left due");

@@ -172,6 +172,19 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
                 return Err(invalid(&key(k), format!("{v}; accepted: {lo}..={hi}{or}")));
             }
         }
+        if let Some(l) = &q.l4s {
+            if !(l.min_ms.is_finite()
+                && l.max_ms.is_finite()
+                && 0.0 <= l.min_ms
+                && l.min_ms < l.max_ms
+                && l.max_ms <= 10_000.0)
+            {
+                return Err(invalid(
+                    &key("l4s"),
+                    format!("min_ms {} and max_ms {}; accepted: 0 <= min_ms < max_ms <= 10000", l.min_ms, l.max_ms),
+                ));
+            }
+        }
         for (k, v, hi) in [
             ("pdcp.tx.discard_timer", pdcp.tx.discard_timer, 1500),
             ("pdcp.rx.t_reordering", pdcp.rx.t_reordering, 3000),

@@ -17,6 +17,9 @@ pub struct QosCfg {
     pub f1u_du: F1uDuCfg,
     #[serde(default)]
     pub f1u_cu_up: F1uCuUpCfg,
+    /// L4S marking at the gNB's DL RLC SDU queue (absent: none, srsRAN's behaviour).
+    #[serde(default)]
+    pub l4s: Option<L4sCfg>,
     /// Logical channel priority (TS 38.321 §5.4.3.1; lower is more important). Default 10.
     #[serde(default = "default_lc_priority")]
     pub priority: u8,
@@ -91,6 +94,7 @@ impl QosCfg {
             pdcp,
             f1u_du: F1uDuCfg::default(),
             f1u_cu_up: F1uCuUpCfg::default(),
+            l4s: None,
             priority: default_lc_priority(),
             mac: LcMacCfg::default(),
         }
@@ -282,4 +286,35 @@ impl Default for F1uCuUpCfg {
     fn default() -> Self {
         F1uCuUpCfg { flow_control: false, queue_bytes: -1 }
     }
+}
+
+/// L4S marking at the gNB's DL RLC SDU queue (RFC 9330–9332; TS 23.501 §5.37.3 Rel-18 ECN marking
+/// for L4S in the NG-RAN): an SDU whose head-of-line sojourn, as its first byte leaves the queue,
+/// is below `min_ms` is not marked, at or above `max_ms` always, and in between with probability
+/// (sojourn − min) / (max − min) (the linear ramp of the seed's eq. 3.1). Only ECN-capable packets
+/// are marked: ECT(1), and ECT(0) with `classic_ecn`. Scout's keys; srsRAN has no L4S.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L4sCfg {
+    pub min_ms: f64,
+    pub max_ms: f64,
+    /// Mark ECT(0) packets too (a classic ECN AQM); default only ECT(1), L4S's codepoint.
+    #[serde(default)]
+    pub classic_ecn: bool,
+    /// Where the Congestion Experienced codepoint is written (default `rlc`).
+    #[serde(default)]
+    pub mark_at: MarkAt,
+}
+
+/// Where an L4S mark decided at RLC is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkAt {
+    /// Into the SDU leaving the RLC queue (a gNB that can rewrite IP headers below PDCP).
+    #[default]
+    Rlc,
+    /// Into the next ECN-capable packet the CU-UP's PDCP takes, before ciphering: a gNB that
+    /// ciphers at PDCP measures the sojourn at RLC and marks at PDCP, as Brunello et al. propose
+    /// (seed 003 §2.2).
+    Pdcp,
 }

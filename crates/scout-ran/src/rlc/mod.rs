@@ -90,6 +90,9 @@ pub enum RlcOut {
     Transmitted { pdcp_sn: u32 },
     /// AM: the peer acknowledged the SDU (F1-U "highest delivered").
     Acked { pdcp_sn: u32 },
+    /// The queue's discipline signalled congestion for the SDU as its first byte left (L4S: it
+    /// marked it CE, or decided a mark PDCP writes).
+    CeMark { sdu: Sdu },
     /// A control-plane fact for `control_events`.
     Control(RlcControl),
 }
@@ -200,7 +203,7 @@ pub struct RlcEntity {
 const MS: i64 = 1_000_000;
 
 /// The drop-tail limits of the mode `cfg` sets (srsRAN `queue-size`, `queue-bytes`).
-fn limits(cfg: &RlcCfg) -> DropTail {
+pub fn limits(cfg: &RlcCfg) -> DropTail {
     let (max_sdus, max_bytes) = match cfg.mode {
         RlcMode::Am => (cfg.am.tx.queue_size, cfg.am.tx.queue_bytes),
         RlcMode::UmBidir => (cfg.um_bidir.tx.queue_size, cfg.um_bidir.tx.queue_bytes),
@@ -384,6 +387,7 @@ impl RlcEntity {
     }
 }
 
+pub mod l4s;
 pub mod queue;
 mod rx;
 mod tx;

@@ -27,9 +27,12 @@ pub trait Discipline: Send {
     fn admit(&mut self, now: Instant, len: u32, bytes: u64, sdus: u32) -> Result<(), Reason>;
 
     /// The SDU's first byte leaves at `now` after `sojourn_ns` in the queue, which still holds
-    /// `bytes` (this SDU's included): a marking discipline may set its ECN field here. Drop-tail
-    /// does nothing.
-    fn dequeue(&mut self, _now: Instant, _sojourn_ns: i64, _bytes: u64, _sdu: &mut Sdu) {}
+    /// `bytes` (this SDU's included): a marking discipline may set its ECN field here. Returns
+    /// whether it signalled congestion for this SDU (marked it, or decided a mark written
+    /// elsewhere). Drop-tail does nothing.
+    fn dequeue(&mut self, _now: Instant, _sojourn_ns: i64, _bytes: u64, _sdu: &mut Sdu) -> bool {
+        false
+    }
 }
 
 /// Drop-tail with an SDU and a byte limit (srsRAN's RLC SDU queue).
@@ -69,12 +72,12 @@ impl SduQueue {
         Ok(())
     }
 
-    /// The head SDU sends its first byte at `now`: the discipline sees its sojourn.
-    pub fn leaving(&mut self, now: Instant) {
-        if let Some(h) = self.sdus.front_mut() {
-            debug_assert_eq!(h.offset, 0, "called once per SDU, before its first byte");
-            self.discipline.dequeue(now, now - h.arrived, self.bytes, &mut h.sdu);
-        }
+    /// The head SDU sends its first byte at `now`: the discipline sees its sojourn. Returns
+    /// whether it signalled congestion for it.
+    pub fn leaving(&mut self, now: Instant) -> bool {
+        let Some(h) = self.sdus.front_mut() else { return false };
+        debug_assert_eq!(h.offset, 0, "called once per SDU, before its first byte");
+        self.discipline.dequeue(now, now - h.arrived, self.bytes, &mut h.sdu)
     }
 
     /// How long the SDU at the head has waited at `now` (the head-of-line sojourn).
@@ -114,10 +117,11 @@ mod tests {
             fn admit(&mut self, _: Instant, _: u32, _: u64, _: u32) -> Result<(), Reason> {
                 Ok(())
             }
-            fn dequeue(&mut self, _: Instant, sojourn_ns: i64, _: u64, sdu: &mut Sdu) {
+            fn dequeue(&mut self, _: Instant, sojourn_ns: i64, _: u64, sdu: &mut Sdu) -> bool {
                 if sojourn_ns > self.0 {
                     sdu.pkt.ecn = 3; // CE
                 }
+                sojourn_ns > self.0
             }
         }
         let mut q = SduQueue::new(Box::new(MarkAbove(5_000)));

@@ -246,11 +246,12 @@ fn the_discipline_sees_each_sdu_leave_once_and_its_mark_rides_in_the_pdus() {
         fn admit(&mut self, _: Instant, _: u32, _: u64, _: u32) -> Result<(), Reason> {
             Ok(())
         }
-        fn dequeue(&mut self, _: Instant, sojourn_ns: i64, _: u64, sdu: &mut Sdu) {
+        fn dequeue(&mut self, _: Instant, sojourn_ns: i64, _: u64, sdu: &mut Sdu) -> bool {
             self.1.lock().unwrap().push(sojourn_ns);
             if sojourn_ns > self.0 {
                 sdu.pkt.ecn = 3;
             }
+            sojourn_ns > self.0
         }
     }
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -268,4 +269,8 @@ fn the_discipline_sees_each_sdu_leave_once_and_its_mark_rides_in_the_pdus() {
         .collect();
     assert_eq!(marks, vec![(0, 3), (0, 3), (0, 3), (1, 0)]);
     assert_eq!(*seen.lock().unwrap(), vec![10 * MS, 2 * MS], "one sojourn per SDU");
+    // The entity reports the signal once, for SDU 0.
+    let signals: Vec<u64> =
+        tx.out.iter().filter_map(|o| if let RlcOut::CeMark { sdu } = o { Some(sdu.pkt.pkt) } else { None }).collect();
+    assert_eq!(signals, vec![0]);
 }

@@ -114,8 +114,12 @@ impl RlcEntity {
                 break;
             }
             let head = if head.offset == 0 {
-                self.queue.leaving(now);
-                self.queue.sdus.front_mut().expect("the head is still there")
+                let marked = self.queue.leaving(now);
+                let head = self.queue.sdus.front_mut().expect("the head is still there");
+                if marked {
+                    self.out.push(RlcOut::CeMark { sdu: head.sdu });
+                }
+                head
             } else {
                 head
             };

@@ -34,6 +34,27 @@ impl Stack {
         }
     }
 
+    /// A DL packet reaches the CU-UP's PDCP: with L4S marks decided at the DU's RLC queue for
+    /// PDCP to write (`mark_at: pdcp`), an ECN-capable packet takes one — CE before ciphering.
+    pub(super) fn pdcp_ce_mark<S: Sink>(
+        &mut self,
+        now: Instant,
+        ui: usize,
+        di: usize,
+        mut p: Packet,
+        sink: &mut S,
+    ) -> Packet {
+        let d = &mut self.ues[ui].drbs[di];
+        let Some(l4s) = d.l4s.as_ref() else { return p };
+        let capable = p.ecn == ECT1 || (l4s.classic_ecn && p.ecn == ECT0);
+        if d.pending_ce > 0 && capable {
+            d.pending_ce -= 1;
+            p.ecn = CE;
+            self.emit(sink, now, Node::GnbCu, Layer::Pdcp, Point::CeMark, &p);
+        }
+        p
+    }
+
     /// Turns what the DU's (`at_ue` false) or the UE's RLC entity of a bearer produced into
     /// events and hand-overs, then re-arms its timers.
     pub(super) fn drain_rlc<S: Sink>(&mut self, now: Instant, ui: usize, di: usize, at_ue: bool, sink: &mut S) {
@@ -81,7 +102,18 @@ impl Stack {
                         self.schedule(at, Action::DddsSend { ue: ui as u32, drb: di as u8 });
                     }
                 }
-                RlcOut::Acked { .. } => {}
+                RlcOut::CeMark { sdu } if !at_ue => {
+                    let d = &mut self.ues[ui].drbs[di];
+                    if d.l4s.as_ref().is_some_and(|l| l.mark_at == MarkAt::Pdcp) {
+                        d.pending_ce += 1;
+                    } else {
+                        let mut e = self.ev(now, node, Layer::Rlc, Point::CeMark, &sdu.pkt);
+                        e.sn = Some(sdu.pdcp_sn);
+                        e.bytes = sdu.len;
+                        sink.packet(e);
+                    }
+                }
+                RlcOut::Acked { .. } | RlcOut::CeMark { .. } => {}
                 RlcOut::Control(event) => {
                     self.control(sink, now, Control::Rlc { node, ue: ui as u32, drb: di as u8 + 1, event })
                 }

@@ -82,6 +82,7 @@ impl Stack {
                 self.emit(sink, sdap_end, Node::GnbCu, Layer::Pdcp, Point::ProcBegin, &p);
                 let (ui, di) = (p.ue as usize, self.drb_idx_of(&p));
                 if let Some((count, len)) = self.pdcp_send(sink, now, Node::GnbCu, ui, di, &p) {
+                    let p = self.pdcp_ce_mark(now, ui, di, p, sink);
                     self.arm(now, ui, di, TimerOwner::CuPdcpTx);
                     self.f1u_send(now, ui, di, Job { p, count, len }, sink);
                 }

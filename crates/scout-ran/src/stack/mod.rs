@@ -6,7 +6,7 @@
 //! Uplink: UE app → UE PDCP → UE RLC queue → SR/BSR → UL grant → PUSCH / HARQ → DU RLC → midhaul →
 //! CU-UP worker (PDCP reordering) → GTP-U executor → N3 → UPF → N6 → DN app.
 //!
-//! Call contract (quinn-style): the driver calls [`Stack::send_dl`] / [`Stack::send_ul`] for new
+//! Call contract (quinn-style): the driver calls [`Stack::send`] for new
 //! packets and [`Stack::handle_timeout`] whenever `now` reaches [`Stack::poll_timeout`], with `now`
 //! never decreasing; it drains [`Stack::poll_delivery`] after each call. All telemetry goes to the
 //! sink passed to each call.
@@ -37,7 +37,8 @@ use crate::pdcp::{PdcpRx, PdcpTx, RxOut, TxVerdict};
 use crate::phy::channel::{self, SinrSource};
 use crate::phy::slot::{SlotGrid, SlotPoint};
 use crate::phy::tdd::Duplex;
-use crate::rlc::{RlcEntity, RlcOut, RlcPdu, Sdu};
+use crate::rlc::l4s::{L4sMark, CE, ECT0, ECT1};
+use crate::rlc::{self, RlcEntity, RlcOut, RlcPdu, Sdu};
 use crate::rng::Rng;
 use crate::Instant;
 
@@ -53,6 +54,31 @@ use self::ue::*;
 /// GTP-U over UDP/IPv4 with the PDU Session Container: IPv4 20 + UDP 8 + GTP-U 8 + optional fields 4
 /// + PDU Session Container extension 4 (TS 29.281 §5.1, TS 38.415 §5.5.2).
 pub const GTPU_OVERHEAD: u32 = 44;
+
+/// A packet an application sends: its direction, flow, UE, the index of the UE's DRB that carries
+/// it, its IP size and the ECN field of its IP header (RFC 3168: 0 Not-ECT, 1 ECT(1), 2 ECT(0),
+/// 3 CE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Offer {
+    pub dir: Dir,
+    pub flow: u32,
+    pub ue: u32,
+    pub drb: usize,
+    pub bytes: u32,
+    pub ecn: u8,
+}
+
+impl Offer {
+    /// A Not-ECT packet.
+    pub fn new(dir: Dir, flow: u32, ue: u32, drb: usize, bytes: u32) -> Offer {
+        Offer { dir, flow, ue, drb, bytes, ecn: 0 }
+    }
+
+    /// With the ECN field `ecn`.
+    pub fn ecn(self, ecn: u8) -> Offer {
+        Offer { ecn, ..self }
+    }
+}
 
 /// A packet handed to an application at its destination.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -352,10 +378,11 @@ impl Stack {
         sink.control(c.row(t));
     }
 
-    fn new_packet(&mut self, flow: u32, ue: u32, dir: Dir, bytes: u32, drb_idx: usize) -> Packet {
-        let u = &self.ues[ue as usize];
-        let d = &u.drbs[drb_idx];
-        let p = Packet { pkt: self.next_pkt, flow, ue, dir, bytes, qfi: d.qfi, drb: d.id, slice: u.slice, ecn: 0 };
+    fn new_packet(&mut self, o: &Offer) -> Packet {
+        let u = &self.ues[o.ue as usize];
+        let d = &u.drbs[o.drb];
+        let (flow, ue, dir, bytes, ecn) = (o.flow, o.ue, o.dir, o.bytes, o.ecn);
+        let p = Packet { pkt: self.next_pkt, flow, ue, dir, bytes, qfi: d.qfi, drb: d.id, slice: u.slice, ecn };
         self.next_pkt += 1;
         self.live.insert(p.pkt, p);
         let i = dir_idx(dir);
@@ -369,35 +396,24 @@ impl Stack {
         self.ues.get(ue as usize)?.drbs.iter().position(|d| d.qfi == five_qi)
     }
 
-    /// A DN application sends `bytes` to UE `ue` on its DRB `drb_idx` at `now`. Returns the packet id.
-    pub fn send_dl<S: Sink>(
-        &mut self,
-        now: Instant,
-        flow: u32,
-        ue: u32,
-        drb_idx: usize,
-        bytes: u32,
-        sink: &mut S,
-    ) -> u64 {
-        let p = self.new_packet(flow, ue, Dir::Dl, bytes, drb_idx);
-        self.emit(sink, now, Node::Dn, Layer::App, Point::Tx, &p);
-        let at = self.n6_dl.send(now, bytes);
-        self.schedule(at, Action::N6Arrive(p));
+    /// An application sends a packet at `now`: a DN application towards a UE (`Dir::Dl`, entering
+    /// at N6) or a UE's towards the DN (`Dir::Ul`, entering at the UE's PDCP). Returns its id.
+    pub fn send<S: Sink>(&mut self, now: Instant, offer: Offer, sink: &mut S) -> u64 {
+        let p = self.new_packet(&offer);
+        let node = if offer.dir == Dir::Dl { Node::Dn } else { Node::Ue };
+        self.emit(sink, now, node, Layer::App, Point::Tx, &p);
+        if offer.dir == Dir::Dl {
+            let at = self.n6_dl.send(now, p.bytes);
+            self.schedule(at, Action::N6Arrive(p));
+        } else {
+            self.send_ul(now, p, offer.drb, sink);
+        }
         p.pkt
     }
 
-    /// UE `ue`'s application sends `bytes` towards the DN on DRB `drb_idx` at `now`.
-    pub fn send_ul<S: Sink>(
-        &mut self,
-        now: Instant,
-        flow: u32,
-        ue: u32,
-        drb_idx: usize,
-        bytes: u32,
-        sink: &mut S,
-    ) -> u64 {
-        let p = self.new_packet(flow, ue, Dir::Ul, bytes, drb_idx);
-        self.emit(sink, now, Node::Ue, Layer::App, Point::Tx, &p);
+    /// The UE's PDCP and RLC take packet `p` of DRB `drb_idx`.
+    fn send_ul<S: Sink>(&mut self, now: Instant, p: Packet, drb_idx: usize, sink: &mut S) {
+        let ue = p.ue;
         // UE PDCP: zero processing time in the model (docs/model.md).
         if let Some((count, len)) = self.pdcp_send(sink, now, Node::Ue, ue as usize, drb_idx, &p) {
             let was_empty = self.ue_ul_buffer(ue as usize) == 0;
@@ -410,7 +426,6 @@ impl Stack {
             }
             self.arm(now, ue as usize, drb_idx, TimerOwner::UePdcpTx);
         }
-        p.pkt
     }
 
     fn ue_ul_buffer(&self, ue: usize) -> u64 {

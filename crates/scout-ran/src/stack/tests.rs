@@ -2,6 +2,8 @@
 //! UEs at fixed SINRs, srsRAN's defaults otherwise, stepped slot by slot (as quinn-proto's `Pair`
 //! steps two endpoints).
 
+use std::collections::HashMap;
+
 use scout_events::VecSink;
 
 use super::*;
@@ -69,7 +71,7 @@ fn a_tb_never_decoded_is_sent_max_retx_more_times_then_given_up() {
     // A DL far below MCS 0's threshold: every transmission fails (the SDU, segmented over several
     // TBs at MCS 0, and RLC's retransmissions after t-PollRetransmit).
     let mut h = Harness::new(&[(-30.0, 20.0)]);
-    h.stack.send_dl(0, 0, 0, 0, 1000, &mut h.sink);
+    h.stack.send(0, Offer::new(Dir::Dl, 0, 0, 0, 1000), &mut h.sink);
     h.run_to(300);
     let rows = h.harq_rows(Dir::Dl);
     let max = CellCfg::default().pdsch.max_nof_harq_retxs;
@@ -92,8 +94,8 @@ fn a_tb_never_decoded_is_sent_max_retx_more_times_then_given_up() {
 #[test]
 fn a_good_channel_decodes_first_time_and_the_uplink_asks_before_it_sends() {
     let mut h = Harness::new(&[(30.0, 30.0)]);
-    h.stack.send_dl(0, 0, 0, 0, 1000, &mut h.sink);
-    h.stack.send_ul(0, 1, 0, 0, 1000, &mut h.sink);
+    h.stack.send(0, Offer::new(Dir::Dl, 0, 0, 0, 1000), &mut h.sink);
+    h.stack.send(0, Offer::new(Dir::Ul, 1, 0, 0, 1000), &mut h.sink);
     h.run_to(100);
     assert!(h.harq_rows(Dir::Dl).iter().all(|r| r.2 == 0 && r.3), "{:?}", h.harq_rows(Dir::Dl));
     assert_eq!(h.stack.stats.delivered_pkts, [1, 1]);
@@ -109,8 +111,8 @@ fn two_ues_share_the_cell_round_robin() {
     let mut h = Harness::new(&[(25.0, 20.0), (25.0, 20.0)]);
     // Both backlogged: more than one slot carries.
     for _ in 0..200 {
-        h.stack.send_dl(0, 0, 0, 0, 1400, &mut h.sink);
-        h.stack.send_dl(0, 1, 1, 0, 1400, &mut h.sink);
+        h.stack.send(0, Offer::new(Dir::Dl, 0, 0, 0, 1400), &mut h.sink);
+        h.stack.send(0, Offer::new(Dir::Dl, 1, 1, 0, 1400), &mut h.sink);
     }
     h.run_to(200);
     let first_tx: Vec<u32> = h.harq_rows(Dir::Dl).iter().filter(|r| r.2 == 0).map(|r| r.0).collect();
@@ -126,7 +128,7 @@ fn a_ue_gets_one_pdsch_per_slot_even_with_a_retransmission_due() {
     // carries one or the other for the UE (TS 38.214 §5.1).
     let mut h = Harness::new(&[(12.0, 20.0)]);
     for ms in 0..1000 {
-        h.stack.send_dl(ms * MS, 0, 0, 0, 1400, &mut h.sink);
+        h.stack.send(ms * MS, Offer::new(Dir::Dl, 0, 0, 0, 1400), &mut h.sink);
         h.run_to(ms);
     }
     let rows: Vec<(u64, u8)> = h
@@ -154,7 +156,7 @@ fn a_dl_retransmission_waits_the_gnb_processing_delay_after_its_nack() {
         let k1s = duplex.k1_candidates(cell.pucch.min_k1);
         let mut h = Harness::with_cell(cell, &[(12.0, 20.0)]);
         for ms in 0..1000 {
-            h.stack.send_dl(ms * MS, 0, 0, 0, 1400, &mut h.sink);
+            h.stack.send(ms * MS, Offer::new(Dir::Dl, 0, 0, 0, 1400), &mut h.sink);
             h.run_to(ms);
         }
         // (slot, HARQ id, retransmission index) in slot order; one UE, so its HARQ-ACK takes the
@@ -187,7 +189,7 @@ fn an_sr_is_granted_no_sooner_than_the_ul_scheduling_delay() {
         cell.pusch.ul_sched_delay_slots = delay;
         let slot_ns = crate::phy::slot_ns(crate::phy::mu_for_scs(cell.common_scs).unwrap());
         let mut h = Harness::with_cell(cell, &[(30.0, 30.0)]);
-        h.stack.send_ul(0, 1, 0, 0, 1000, &mut h.sink);
+        h.stack.send(0, Offer::new(Dir::Ul, 1, 0, 0, 1000), &mut h.sink);
         h.run_to(100);
         let (sr, grant) = (h.controls("sr")[0].t_ns / slot_ns, h.controls("grant")[0].t_ns / slot_ns);
         assert!(grant >= sr + i64::from(delay), "SR in slot {sr}, grant in slot {grant}");
@@ -206,7 +208,7 @@ fn ul_logical_channel_prioritisation_lets_a_lower_priority_channel_share_beyond_
         first.mac = LcMacCfg { prioritized_bit_rate_kbps: pbr, bucket_size_duration_ms: 100 };
         let mut h = Harness::with_qos(CellCfg::default(), vec![first], &[8, 9], &[(30.0, 30.0)]);
         for i in 0..400 {
-            h.stack.send_ul(0, i % 2, 0, (i % 2) as usize, 1400, &mut h.sink);
+            h.stack.send(0, Offer::new(Dir::Ul, i % 2, 0, (i % 2) as usize, 1400), &mut h.sink);
         }
         // 100 ms: part of the backlog is through.
         h.run_to(100);
@@ -234,7 +236,7 @@ fn f1u_flow_control_holds_at_the_cu_up_what_the_du_does_not_desire() {
         q.f1u_cu_up = F1uCuUpCfg { flow_control, queue_bytes: 10_000_000 };
         let mut h = Harness::with_qos(CellCfg::default(), vec![q], &[9], &[(25.0, 20.0)]);
         for _ in 0..3000 {
-            h.stack.send_dl(0, 0, 0, 0, 1400, &mut h.sink);
+            h.stack.send(0, Offer::new(Dir::Dl, 0, 0, 0, 1400), &mut h.sink);
         }
         h.run_to(3000);
         h
@@ -262,4 +264,57 @@ fn f1u_flow_control_holds_at_the_cu_up_what_the_du_does_not_desire() {
     // Each DDDS carries the desired buffer size.
     let ddds = held.controls("delivery_status");
     assert!(!ddds.is_empty() && ddds.iter().all(|c| c.value == Some(30_000.0)));
+}
+
+#[test]
+fn l4s_marks_ect_packets_whose_rlc_sojourn_passes_the_threshold_and_ce_reaches_the_receiver() {
+    // Two DL flows into a queue that builds (a burst the cell needs ~100 ms for): flow 0 ECT(1),
+    // flow 1 Not-ECT. Marking at RLC (the SDU itself) or at PDCP (the next ECT packet, before
+    // ciphering).
+    let run = |mark_at: MarkAt| {
+        let mut q = QosCfg::srsran_default(9);
+        q.l4s = Some(L4sCfg { min_ms: 5.0, max_ms: 7.0, classic_ecn: false, mark_at });
+        let mut h = Harness::with_qos(CellCfg::default(), vec![q], &[9], &[(25.0, 20.0)]);
+        for ms in 0..300 {
+            for flow in 0..2 {
+                let ecn = if flow == 0 { ECT1 } else { 0 };
+                h.stack.send(ms * MS, Offer::new(Dir::Dl, flow, 0, 0, 1400).ecn(ecn), &mut h.sink);
+            }
+            if ms < 150 {
+                // A second burst of Not-ECT load for the first 150 ms keeps the queue long.
+                for _ in 0..6 {
+                    h.stack.send(ms * MS, Offer::new(Dir::Dl, 2, 0, 0, 1400), &mut h.sink);
+                }
+            }
+            h.run_to(ms);
+        }
+        h.run_to(2000);
+        h
+    };
+    for mark_at in [MarkAt::Rlc, MarkAt::Pdcp] {
+        let h = run(mark_at);
+        let marks: Vec<&PacketEvent> = h.sink.packets.iter().filter(|e| e.point == Point::CeMark).collect();
+        let want = if mark_at == MarkAt::Rlc { (Node::GnbDu, Layer::Rlc) } else { (Node::GnbCu, Layer::Pdcp) };
+        assert!(marks.len() > 20, "{mark_at:?}: {} marks", marks.len());
+        assert!(marks.iter().all(|e| (e.node, e.layer) == want && e.flow == 0), "{mark_at:?}: only ECT(1), there");
+        let delivered: Vec<&PacketEvent> =
+            h.sink.packets.iter().filter(|e| e.point == Point::Deliver && e.layer == Layer::App).collect();
+        let ce: Vec<u64> = delivered.iter().filter(|e| e.ecn == CE).map(|e| e.pkt).collect();
+        let mut marked: Vec<u64> = marks.iter().map(|e| e.pkt).collect();
+        marked.sort_unstable();
+        assert_eq!(ce, marked, "{mark_at:?}: every mark reaches the receiver, nothing else is CE");
+        assert!(delivered.iter().filter(|e| e.flow != 0).all(|e| e.ecn == 0));
+    }
+    // At RLC, each marked SDU had waited at least min_ms at the head of the queue.
+    let h = run(MarkAt::Rlc);
+    let enq: HashMap<u64, i64> = h
+        .sink
+        .packets
+        .iter()
+        .filter(|e| e.layer == Layer::Rlc && e.point == Point::Enqueue && e.node == Node::GnbDu)
+        .map(|e| (e.pkt, e.t_ns))
+        .collect();
+    for m in h.sink.packets.iter().filter(|e| e.point == Point::CeMark) {
+        assert!(m.t_ns - enq[&m.pkt] >= 5 * MS, "marked after {} ns", m.t_ns - enq[&m.pkt]);
+    }
 }

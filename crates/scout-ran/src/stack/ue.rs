@@ -21,6 +21,10 @@ pub(super) struct Drb {
     /// The desired buffer size the DU reports in its DDDS frames.
     pub(super) du_desired_buffer: u64,
     pub(super) du_highest_tx: Option<u32>,
+    /// L4S marking at the DU's RLC queue, if configured.
+    pub(super) l4s: Option<L4sCfg>,
+    /// Marks the RLC queue decided that the CU-UP's PDCP is still to write (`mark_at: pdcp`).
+    pub(super) pending_ce: u32,
     pub(super) ddds_pending: bool,
     pub(super) armed: [Option<Instant>; 6],
 }
@@ -50,7 +54,8 @@ impl Ue {
             .iter()
             .map(|fq| cfg.qos.iter().find(|q| q.five_qi == *fq).cloned().unwrap_or_else(|| QosCfg::srsran_default(*fq)))
             .collect();
-        let drbs = qos.iter().enumerate().map(|(d, q)| Drb::new(d, q)).collect();
+        let drbs =
+            qos.iter().enumerate().map(|(d, q)| Drb::new(d, q, Rng::new(seed, &format!("ue{i}.drb{d}.l4s")))).collect();
         let lchs: Vec<LchCfg> = qos
             .iter()
             .map(|q| LchCfg {
@@ -76,8 +81,12 @@ impl Ue {
 impl Drb {
     /// DRB `d` (id `d + 1`) of QoS class `q`: RLC at the DU and the UE, PDCP at the CU-UP and the
     /// UE (the UE's PDCP without srsRAN's early drop, which is the CU-UP's), the DL F1-U bearer.
-    fn new(d: usize, q: &QosCfg) -> Drb {
-        let gnb_rlc = RlcEntity::new(&q.rlc);
+    /// `rng` draws the L4S marks, if any.
+    fn new(d: usize, q: &QosCfg, rng: Rng) -> Drb {
+        let gnb_rlc = match &q.l4s {
+            Some(l4s) => RlcEntity::with_discipline(&q.rlc, Box::new(L4sMark::new(l4s, rlc::limits(&q.rlc), rng))),
+            None => RlcEntity::new(&q.rlc),
+        };
         let ue_rlc = RlcEntity::new(&q.rlc);
         // -1: the RLC SDU queue's byte limit (srsRAN's `rlc_queue_bytes_limit`).
         let limit = gnb_rlc.queue_bytes_limit();
@@ -101,6 +110,8 @@ impl Drb {
             cu_f1u: F1uTx::new(q.f1u_cu_up.flow_control, desired),
             t_notify_ns: q.f1u_du.t_notify.max(0) * MS,
             du_desired_buffer: desired,
+            l4s: q.l4s.clone(),
+            pending_ce: 0,
             du_highest_tx: None,
             ddds_pending: false,
             armed: [None; 6],
