@@ -269,3 +269,63 @@ def test_experiment_tcp_cc_reproduces_scout_section_7(tmp_path: Path) -> None:
     for cc in ("cubic", "bbr"):
         assert (out / cc / "report" / "index.html").exists()
         assert json.loads((out / cc / "run.json").read_text())["complete"] is True
+
+
+RECEIVER = """\
+import json, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_RECVTOS, 1)
+s.bind(("0.0.0.0", 5000))
+s.settimeout(3.0)
+seen = {}
+try:
+    while True:
+        data, anc, _, _ = s.recvmsg(2048, socket.CMSG_SPACE(1))
+        tos = next((c[2][0] for c in anc if c[0] == socket.IPPROTO_IP and c[1] == socket.IP_TOS), None)
+        key = data[:3].decode() + "->" + str(tos & 3)
+        seen[key] = seen.get(key, 0) + 1
+except socket.timeout:
+    pass
+print(json.dumps(seen))
+"""
+
+SENDER = """\
+import socket, sys, time
+for tos, tag in ((1, b"ect"), (0, b"not")):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+    for i in range(100):
+        s.sendto(tag + b"x" * 1000, (sys.argv[1], 5000))
+        time.sleep(0.002)
+"""
+
+
+def test_l4s_marks_reach_a_real_receiver_in_the_ip_header(tmp_path: Path) -> None:
+    # Every ECT(1) packet that waits at all in the DU's RLC queue is marked (a ramp from 0 to
+    # 1 µs); the receiver reads the ECN field of what the kernel delivered, which it would have
+    # discarded had the rewritten IPv4 header's checksum been wrong (RFC 1812 §5.2.2).
+    (tmp_path / "recv.py").write_text(RECEIVER)
+    (tmp_path / "send.py").write_text(SENDER)
+    py = sys.executable
+    sc = tmp_path / "l4s.yaml"
+    sc.write_text(
+        "name: l4s\nduration_s: 3\nues: [{count: 1}]\n"
+        "qos: [{five_qi: 9, l4s: {min_ms: 0, max_ms: 0.001}}]\n"
+        "apps:\n"
+        f"  - {{name: recv, ns: ue0, cmd: '{py} {tmp_path}/recv.py'}}\n"
+        f"  - {{name: send, ns: dn, at_s: 0.3, cmd: '{py} {tmp_path}/send.py $SCOUT_UE'}}\n"
+    )
+    out = tmp_path / "run"
+    r = scout("emulate", str(sc), "-o", str(out), "--duration", "4.5")
+    assert r.returncode == 0, r.stderr
+    seen = json.loads((out / "apps" / "recv.out").read_text())
+    ect_ce, ect_kept = seen.get("ect->3", 0), seen.get("ect->1", 0)
+    assert ect_ce + ect_kept == 100 and ect_ce >= 90, seen
+    assert seen.get("not->0", 0) == 100, seen
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["emulator"]["ce_marked"] == ect_ce, meta["emulator"]["ce_marked"]
+    # The model's events agree: one ce_mark at the DU's RLC per CE packet delivered.
+    r = scout(
+        "query", str(out), "SELECT count(*) FROM packet_events WHERE point = 'ce_mark' AND layer = 'rlc'", "--format", "csv"
+    )
+    assert r.stdout.split()[1:] == [str(ect_ce)], r.stdout
