@@ -3,6 +3,7 @@
 
 use scout_events::{ControlEvent, Dir, Layer, Node};
 
+use crate::mac::anbr::Recommendation;
 use crate::mac::bsr::BsrFormat;
 use crate::packet::Packet;
 
@@ -32,6 +33,8 @@ pub enum Control {
     Bsr { ue: u32, bytes: u64 },
     /// A TB given up after the last HARQ retransmission.
     HarqFail { ue: u32, dir: Dir, tbs: u32 },
+    /// The gNB sent a Recommended bit rate MAC CE for a DL logical channel (TS 38.321 §6.1.3.20).
+    Anbr(Recommendation),
     /// An F1-U DL Data Delivery Status reached the CU-UP (TS 38.425 §5.5.2.2): the highest PDCP SN
     /// the DU transmitted and its desired buffer size in bytes.
     DeliveryStatus { ue: u32, drb: u8, highest: u32, desired: u64 },
@@ -80,6 +83,13 @@ impl Control {
                     ..row(node, Layer::Mac, "harq_fail", *ue)
                 }
             }
+            Control::Anbr(r) => ControlEvent {
+                dir: Some(Dir::Dl),
+                drb: Some(r.drb as u8 + 1),
+                value: Some(r.bit_rate_bps as f64),
+                detail: Some(format!("{{\"index\":{},\"multiplier\":{}}}", r.index, r.multiplier)),
+                ..row(Node::GnbDu, Layer::Mac, "anbr", r.ue)
+            },
             Control::DeliveryStatus { ue, drb, highest, desired } => ControlEvent {
                 drb: Some(*drb),
                 sn: Some(i64::from(*highest)),
@@ -196,6 +206,7 @@ mod tests {
             Control::Grant { ue: 0, pusch_slot: 4, tbs: 9 },
             Control::Bsr { ue: 0, bytes: 9 },
             Control::HarqFail { ue: 0, dir: Dir::Dl, tbs: 9 },
+            Control::Anbr(Recommendation { t: 0, ue: 0, drb: 0, index: 37, multiplier: 40, bit_rate_bps: 48_000_000 }),
             Control::DeliveryStatus { ue: 0, drb: 1, highest: 3, desired: 6_172_672 },
             Control::PdcpDuplicate { node: Node::Ue, ue: 0, drb: 1 },
             Control::PdcpReorderingExpired { node: Node::GnbCu, ue: 0, drb: 1, rx_reord: 2 },

@@ -2,6 +2,7 @@
 //! clock with traffic generators, writing every event through the one writer
 //! ([`scout_events::writer::RunWriter`]). Same scenario and seed ⇒ byte-identical event tables.
 
+pub mod adaptive;
 pub mod scenario;
 pub mod traffic;
 
@@ -18,7 +19,8 @@ use scout_ran::phy::channel::{sinr_from_capacity_trace, SinrSource};
 use scout_ran::rng::Rng;
 use scout_ran::stack::{ConfigError, Offer, Stack, StackConfig, UeSpec};
 
-use crate::scenario::{DirName, Loaded, ScenarioError, TrafficSpec, UeSel};
+use crate::adaptive::Adaptive;
+use crate::scenario::{ControlName, DirName, Loaded, ScenarioError, TrafficSpec, UeSel};
 use crate::traffic::{Gen, Source};
 
 /// Anything that stops a simulation, each with a clear location.
@@ -207,12 +209,14 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
             TrafficSpec::UdpCbr { ue, five_qi, start_s, stop_s, .. }
             | TrafficSpec::OnOff { ue, five_qi, start_s, stop_s, .. }
             | TrafficSpec::Video { ue, five_qi, start_s, stop_s, .. }
+            | TrafficSpec::Adaptive { ue, five_qi, start_s, stop_s, .. }
             | TrafficSpec::Ping { ue, five_qi, start_s, stop_s, .. } => (ue, *five_qi, *start_s, *stop_s),
         };
         let ecn = match t {
-            TrafficSpec::UdpCbr { ecn, .. } | TrafficSpec::OnOff { ecn, .. } | TrafficSpec::Video { ecn, .. } => {
-                ecn.value()
-            }
+            TrafficSpec::UdpCbr { ecn, .. }
+            | TrafficSpec::OnOff { ecn, .. }
+            | TrafficSpec::Video { ecn, .. }
+            | TrafficSpec::Adaptive { ecn, .. } => ecn.value(),
             TrafficSpec::Ping { .. } => 0,
         };
         let ue_ids: Vec<u32> = match sel {
@@ -263,6 +267,22 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                         burst: Vec::new(),
                     },
                 ),
+                TrafficSpec::Adaptive { control, size_bytes, start_rate_mbps, max_rate_mbps, feedback_ms, .. } => {
+                    let control = match control {
+                        ControlName::Prague => adaptive::Control::Prague,
+                        ControlName::Anbr => adaptive::Control::Anbr,
+                        ControlName::Hybrid => adaptive::Control::Hybrid,
+                    };
+                    let a = Adaptive::new(
+                        control,
+                        *size_bytes,
+                        start_rate_mbps * 1e6,
+                        max_rate_mbps * 1e6,
+                        (feedback_ms * 1e6) as i64,
+                        start,
+                    );
+                    ("adaptive", DirName::Dl, Gen::Adaptive(Box::new(a)))
+                }
                 TrafficSpec::Ping { interval_ms, size_bytes, .. } => {
                     ("ping", DirName::Ul, Gen::Ping { interval_ns: interval_ms * 1e6, size: *size_bytes, n: 0 })
                 }
@@ -345,11 +365,22 @@ pub fn run<S: Sink>(
             }
         } else {
             stack.handle_timeout(t, sink);
+            // ANBR recommendations reach the UE's applications, and the senders they tell.
+            for r in stack.take_recommendations() {
+                for (f, s) in flows.iter().zip(sources.iter_mut()) {
+                    if let (Gen::Adaptive(a), true) = (&mut s.gen, f.ue == r.ue && f.drb_idx == r.drb) {
+                        a.recommendation(r.t, r.bit_rate_bps as f64);
+                    }
+                }
+            }
         }
         for d in stack.take_deliveries() {
             let p = d.packet;
             if let Some(t0) = sent_at.remove(&p.pkt) {
                 delays[p.dir as usize].push(d.t - t0);
+                if let Gen::Adaptive(a) = &mut sources[p.flow as usize].gen {
+                    a.delivered(t0, d.t, p.ecn);
+                }
                 let f = &flows[p.flow as usize];
                 if let Some(r) = f.reply {
                     // The DN echoes the request at once.

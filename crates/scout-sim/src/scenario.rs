@@ -263,6 +263,29 @@ pub enum TrafficSpec {
         #[serde(default)]
         stop_s: Option<f64>,
     },
+    /// A DL sender in the DN that adapts its rate (`crate::adaptive`): UDP Prague on the
+    /// receiver's ECN feedback, the UE's ANBR recommendations, or the hybrid of the two.
+    Adaptive {
+        ue: UeSel,
+        #[serde(default = "nine")]
+        five_qi: u8,
+        control: ControlName,
+        #[serde(default = "default_size")]
+        size_bytes: u32,
+        /// The rate it starts at, and the most it sends.
+        #[serde(default = "default_start_rate")]
+        start_rate_mbps: f64,
+        max_rate_mbps: f64,
+        /// From a packet's delivery to its report (or an ANBR recommendation) at the sender.
+        #[serde(default = "default_feedback_ms")]
+        feedback_ms: f64,
+        #[serde(default = "ect1")]
+        ecn: EcnName,
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default)]
+        stop_s: Option<f64>,
+    },
     /// ICMP-echo-like ping from the UE: a request up, the DN echoes it down; RTT samples are
     /// written as `app_rtt` control events.
     Ping {
@@ -282,6 +305,24 @@ pub enum TrafficSpec {
 
 fn nine() -> u8 {
     9
+}
+fn default_start_rate() -> f64 {
+    5.0
+}
+fn default_feedback_ms() -> f64 {
+    10.0
+}
+fn ect1() -> EcnName {
+    EcnName::Ect1
+}
+
+/// What an adaptive sender follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ControlName {
+    Prague,
+    Anbr,
+    Hybrid,
 }
 fn default_size() -> u32 {
     1400
@@ -605,6 +646,27 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
                     ));
                 }
                 (ue, *rate_mbps, *packet_bytes, *start_s, *stop_s)
+            }
+            TrafficSpec::Adaptive {
+                ue,
+                start_rate_mbps,
+                max_rate_mbps,
+                feedback_ms,
+                size_bytes,
+                start_s,
+                stop_s,
+                ..
+            } => {
+                if !(*start_rate_mbps > 0.0 && start_rate_mbps <= max_rate_mbps) {
+                    return Err((
+                        key("start_rate_mbps"),
+                        format!("{start_rate_mbps}; accepted: 0 < start_rate_mbps <= max_rate_mbps ({max_rate_mbps})"),
+                    ));
+                }
+                if !(*feedback_ms >= 0.0 && *feedback_ms <= 10_000.0) {
+                    return Err((key("feedback_ms"), format!("{feedback_ms}; accepted: 0 <= feedback_ms <= 10000")));
+                }
+                (ue, *max_rate_mbps, *size_bytes, *start_s, *stop_s)
             }
             TrafficSpec::Ping { ue, interval_ms, size_bytes, start_s, stop_s, .. } => {
                 // NaN fails every comparison: `!(x >= lo && x <= hi)` refuses it.

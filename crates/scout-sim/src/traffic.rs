@@ -55,6 +55,8 @@ pub enum Gen {
         size: u32,
         n: u64,
     },
+    /// A sender whose rate follows the network's feedback (`crate::adaptive`).
+    Adaptive(Box<crate::adaptive::Adaptive>),
 }
 
 /// A generator with its time window and RNG.
@@ -99,6 +101,7 @@ impl Source {
                 *next += *interval_ns as i64;
                 (t, *size)
             }
+            Gen::Adaptive(a) => a.next_packet(),
             Gen::Video { frame_ns, mean_frame, std_frac, jitter_std_ns, pkt, frame, burst } => {
                 if burst.is_empty() {
                     let nominal = start + (*frame as f64 * *frame_ns) as i64;

@@ -185,6 +185,17 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
                 ));
             }
         }
+        if let Some(a) = &q.anbr {
+            if !(a.window_ms.is_finite() && (1.0..=10_000.0).contains(&a.window_ms)) {
+                return Err(invalid(&key("anbr.window_ms"), format!("{}; accepted: 1..=10000 ms", a.window_ms)));
+            }
+            if !crate::mac::anbr::MULTIPLIERS.contains(&a.multiplier) {
+                return Err(invalid(
+                    &key("anbr.multiplier"),
+                    format!("{}; accepted (TS 38.331 bitRateMultiplier-r16): 1 (none), 40, 70, 100, 200", a.multiplier),
+                ));
+            }
+        }
         for (k, v, hi) in [
             ("pdcp.tx.discard_timer", pdcp.tx.discard_timer, 1500),
             ("pdcp.rx.t_reordering", pdcp.rx.t_reordering, 3000),

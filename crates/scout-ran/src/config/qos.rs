@@ -20,6 +20,9 @@ pub struct QosCfg {
     /// L4S marking at the gNB's DL RLC SDU queue (absent: none, srsRAN's behaviour).
     #[serde(default)]
     pub l4s: Option<L4sCfg>,
+    /// ANBR: the gNB's recommended bit rate for the DL logical channel (absent: none).
+    #[serde(default)]
+    pub anbr: Option<AnbrCfg>,
     /// Logical channel priority (TS 38.321 §5.4.3.1; lower is more important). Default 10.
     #[serde(default = "default_lc_priority")]
     pub priority: u8,
@@ -95,6 +98,7 @@ impl QosCfg {
             f1u_du: F1uDuCfg::default(),
             f1u_cu_up: F1uCuUpCfg::default(),
             l4s: None,
+            anbr: None,
             priority: default_lc_priority(),
             mac: LcMacCfg::default(),
         }
@@ -317,4 +321,25 @@ pub enum MarkAt {
     /// ciphers at PDCP measures the sojourn at RLC and marks at PDCP, as Brunello et al. propose
     /// (seed 003 §2.2).
     Pdcp,
+}
+
+/// ANBR (`crate::mac::anbr`): one Recommended bit rate MAC CE per `window_ms` (TS 38.321
+/// §6.1.3.20), the rate the UE acknowledged over the window rounded down to the bit-rate table
+/// times `multiplier` (TS 38.331 `bitRateMultiplier-r16`: 40, 70, 100, 200; 1 for none). Scout's
+/// keys; srsRAN does not send the CE.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnbrCfg {
+    #[serde(default = "default_anbr_window")]
+    pub window_ms: f64,
+    #[serde(default = "default_anbr_multiplier")]
+    pub multiplier: u32,
+}
+
+fn default_anbr_window() -> f64 {
+    40.0
+}
+
+fn default_anbr_multiplier() -> u32 {
+    40
 }

@@ -12,6 +12,7 @@
 use scout_events::Dir;
 
 use crate::config::CellCfg;
+use crate::mac::anbr::{AnbrEstimator, Recommendation};
 use crate::mac::harq::{HarqProcess, HarqState};
 use crate::mac::pucch::PucchGrid;
 use crate::mac::scheduler::{self, Candidate, Scheduler};
@@ -52,6 +53,8 @@ pub struct MacUe {
     pub link: [LinkState; 2],
     /// The UE's UL buffer as its SRs and BSRs told it.
     pub ul_view: UlBufferView,
+    /// ANBR per DRB (index in the UE's list), where configured.
+    pub anbr: Vec<Option<AnbrEstimator>>,
 }
 
 /// What a slot of one direction has left to give: PRBs and places for UEs
@@ -117,6 +120,7 @@ impl GnbMac {
             .map(|c| MacUe {
                 link: [link(c[DL], cell.pdsch.olla_target_bler, nh), link(c[UL], cell.pusch.olla_target_bler, nh)],
                 ul_view: UlBufferView::default(),
+                anbr: Vec::new(),
             })
             .collect();
         GnbMac {
@@ -290,6 +294,57 @@ impl GnbMac {
     /// The UE built the TB of UL HARQ process `h`.
     pub fn ul_tb_built(&mut self, ui: usize, h: usize, tb: Tb) {
         self.ues[ui].link[UL].harq[h].new_tx(tb);
+    }
+
+    /// UE `ui`'s DRBs send ANBR as `anbr` says (window ns and multiplier, per DRB index).
+    pub fn configure_anbr(&mut self, ui: usize, anbr: &[Option<(i64, u32)>]) {
+        self.ues[ui].anbr = anbr.iter().map(|a| a.map(|(w, m)| AnbrEstimator::new(w, m))).collect();
+    }
+
+    /// A DL TB was acknowledged: ANBR counts its RLC SDU bytes per DRB.
+    pub fn dl_acknowledged(&mut self, ui: usize, tb: &Tb) {
+        let anbr = &mut self.ues[ui].anbr;
+        if anbr.iter().all(Option::is_none) {
+            return;
+        }
+        for (di, pdu) in &tb.pdus {
+            if let (RlcPdu::Data { len, .. }, Some(Some(e))) = (pdu, anbr.get_mut(usize::from(*di))) {
+                e.delivered(*len);
+            }
+        }
+    }
+
+    /// A DL slot of `symbols` symbols left `free` PRBs unused: ANBR counts each ANBR UE's share
+    /// of them (equal shares) at its MCS as bytes it could have had — the rate the access network
+    /// can give it, not only what its sender offered (which would let a recommendation that
+    /// follows the sender's rate never rise).
+    pub fn dl_spare(&mut self, free: u16, symbols: u32) {
+        let with: Vec<usize> =
+            (0..self.ues.len()).filter(|&ui| self.ues[ui].anbr.iter().any(Option::is_some)).collect();
+        if free == 0 || with.is_empty() {
+            return;
+        }
+        let share = free / with.len() as u16;
+        for ui in with {
+            let mcs = self.mcs(ui, DL);
+            let bytes = self.tbs.tbs_for(self.table[DL], mcs, symbols, share);
+            if let Some(e) = self.ues[ui].anbr.iter_mut().flatten().next() {
+                e.delivered(bytes);
+            }
+        }
+    }
+
+    /// The recommendations whose window closed by `now`.
+    pub fn poll_anbr(&mut self, now: i64, out: &mut Vec<Recommendation>) {
+        for (ui, u) in self.ues.iter_mut().enumerate() {
+            for (drb, e) in u.anbr.iter_mut().enumerate() {
+                let Some(e) = e else { continue };
+                if let Some((index, bit_rate_bps)) = e.poll(now) {
+                    let multiplier = e.multiplier();
+                    out.push(Recommendation { t: now, ue: ui as u32, drb, index, multiplier, bit_rate_bps });
+                }
+            }
+        }
     }
 
     /// The HARQ outcome of process `h` of UE `ui` in direction `d`, known in slot `slot` (DL: the

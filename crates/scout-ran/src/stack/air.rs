@@ -18,6 +18,12 @@ impl Stack {
         self.stats.slots += 1;
         let kind = self.duplex.slot_kind(s);
         self.mac.slot_start(s);
+        // ANBR: the windows that closed send their Recommended bit rate MAC CE.
+        let first = self.recommendations.len();
+        self.mac.poll_anbr(t, &mut self.recommendations);
+        for i in first..self.recommendations.len() {
+            self.control(sink, t, Control::Anbr(self.recommendations[i]));
+        }
         // CSI reports, the UE's BSR timers, and the BSRs the gNB takes in from this slot.
         let csi = s.is_multiple_of(self.csi_period_slots);
         for ui in 0..self.ues.len() {
@@ -88,6 +94,7 @@ impl Stack {
             self.transmit_dl(ui, h, ack_slot, &pdsch, sink);
         }
         self.mac.served(DL, &served);
+        self.mac.dl_spare(budget.free, symbols);
         sink.slot(SlotEvent {
             prbs: self.prbs - budget.free,
             prbs_used: Some(self.prbs - budget.free),
@@ -261,8 +268,10 @@ impl Stack {
         if let Some(row) = self.harq_row(DL, ui, h, slot, ack) {
             sink.slot(row);
         }
-        if let Some((tb, false)) = self.mac.feedback(DL, ui, h, ack, ack_slot) {
-            self.harq_lost(now, ui, tb, Dir::Dl, sink);
+        match self.mac.feedback(DL, ui, h, ack, ack_slot) {
+            Some((tb, true)) => self.mac.dl_acknowledged(ui, &tb),
+            Some((tb, false)) => self.harq_lost(now, ui, tb, Dir::Dl, sink),
+            None => {}
         }
     }
 

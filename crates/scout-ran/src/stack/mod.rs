@@ -28,6 +28,7 @@ use crate::control::Control;
 pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
 use crate::f1u::F1uTx;
+use crate::mac::anbr::Recommendation;
 use crate::mac::gnb::{GnbMac, SlotBudget, Tb, DL, UL};
 use crate::mac::harq::rv;
 use crate::mac::lcp::{LchCfg, Lcp};
@@ -209,6 +210,8 @@ pub struct Stack {
     next_pkt: u64,
     live: IdMap<Packet>,
     deliveries: Vec<Delivery>,
+    /// ANBR recommendations the gNB sent, for the driver (the UE's applications).
+    recommendations: Vec<Recommendation>,
     pub stats: Stats,
 }
 
@@ -245,7 +248,10 @@ impl Stack {
         let upf =
             cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
         let csi: Vec<[f64; 2]> = cfg.ues.iter().map(|u| [u.dl_sinr.at(0), u.ul_sinr.at(0)]).collect();
-        let mac = GnbMac::new(c, &duplex, prbs, &csi);
+        let mut mac = GnbMac::new(c, &duplex, prbs, &csi);
+        for (ui, u) in ues.iter().enumerate() {
+            mac.configure_anbr(ui, &u.drbs.iter().map(|d| d.anbr).collect::<Vec<_>>());
+        }
         let mut stack = Stack {
             duplex,
             grid: SlotGrid::new(mu),
@@ -269,6 +275,7 @@ impl Stack {
             next_pkt: 0,
             live: IdMap::default(),
             deliveries: Vec::new(),
+            recommendations: Vec::new(),
             stats: Stats::default(),
             cfg,
         };
@@ -324,6 +331,12 @@ impl Stack {
     /// Drains all deliveries, oldest first.
     pub fn take_deliveries(&mut self) -> Vec<Delivery> {
         std::mem::take(&mut self.deliveries)
+    }
+
+    /// The ANBR recommendations sent since the last call, oldest first (`qos[].anbr`): what each
+    /// UE's MAC hands its applications (TS 26.114 §10.7).
+    pub fn take_recommendations(&mut self) -> Vec<Recommendation> {
+        std::mem::take(&mut self.recommendations)
     }
 
     /// Packets currently inside the system.

@@ -318,3 +318,44 @@ fn l4s_marks_ect_packets_whose_rlc_sojourn_passes_the_threshold_and_ce_reaches_t
         assert!(m.t_ns - enq[&m.pkt] >= 5 * MS, "marked after {} ns", m.t_ns - enq[&m.pkt]);
     }
 }
+
+#[test]
+fn anbr_recommends_what_the_ue_got_and_what_the_unused_prbs_would_have_carried() {
+    // One UE, `mbps` of 1400-byte packets for 2 s, ANBR every 40 ms with x40.
+    let run = |mbps: i64| {
+        let mut q = QosCfg::srsran_default(9);
+        q.anbr = Some(AnbrCfg { window_ms: 40.0, multiplier: 40 });
+        let mut h = Harness::with_qos(CellCfg::default(), vec![q], &[9], &[(25.0, 20.0)]);
+        let interval = 1400 * 8 * 1000 / mbps; // ns between packets
+        let mut t = 0;
+        while t < 2000 * MS {
+            h.stack.send(t, Offer::new(Dir::Dl, 0, 0, 0, 1400), &mut h.sink);
+            h.stack.handle_timeout(t, &mut h.sink);
+            t += interval;
+        }
+        let delivered = h.stack.stats.delivered_bytes[0] as f64 * 8.0 / 2.0;
+        (h.stack.take_recommendations(), delivered, h)
+    };
+    // Overloaded: no PRB is left, so the recommendation is the rate the UE acknowledged (PDCP PDUs:
+    // 1403 bytes a packet), rounded down to the table x 40 — or a step lower when a window's last
+    // TB is acknowledged in the next.
+    let (recs, capacity, h) = run(200);
+    assert_eq!(recs.len(), 49, "one per 40-ms window in 2 s (the last closes at 1.96 s)");
+    let (top, _) = crate::mac::anbr::quantise(capacity * 1403.0 / 1400.0 * 1.02, 40);
+    for r in &recs[5..] {
+        assert!(r.index <= top && r.index + 2 >= top, "{r:?}: the cell carries {capacity} bit/s");
+        assert_eq!((r.ue, r.drb, r.multiplier), (0, 0, 40));
+    }
+    // As control events: kind anbr, the bit rate in value.
+    let rows = h.controls("anbr");
+    assert_eq!(rows.len(), recs.len());
+    assert_eq!(rows[10].value, Some(recs[10].bit_rate_bps as f64));
+    // Light load: the UE gets what it is sent, and the recommendation still says what the cell
+    // could give it — far above its own rate, near the overloaded one.
+    let (light, got, _) = run(5);
+    assert!(got < 6e6);
+    for r in &light[5..] {
+        let b = r.bit_rate_bps as f64;
+        assert!(b > 0.7 * capacity && b < 1.1 * capacity, "{r:?} at 5 Mbit/s; capacity {capacity}");
+    }
+}

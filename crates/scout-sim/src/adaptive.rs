@@ -1,0 +1,248 @@
+//! Senders that adapt their rate to what the network tells them (seed 003 §3.3–3.5, §4.1): UDP
+//! Prague's rate law on the receiver's ECN feedback (RFC 9331, RFC 9330; the Prague requirements
+//! of draft-ietf-tcpm-prague), the rate an ANBR recommendation allows (TS 26.114 §10.7), and the
+//! hybrid of the two. Sans-IO like the model: the simulator hands in feedback with its time and
+//! asks for the next packet's.
+//!
+//! The sender paces packets of a fixed size at `rate`. Each packet delivered is reported back
+//! `feedback_ns` after its delivery (the receiver's report crossing the uplink and the core: a
+//! fixed delay here, not modelled packet by packet), with its ECN field; the sender's RTT sample
+//! is the packet's one-way delay plus that.
+//!
+//! Prague (per virtual RTT, vRTT = max(srtt, 25 ms)): α ← (1 − g)·α + g·F with g = 1/16 and F
+//! the fraction of CE-marked packets reported over the last vRTT (eq. 3.3); on CE, once per vRTT,
+//! cwnd ← cwnd·(1 − α/2) (eq. 3.6); each unmarked packet reported grows cwnd by size²/cwnd (one
+//! packet per RTT, eq. 3.7); rate = cwnd / srtt, capped at `max_bps` (cwnd recomputed from the
+//! cap, eq. 3.8). ANBR: rate = the recommendation less PDCP's 3-byte header per packet (what the
+//! recommendation counts beyond the IP packet), capped. Hybrid: Prague's rate while CE marks
+//! arrive (over the last vRTT), otherwise the higher of Prague's and ANBR's (cwnd follows).
+
+use std::collections::VecDeque;
+
+/// What drives the rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    Prague,
+    Anbr,
+    Hybrid,
+}
+
+/// Prague's EWMA gain (g = 1/16, as DCTCP and Prague).
+const G: f64 = 1.0 / 16.0;
+/// Prague's virtual RTT floor.
+const VRTT_MIN_NS: f64 = 25e6;
+/// PDCP's header in a DRB PDU with an 18-bit SN (TS 38.323 §6.2.2.2), counted in the ANBR rate.
+const PDCP_HEADER: f64 = 3.0;
+
+/// One adaptive sender.
+#[derive(Clone, Debug)]
+pub struct Adaptive {
+    pub control: Control,
+    size: u32,
+    max_bps: f64,
+    feedback_ns: i64,
+    /// Bits per second now.
+    pub rate_bps: f64,
+    /// Prague's state: congestion window (bytes), α, smoothed RTT (ns).
+    pub cwnd: f64,
+    pub alpha: f64,
+    pub srtt_ns: f64,
+    /// Reports not yet arrived at the sender: (arrival time, RTT sample, CE).
+    reports: VecDeque<(i64, i64, bool)>,
+    /// ANBR recommendations not yet arrived: (arrival time, bit/s).
+    recommended: VecDeque<(i64, f64)>,
+    anbr_bps: Option<f64>,
+    /// The current vRTT round: when it ends, packets reported and marked in it.
+    round_end: i64,
+    round_pkts: u32,
+    round_marks: u32,
+    /// When the last CE reduction happened (one per vRTT).
+    last_cut: Option<i64>,
+    /// Whether the last completed round saw marks (the hybrid's switch).
+    marked_lately: bool,
+    /// When the last packet left (or the first leaves).
+    next: i64,
+    first: bool,
+}
+
+impl Adaptive {
+    /// A sender of `size`-byte packets starting at `start_bps`, capped at `max_bps`, hearing back
+    /// `feedback_ns` after each delivery.
+    pub fn new(control: Control, size: u32, start_bps: f64, max_bps: f64, feedback_ns: i64, start: i64) -> Adaptive {
+        let srtt_ns = VRTT_MIN_NS;
+        Adaptive {
+            control,
+            size,
+            max_bps,
+            feedback_ns,
+            rate_bps: start_bps,
+            cwnd: start_bps / 8.0 * srtt_ns / 1e9,
+            // As DCTCP and Prague: α starts at 1, so the first marks halve the window.
+            alpha: 1.0,
+            srtt_ns,
+            reports: VecDeque::new(),
+            recommended: VecDeque::new(),
+            anbr_bps: None,
+            round_end: start,
+            round_pkts: 0,
+            round_marks: 0,
+            last_cut: None,
+            marked_lately: false,
+            next: start,
+            first: true,
+        }
+    }
+
+    /// A packet sent at `sent` was delivered at `delivered` with ECN field `ecn` (3 = CE).
+    pub fn delivered(&mut self, sent: i64, delivered: i64, ecn: u8) {
+        self.reports.push_back((delivered + self.feedback_ns, delivered - sent + self.feedback_ns, ecn == 3));
+    }
+
+    /// The UE's MAC received an ANBR recommendation of `bps` at `t` (it reaches the sender
+    /// `feedback_ns` later).
+    pub fn recommendation(&mut self, t: i64, bps: f64) {
+        self.recommended.push_back((t + self.feedback_ns, bps));
+    }
+
+    fn vrtt(&self) -> f64 {
+        self.srtt_ns.max(VRTT_MIN_NS)
+    }
+
+    /// Takes in everything that reached the sender by `now`.
+    fn learn(&mut self, now: i64) {
+        while let Some(&(t, rtt, ce)) = self.reports.front() {
+            if t > now {
+                break;
+            }
+            self.reports.pop_front();
+            self.srtt_ns += (rtt as f64 - self.srtt_ns) / 8.0;
+            while t >= self.round_end {
+                // A vRTT round ends: α learns its mark fraction (eq. 3.3).
+                let f =
+                    if self.round_pkts > 0 { f64::from(self.round_marks) / f64::from(self.round_pkts) } else { 0.0 };
+                if self.round_pkts > 0 {
+                    self.alpha = (1.0 - G) * self.alpha + G * f;
+                }
+                self.marked_lately = self.round_marks > 0;
+                self.round_pkts = 0;
+                self.round_marks = 0;
+                self.round_end += self.vrtt() as i64;
+            }
+            self.round_pkts += 1;
+            let mss = f64::from(self.size);
+            if ce {
+                self.round_marks += 1;
+                self.marked_lately = true;
+                if self.last_cut.is_none_or(|c| (t - c) as f64 >= self.vrtt()) {
+                    self.cwnd = (self.cwnd * (1.0 - self.alpha / 2.0)).max(2.0 * mss);
+                    self.last_cut = Some(t);
+                }
+            } else {
+                self.cwnd += mss * mss / self.cwnd;
+            }
+            self.set_rate();
+        }
+        while let Some(&(t, bps)) = self.recommended.front() {
+            if t > now {
+                break;
+            }
+            self.recommended.pop_front();
+            let size = f64::from(self.size);
+            self.anbr_bps = Some(bps * size / (size + PDCP_HEADER));
+            self.set_rate();
+        }
+    }
+
+    fn set_rate(&mut self) {
+        let prague = self.cwnd * 8.0 * 1e9 / self.srtt_ns;
+        let rate = match (self.control, self.anbr_bps) {
+            (Control::Prague, _) | (Control::Hybrid, None) => prague,
+            (Control::Anbr, Some(a)) => a,
+            (Control::Anbr, None) => self.rate_bps,
+            (Control::Hybrid, Some(a)) if !self.marked_lately && a > prague => a,
+            (Control::Hybrid, Some(_)) => prague,
+        };
+        self.rate_bps = rate.clamp(f64::from(self.size) * 8.0, self.max_bps);
+        // The window follows the rate it allows (eq. 3.8, and the hybrid taking ANBR's rate).
+        self.cwnd = self.rate_bps / 8.0 * self.srtt_ns / 1e9;
+    }
+
+    /// The next packet's time and size: the first at the start, then each one interval at the
+    /// rate learnt by the time the previous one left (the simulator asks as it sends it).
+    pub fn next_packet(&mut self) -> (i64, u32) {
+        if self.first {
+            self.first = false;
+            return (self.next, self.size);
+        }
+        self.learn(self.next);
+        self.next += (f64::from(self.size) * 8.0 * 1e9 / self.rate_bps) as i64;
+        (self.next, self.size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    /// Runs a Prague sender against a path of fixed one-way delay that marks a fraction `f` of
+    /// packets (every 1/f-th), for `secs`; returns the sender.
+    fn against(f: f64, secs: i64) -> Adaptive {
+        let mut s = Adaptive::new(Control::Prague, 1000, 10e6, 1e9, 10 * MS, 0);
+        let mut n = 0u64;
+        let every = if f > 0.0 { (1.0 / f).round() as u64 } else { u64::MAX };
+        loop {
+            let (t, _) = s.next_packet();
+            if t > secs * 1000 * MS {
+                return s;
+            }
+            n += 1;
+            s.delivered(t, t + 10 * MS, if n.is_multiple_of(every) { 3 } else { 1 });
+        }
+    }
+
+    #[test]
+    fn alpha_converges_to_the_marked_fraction() {
+        for f in [0.05, 0.2, 0.5] {
+            let s = against(f, 20);
+            assert!((s.alpha - f).abs() < 0.2 * f, "marked {f}: alpha {}", s.alpha);
+        }
+    }
+
+    #[test]
+    fn the_rate_falls_as_the_marked_fraction_rises() {
+        // RFC 9331 §4.3 / Prague: a scalable sender's rate is inversely proportional to the
+        // marking probability (for a fixed RTT), so more marks, lower rate; no marks, the cap.
+        let rates: Vec<f64> = [0.0, 0.02, 0.1, 0.4].iter().map(|&f| against(f, 20).rate_bps).collect();
+        assert!(rates[0] > 3e8, "unmarked: it grows a packet per RTT ({})", rates[0]);
+        assert!(rates.windows(2).all(|w| w[1] < w[0]), "{rates:?}");
+        // Steady state: cwnd cut by α/2 once per vRTT and grown by one packet per RTT balance at
+        // cwnd ≈ 2·size/(α·vRTT/RTT) packets...: 5× the marks, about 5× less rate (within 2×).
+        let ratio = rates[1] / rates[2];
+        assert!((2.5..10.0).contains(&ratio), "0.02 vs 0.1 marked: {ratio}");
+    }
+
+    #[test]
+    fn anbr_follows_the_recommendation_less_pdcp_and_the_hybrid_takes_it_without_marks() {
+        let mut a = Adaptive::new(Control::Anbr, 1397, 5e6, 100e6, 10 * MS, 0);
+        a.recommendation(0, 28e6);
+        a.next_packet();
+        a.next_packet();
+        assert_eq!(a.rate_bps, 5e6, "not arrived yet");
+        a.next = 10 * MS;
+        a.next_packet();
+        assert!((a.rate_bps - 28e6 * 1397.0 / 1400.0).abs() < 1.0, "{}", a.rate_bps);
+        let mut h = Adaptive::new(Control::Hybrid, 1397, 5e6, 100e6, 10 * MS, 0);
+        h.next_packet();
+        h.recommendation(0, 28e6);
+        h.next = 10 * MS;
+        h.next_packet();
+        assert!(h.rate_bps > 27e6, "no marks: ANBR's higher rate ({})", h.rate_bps);
+        // A mark: Prague's rate, cut.
+        h.delivered(10 * MS, 11 * MS, 3);
+        h.next = 30 * MS;
+        h.next_packet();
+        assert!(h.rate_bps < 27e6, "marked: Prague's rate ({})", h.rate_bps);
+    }
+}
