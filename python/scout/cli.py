@@ -848,6 +848,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.name}: no such experiment; accepted: {', '.join(experiment.EXPERIMENTS)}")
     if not args.output:
         raise UsageError("give -o OUT: the directory for the experiment's runs, report and summary.csv")
+    if e.name == "l4s-anbr":
+        return run_l4s_anbr(args)
+    if args.duration is None:
+        args.duration = 20.0
     why = _emulator_unavailable(("iperf3",))
     if why:
         raise SystemExit(f"error: scout experiment {e.name}: {why}")
@@ -887,6 +891,65 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     for r in rows:
         print("  " + "  ".join(f"{'' if r[c] is None else r[c]!s:>19}" for c in cols))
     print(f"  summary: {csv_path}\n  report: {report}")
+    return 0
+
+
+def run_l4s_anbr(args: argparse.Namespace) -> int:
+    """`scout experiment l4s-anbr`: every configuration at every load and seed, simulated; the
+    flow's figures per run, a row per configuration and load, the comparison report."""
+    from scout import experiment_l4s as xl
+
+    if args.emulate:
+        raise SystemExit(
+            "error: scout experiment l4s-anbr --emulate: not yet: the emulator has no UDP Prague application and "
+            "no ANBR feed to applications (docs/l4s-anbr.md); the simulator's sweep runs without --emulate"
+        )
+    cfgs = xl.configurations()
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+        names = {c.name for c in cfgs}
+        bad = [w for w in wanted if w not in names]
+        if bad:
+            raise UsageError(f"--only {','.join(bad)}: no such configuration; accepted: {', '.join(sorted(names))}")
+        cfgs = [c for c in cfgs if c.name in wanted]
+    if args.seeds < 1:
+        raise UsageError(f"--seeds {args.seeds}: accepted: 1 or more")
+    loads = [w.strip() for w in args.loads.split(",") if w.strip()]
+    if not loads or any(w not in xl.LOADS for w in loads):
+        raise UsageError(f"--loads {args.loads}: accepted: a comma list of {', '.join(xl.LOADS)}")
+    duration = args.duration if args.duration is not None else 30.0
+    if duration <= xl.WARMUP_S:
+        raise UsageError(f"--duration {duration:g}: accepted: more than the {xl.WARMUP_S:g} s warm-up")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    seeds = list(range(1, args.seeds + 1))
+    runs = [(c, load, seed) for c in cfgs for load in loads for seed in seeds]
+    for c, load, seed in runs:
+        rundir.check(out / f"{c.name}-{load}" / f"seed{seed}", force=args.force, what=f"-o {out}:")
+    out.mkdir(parents=True, exist_ok=True)
+    scenario = resolve_scenario("l4s-anbr")
+    print(f"l4s-anbr: {len(cfgs)} configurations x {len(loads)} loads x {len(seeds)} seeds = {len(runs)} runs of {duration:g} s")
+    rows = []
+    done = 0
+    for c in cfgs:
+        for load in loads:
+            per_seed = []
+            for seed in seeds:
+                run = out / f"{c.name}-{load}" / f"seed{seed}"
+                run_simulation(scenario, run, seed, duration, xl.scenario_sets(c, load), args.force, quiet=True)
+                per_seed.append(xl.flow_metrics(run))
+                done += 1
+            row = xl.summary_row(c, load, per_seed)
+            rows.append(row)
+            print(
+                f"  [{done}/{len(runs)}] {c.name:<14} {load:<4}  latency {row['latency_ms']:9.2f} ms "
+                f"(±{row['latency_ci_ms']:.2f})  throughput {row['throughput_mbps']:6.2f} Mbit/s "
+                f"(±{row['throughput_ci_mbps']:.2f})  loss {row['loss']:.4f}"
+            )
+    csv_path = xl.write_summary(out, rows)
+    page = xl.report(out, rows)
+    print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout analyze {out}/CONFIG-LOAD/seedN")
     return 0
 
 
@@ -1284,8 +1347,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     xp = sub.add_parser(
         "experiment",
-        help="run a named study through the emulator: its runs, a comparison report and summary.csv (root)",
-        description="Runs the experiment NAME through the emulator: one run directory per configuration under OUT, "
+        help="run a named study: its runs, a comparison report and summary.csv (tcp-cc: emulator, root)",
+        description="Runs the experiment NAME (tcp-cc through the emulator, as root; l4s-anbr in the simulator): run "
+        "directories under OUT, "
         "each analysed and reported, then OUT/report/index.html comparing them and OUT/summary.csv (one row per "
         "configuration, columns in docs/experiments.md). --list names every experiment.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -1295,8 +1359,18 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument("--list", action="store_true", help="name every experiment and what it does")
     xp.add_argument("-o", "--output", help="directory for the experiment's runs, report and summary.csv")
     xp.add_argument(
-        "--duration", type=SECONDS_POSITIVE, default=20.0, metavar="S", help="seconds of traffic per run (default 20)"
+        "--duration",
+        type=SECONDS_POSITIVE,
+        default=None,
+        metavar="S",
+        help="seconds of traffic per run (default: tcp-cc 20, l4s-anbr 30)",
     )
+    xp.add_argument("--seeds", type=int, default=5, metavar="N", help="l4s-anbr: runs per configuration and load (default 5)")
+    xp.add_argument("--loads", default="low,high", help="l4s-anbr: background loads to run (default low,high)")
+    xp.add_argument(
+        "--only", default=None, metavar="NAMES", help="l4s-anbr: only these configurations (e.g. constant,l4s-5-7,anbr-40)"
+    )
+    xp.add_argument("--emulate", action="store_true", help="l4s-anbr: run in the emulator instead (not yet available)")
     xp.add_argument("--force", action="store_true", help="replace the experiment's earlier runs in OUT")
     xp.add_argument(
         "--hystart",

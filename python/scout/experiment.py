@@ -47,6 +47,14 @@ EXPERIMENTS = {
         "tcp-cc",
         ["cubic", "bbr"],
     ),
+    "l4s-anbr": Experiment(
+        "l4s-anbr",
+        "seed 003: constant rate, UDP Prague on L4S marks at seven threshold pairs, ANBR at three windows and "
+        "the hybrid, under a low and a high background load, five seeds each, in the simulator (no root); latency "
+        "and throughput with 95 % CIs",
+        "l4s-anbr",
+        [],
+    ),
 }
 
 
