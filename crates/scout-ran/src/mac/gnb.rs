@@ -325,6 +325,9 @@ impl GnbMac {
             return;
         }
         let share = free / with.len() as u16;
+        if share == 0 {
+            return;
+        }
         for ui in with {
             let mcs = self.mcs(ui, DL);
             let bytes = self.tbs.tbs_for(self.table[DL], mcs, symbols, share);
