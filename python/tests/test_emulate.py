@@ -329,3 +329,48 @@ def test_l4s_marks_reach_a_real_receiver_in_the_ip_header(tmp_path: Path) -> Non
         "query", str(out), "SELECT count(*) FROM packet_events WHERE point = 'ce_mark' AND layer = 'rlc'", "--format", "csv"
     )
     assert r.stdout.split()[1:] == [str(ect_ce)], r.stdout
+
+
+ANBR_LISTENER = """\
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 4747))
+s.settimeout(4.0)
+try:
+    while True:
+        data, (addr, port) = s.recvfrom(2048)
+        print(addr, port, data.decode())
+except socket.timeout:
+    pass
+"""
+
+
+def test_anbr_recommendations_reach_the_ues_applications(tmp_path: Path) -> None:
+    # The gNB's ANBR (every 200 ms) while the DN pings the UE: each Recommended bit rate MAC CE
+    # becomes a UDP datagram to port 4747 in the UE's namespace, one JSON line, as the control
+    # event says.
+    (tmp_path / "listen.py").write_text(ANBR_LISTENER)
+    sc = tmp_path / "anbr.yaml"
+    sc.write_text(
+        "name: anbr\nduration_s: 3\nues: [{count: 1}]\n"
+        "qos: [{five_qi: 9, anbr: {window_ms: 200}}]\n"
+        "apps:\n"
+        f"  - {{name: listen, ns: ue0, cmd: '{sys.executable} {tmp_path}/listen.py'}}\n"
+        "  - {name: ping, ns: dn, at_s: 0.2, cmd: 'ping -c 10 -i 0.2 $SCOUT_UE'}\n"
+    )
+    out = tmp_path / "run"
+    r = scout("emulate", str(sc), "-o", str(out), "--duration", "2.5")
+    assert r.returncode == 0, r.stderr
+    lines = (out / "apps" / "listen.out").read_text().splitlines()
+    msgs = [json.loads(line.split(" ", 2)[2]) for line in lines]
+    assert all(line.startswith("10.45.0.1 4747 ") for line in lines), lines
+    meta = json.loads((out / "run.json").read_text())
+    sent = meta["emulator"]["anbr_sent"]
+    # 2.5 s of 200-ms windows; the last may still be on its way when the run ends.
+    assert 10 <= sent <= 13 and len(msgs) >= sent - 1, (sent, msgs)
+    assert all(m["kind"] == "anbr" and m["drb"] == 1 and m["multiplier"] == 40 for m in msgs)
+    sql = "SELECT t_ns, value FROM control_events WHERE kind = 'anbr' ORDER BY t_ns"
+    r = scout("query", str(out), sql, "--format", "csv")
+    rows = [line.split(",") for line in r.stdout.split()[1:]]
+    assert len(rows) == sent
+    assert [(m["t_ns"], m["bit_rate_bps"]) for m in msgs] == [(int(t), int(float(v))) for t, v in rows[: len(msgs)]]

@@ -49,7 +49,7 @@ use crate::egress::{self, Egress, Out};
 use crate::iperf3;
 use crate::netns::{self, Topology};
 use crate::offload::{self, Partial, VnetHdr, VNET_HDR_LEN};
-use crate::packet::{echo, ecn, five_tuple, set_ce, Flows};
+use crate::packet::{echo, ecn, five_tuple, set_ce, udp4, Flows, ANBR_PORT};
 use crate::qos::QosRules;
 use crate::tcp::{TcpProbe, TcpRows};
 use crate::thread;
@@ -183,6 +183,8 @@ struct Counts {
     was_behind: bool,
     /// Packets the model marked Congestion Experienced whose IP header was written CE.
     ce_marked: u64,
+    /// ANBR recommendations handed to the UEs' applications.
+    anbr_sent: u64,
 }
 
 /// The model, the devices and what lies between them: one step of the loop at a time.
@@ -411,6 +413,18 @@ impl Datapath<'_> {
             }
             let dev = if dir == Dir::Ul { 0 } else { 1 + d.packet.ue as usize };
             batch.push(Out { dev, t: d.t, bytes: h.bytes, partial: h.partial });
+        }
+        // ANBR recommendations the UEs' MACs received: to their applications, a UDP datagram each
+        // to port ANBR_PORT from the DN's address, one JSON line.
+        for r in self.stack.take_recommendations() {
+            let line = json!({
+                "kind": "anbr", "t_ns": r.t, "drb": r.drb + 1, "bit_rate_bps": r.bit_rate_bps,
+                "index": r.index, "multiplier": r.multiplier,
+            })
+            .to_string();
+            let bytes = udp4(netns::DN_ADDR4, netns::ue_addr4(r.ue), ANBR_PORT, line.as_bytes());
+            self.counts.anbr_sent += 1;
+            batch.push(Out { dev: 1 + r.ue as usize, t: r.t, bytes, partial: None });
         }
         self.egress.send(batch, &mut self.pool);
     }
@@ -796,6 +810,7 @@ pub fn emulate(
         "dn_packets_to_no_ue": counts.no_ue,
         "device_queue_full": device_full,
         "ce_marked": counts.ce_marked,
+        "anbr_sent": counts.anbr_sent,
         "qos_rules": {"packets_per_rule": qos.matched, "packets_by_default_rule": qos.default},
         "offload": json!({
             "enabled": opts.offload,

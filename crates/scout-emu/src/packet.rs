@@ -69,6 +69,27 @@ pub fn set_ce(p: &mut [u8]) -> bool {
     }
 }
 
+/// The UDP port on which the emulator tells a UE's applications of the ANBR recommendations its
+/// MAC received (docs/l4s-anbr.md): no Linux API carries them from a modem (TS 26.114 §10.7).
+pub const ANBR_PORT: u16 = 4747;
+
+/// An IPv4 UDP datagram from `src`:`port` to `dst`:`port` carrying `payload` (UDP checksum 0,
+/// which IPv4 allows: RFC 768), its IPv4 header checksum computed.
+pub fn udp4(src: std::net::Ipv4Addr, dst: std::net::Ipv4Addr, port: u16, payload: &[u8]) -> Vec<u8> {
+    let total = 28 + payload.len();
+    let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, 0, 0, 0x40, 0, 64, 17, 0, 0];
+    p.extend_from_slice(&src.octets());
+    p.extend_from_slice(&dst.octets());
+    let udp_len = (8 + payload.len()) as u16;
+    p.extend_from_slice(&port.to_be_bytes());
+    p.extend_from_slice(&port.to_be_bytes());
+    p.extend_from_slice(&udp_len.to_be_bytes());
+    p.extend_from_slice(&[0, 0]);
+    p.extend_from_slice(payload);
+    crate::offload::ipv4_checksum(&mut p, 20);
+    p
+}
+
 /// An ICMP or ICMPv6 echo request (`true`) or reply (`false`) and its identifier and sequence
 /// number.
 pub fn echo(p: &[u8]) -> Option<(bool, u16, u16)> {
@@ -152,6 +173,16 @@ mod tests {
         assert!(set_ce(&mut v6));
         assert_eq!((ecn(&v6), v6[0], v6[1]), (3, 0x60, 0x30));
         assert!(!set_ce(&mut [0u8; 8]));
+    }
+
+    #[test]
+    fn a_udp_datagram_to_a_ue_is_well_formed() {
+        let p = udp4("10.45.0.1".parse().unwrap(), "10.45.0.2".parse().unwrap(), ANBR_PORT, b"hello");
+        assert_eq!(p.len(), 33);
+        assert_eq!(five_tuple(&p), Some((17, "10.45.0.1".parse().unwrap(), "10.45.0.2".parse().unwrap(), 4747, 4747)));
+        let sum: u32 = p[..20].chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+        assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff);
+        assert_eq!(&p[28..], b"hello");
     }
 
     #[test]
