@@ -276,3 +276,42 @@ fn iperf3_tcp_through_the_cell_with_apps() {
     eprintln!("iperf3 TCP: {mbps:.1} Mbit/s; the cell's uplink capacity {capacity:.1} Mbit/s");
     assert!(mbps >= 0.9 * capacity * 1348.0 / 1400.0, "TCP {mbps:.1} Mbit/s of goodput, capacity {capacity:.1} Mbit/s");
 }
+
+/// UDP Prague with real packets (`scout-prague`) through an emulated cell that marks ECT(1)
+/// packets at its RLC queue (5-7 ms): the receiver reads CE from the IP headers and reports it,
+/// the sender slows, and the queue stays short although the sender may send more than the cell
+/// carries. The same sender without marking (max_ms far away) fills the queue.
+#[test]
+fn udp_prague_through_l4s_marking_keeps_the_queue_short() {
+    require_root!();
+    let bin = env!("CARGO_BIN_EXE_scout-prague");
+    let run = |tag: &str, l4s: &str| -> (Value, Value) {
+        let d = TempDir::new(tag);
+        let out = d.0.join("run");
+        let text = format!(
+            "name: prague\nduration_s: 8\nues: [{{count: 1}}]\nqos: [{{five_qi: 9, l4s: {l4s}}}]\napps:\n  \
+             - {{name: recv, ns: ue0, cmd: '{bin} recv --seconds 7'}}\n  \
+             - {{name: send, ns: dn, at_s: 0.3, cmd: '{bin} send $SCOUT_UE --seconds 6 --max-mbps 200'}}\n"
+        );
+        let _meta = with_emulation(&text, &out, |_| std::thread::sleep(std::time::Duration::from_secs(8)));
+        let read = |f: &str| -> Value {
+            let t = std::fs::read_to_string(out.join("apps").join(f)).unwrap();
+            serde_json::from_str(t.trim()).unwrap_or_else(|e| panic!("{f}: {e}: {t}"))
+        };
+        (read("send.out"), read("recv.out"))
+    };
+    let (send, recv) = run("prague", "{min_ms: 5, max_ms: 7}");
+    eprintln!("L4S 5-7 ms: sender {send}\n  receiver {recv}");
+    // Every mark reported back (but those whose report was still on its way as the sender ended).
+    let (marks, heard) = (recv["ce"].as_u64().unwrap(), send["ce"].as_u64().unwrap());
+    assert!(marks > 20 && heard <= marks && heard * 10 >= marks * 9, "CE reached the sender: {send} {recv}");
+    assert!(recv["mean_delay_ms"].as_f64().unwrap() < 30.0, "{recv}");
+    assert!(recv["mbps"].as_f64().unwrap() > 5.0, "{recv}");
+    let (_, deep) = run("prague-deep", "{min_ms: 5000, max_ms: 5001}");
+    eprintln!("no marks: receiver {deep}");
+    assert_eq!(deep["ce"].as_u64(), Some(0));
+    assert!(
+        deep["mean_delay_ms"].as_f64().unwrap() > 5.0 * recv["mean_delay_ms"].as_f64().unwrap(),
+        "{deep} vs {recv}"
+    );
+}

@@ -93,15 +93,27 @@ impl Adaptive {
         }
     }
 
-    /// A packet sent at `sent` was delivered at `delivered` with ECN field `ecn` (3 = CE).
+    /// A packet sent at `sent` was delivered at `delivered` with ECN field `ecn` (3 = CE); the
+    /// report reaches the sender `feedback_ns` later.
     pub fn delivered(&mut self, sent: i64, delivered: i64, ecn: u8) {
-        self.reports.push_back((delivered + self.feedback_ns, delivered - sent + self.feedback_ns, ecn == 3));
+        self.report(delivered + self.feedback_ns, delivered - sent + self.feedback_ns, ecn == 3);
+    }
+
+    /// A report reaches the sender at `at`: a packet that made the round trip in `rtt_ns`, CE
+    /// marked or not (a real sender's acknowledgement; reports arrive in time order).
+    pub fn report(&mut self, at: i64, rtt_ns: i64, ce: bool) {
+        self.reports.push_back((at, rtt_ns, ce));
     }
 
     /// The UE's MAC received an ANBR recommendation of `bps` at `t` (it reaches the sender
     /// `feedback_ns` later).
     pub fn recommendation(&mut self, t: i64, bps: f64) {
-        self.recommended.push_back((t + self.feedback_ns, bps));
+        self.recommendation_at(t + self.feedback_ns, bps);
+    }
+
+    /// An ANBR recommendation of `bps` reaches the sender at `at`.
+    pub fn recommendation_at(&mut self, at: i64, bps: f64) {
+        self.recommended.push_back((at, bps));
     }
 
     fn vrtt(&self) -> f64 {

@@ -1,0 +1,285 @@
+//! `scout-prague`: a UDP sender whose rate follows the network's congestion signals, and its
+//! receiver — the emulator's application for L4S and ANBR (docs/l4s-anbr.md). The rate law is the
+//! simulator's (`scout_sim::adaptive`): UDP Prague on CE marks, the ANBR recommendation, or the
+//! hybrid. Real packets on real UDP sockets:
+//!
+//! - data (sender → receiver): sequence number and the sender's `CLOCK_MONOTONIC` send time, in
+//!   packets of `--size` bytes (IP), ECN field ECT(1) (RFC 9331 §5.1);
+//! - an acknowledgement per data packet (receiver → sender): the sequence number, the send time
+//!   echoed and whether the packet arrived CE-marked (the receiver reads the ECN field with
+//!   `IP_RECVTOS`): accurate ECN feedback, one report per packet;
+//! - ANBR: the receiver listens on the emulator's ANBR port (4747) in the UE's namespace and
+//!   forwards each recommendation to the sender (TS 26.114 §10.7: the UE's application tells the
+//!   far end).
+//!
+//! ```text
+//! scout-prague recv [--port 5300] [--seconds 12]                  # in the UE's namespace
+//! scout-prague send HOST [--port 5300] [--control prague|anbr|hybrid] [--max-mbps 60]
+//!                        [--start-mbps 5] [--size 1400] [--seconds 10]   # in the DN's
+//! ```
+//!
+//! Each side prints one JSON line when it ends: packets, bytes, the rate, CE marks, and (receiver)
+//! the one-way delay (both sides read the same `CLOCK_MONOTONIC`: one machine).
+
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use scout_sim::adaptive::{Adaptive, Control};
+
+const DATA: u8 = 1;
+const ACK: u8 = 2;
+const ANBR: u8 = 3;
+/// IPv4 and UDP headers: the packet's IP size less its payload.
+const HEADERS: usize = 28;
+
+fn now_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+fn setsockopt_int(sock: &UdpSocket, level: i32, name: i32, value: i32) -> std::io::Result<()> {
+    // SAFETY: a valid socket and a pointer to an int of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            (&value as *const i32).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Receives one datagram with its ECN field (IPv4 `IP_TOS` ancillary data).
+fn recv_with_ecn(sock: &UdpSocket, buf: &mut [u8]) -> std::io::Result<(usize, SocketAddr, u8)> {
+    let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    let mut cmsg = [0u8; 64];
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // SAFETY: msghdr points at live buffers of the lengths given.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = (&mut addr as *mut libc::sockaddr_in).cast();
+    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cmsg.as_mut_ptr().cast();
+    msg.msg_controllen = cmsg.len() as _;
+    // SAFETY: as above.
+    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, 0) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut tos = 0u8;
+    // SAFETY: walking the control messages the kernel wrote into `cmsg`.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::IPPROTO_IP && (*c).cmsg_type == libc::IP_TOS {
+                tos = *libc::CMSG_DATA(c);
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    let ip = std::net::Ipv4Addr::from(u32::from_be(addr.sin_addr.s_addr));
+    Ok((n as usize, SocketAddr::from((ip, u16::from_be(addr.sin_port))), tos & 3))
+}
+
+struct Args {
+    mode: String,
+    host: Option<String>,
+    port: u16,
+    control: Control,
+    max_mbps: f64,
+    start_mbps: f64,
+    size: usize,
+    seconds: f64,
+}
+
+fn usage(why: &str) -> ! {
+    eprintln!(
+        "scout-prague: {why}\nusage: scout-prague recv [--port P] [--seconds S]\n       scout-prague send HOST [--port P] \
+         [--control prague|anbr|hybrid] [--max-mbps M] [--start-mbps M] [--size BYTES] [--seconds S]"
+    );
+    std::process::exit(2)
+}
+
+fn parse() -> Args {
+    let mut it = std::env::args().skip(1);
+    let mode = it.next().unwrap_or_else(|| usage("give recv or send"));
+    if mode != "recv" && mode != "send" {
+        usage(&format!("{mode}: accepted: recv, send"));
+    }
+    let mut a = Args {
+        mode,
+        host: None,
+        port: 5300,
+        control: Control::Prague,
+        max_mbps: 60.0,
+        start_mbps: 5.0,
+        size: 1400,
+        seconds: 10.0,
+    };
+    while let Some(k) = it.next() {
+        let mut v = || it.next().unwrap_or_else(|| usage(&format!("{k} needs a value")));
+        let num = |s: String, lo: f64, hi: f64| -> f64 {
+            match s.parse::<f64>() {
+                Ok(x) if (lo..=hi).contains(&x) => x,
+                _ => usage(&format!("{k} {s}: accepted: {lo} to {hi}")),
+            }
+        };
+        match k.as_str() {
+            "--port" => a.port = num(v(), 1.0, 65535.0) as u16,
+            "--control" => {
+                a.control = match v().as_str() {
+                    "prague" => Control::Prague,
+                    "anbr" => Control::Anbr,
+                    "hybrid" => Control::Hybrid,
+                    o => usage(&format!("--control {o}: accepted: prague, anbr, hybrid")),
+                }
+            }
+            "--max-mbps" => a.max_mbps = num(v(), 0.01, 100_000.0),
+            "--start-mbps" => a.start_mbps = num(v(), 0.01, 100_000.0),
+            "--size" => a.size = num(v(), 64.0, 1472.0) as usize,
+            "--seconds" => a.seconds = num(v(), 0.1, 86_400.0),
+            h if a.host.is_none() && !h.starts_with('-') => a.host = Some(h.to_string()),
+            o => usage(&format!("{o}: unknown argument")),
+        }
+    }
+    a
+}
+
+fn main() {
+    let a = parse();
+    let r = if a.mode == "recv" { receive(&a) } else { send(&a) };
+    if let Err(e) = r {
+        eprintln!("scout-prague: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn receive(a: &Args) -> std::io::Result<()> {
+    let sock = UdpSocket::bind(("0.0.0.0", a.port))?;
+    setsockopt_int(&sock, libc::IPPROTO_IP, libc::IP_RECVTOS, 1)?;
+    sock.set_read_timeout(Some(Duration::from_millis(20)))?;
+    let anbr = UdpSocket::bind(("0.0.0.0", scout_emu::packet::ANBR_PORT)).ok();
+    if let Some(s) = &anbr {
+        s.set_nonblocking(true)?;
+    }
+    let (mut pkts, mut bytes, mut ce, mut delay_sum, mut recs) = (0u64, 0u64, 0u64, 0i64, 0u64);
+    let (mut first, mut last) = (None, 0i64);
+    let mut sender: Option<SocketAddr> = None;
+    let end = now_ns() + (a.seconds * 1e9) as i64;
+    let mut buf = vec![0u8; 2048];
+    while now_ns() < end {
+        if let (Some(s), Some(to)) = (&anbr, sender) {
+            while let Ok(n) = s.recv(&mut buf) {
+                let text = String::from_utf8_lossy(&buf[..n]);
+                if let Some(bps) =
+                    serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v["bit_rate_bps"].as_u64())
+                {
+                    let mut m = vec![ANBR];
+                    m.extend_from_slice(&bps.to_be_bytes());
+                    sock.send_to(&m, to)?;
+                    recs += 1;
+                }
+            }
+        }
+        let (n, from, ecn) = match recv_with_ecn(&sock, &mut buf) {
+            Ok(x) => x,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
+            Err(e) => return Err(e),
+        };
+        if n < 17 || buf[0] != DATA {
+            continue;
+        }
+        let t = now_ns();
+        sender = Some(from);
+        let sent = i64::from_be_bytes(buf[9..17].try_into().expect("8 bytes"));
+        pkts += 1;
+        bytes += (n + HEADERS) as u64;
+        ce += u64::from(ecn == 3);
+        delay_sum += t - sent;
+        first.get_or_insert(t);
+        last = t;
+        let mut ack = vec![ACK];
+        ack.extend_from_slice(&buf[1..17]);
+        ack.push(u8::from(ecn == 3));
+        sock.send_to(&ack, from)?;
+    }
+    let secs = first.map_or(0.0, |f| (last - f) as f64 / 1e9);
+    let line = serde_json::json!({
+        "role": "receiver", "packets": pkts, "bytes": bytes, "ce": ce, "anbr_forwarded": recs,
+        "mbps": if secs > 0.0 { bytes as f64 * 8.0 / secs / 1e6 } else { 0.0 },
+        "mean_delay_ms": if pkts > 0 { delay_sum as f64 / pkts as f64 / 1e6 } else { 0.0 },
+    });
+    println!("{line}");
+    Ok(())
+}
+
+fn send(a: &Args) -> std::io::Result<()> {
+    let host = a.host.clone().unwrap_or_else(|| usage("send needs the receiver's HOST"));
+    let to: SocketAddr =
+        format!("{host}:{}", a.port).parse().unwrap_or_else(|_| usage(&format!("{host}: not an IPv4 address")));
+    let sock = UdpSocket::bind(("0.0.0.0", 0))?;
+    setsockopt_int(&sock, libc::IPPROTO_IP, libc::IP_TOS, 1)?; // ECT(1)
+    sock.set_nonblocking(true)?;
+    let t0 = now_ns();
+    let mut ad = Adaptive::new(a.control, a.size as u32, a.start_mbps * 1e6, a.max_mbps * 1e6, 0, 0);
+    let end = (a.seconds * 1e9) as i64;
+    let mut payload = vec![0u8; a.size - HEADERS];
+    payload[0] = DATA;
+    let (mut seq, mut bytes, mut acks, mut ce, mut recs) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut buf = [0u8; 64];
+    let (mut next, _) = ad.next_packet();
+    loop {
+        let now = now_ns() - t0;
+        while let Ok(n) = sock.recv(&mut buf) {
+            match buf[0] {
+                ACK if n >= 18 => {
+                    let sent = i64::from_be_bytes(buf[9..17].try_into().expect("8 bytes"));
+                    let marked = buf[17] == 1;
+                    ad.report(now, now - (sent - t0), marked);
+                    acks += 1;
+                    ce += u64::from(marked);
+                }
+                ANBR if n >= 9 => {
+                    ad.recommendation_at(now, u64::from_be_bytes(buf[1..9].try_into().expect("8 bytes")) as f64);
+                    recs += 1;
+                }
+                _ => {}
+            }
+        }
+        if now >= end {
+            break;
+        }
+        if now >= next {
+            payload[1..9].copy_from_slice(&seq.to_be_bytes());
+            payload[9..17].copy_from_slice(&(now + t0).to_be_bytes());
+            match sock.send_to(&payload, to) {
+                Ok(_) => {
+                    seq += 1;
+                    bytes += a.size as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            next = ad.next_packet().0;
+            continue;
+        }
+        std::thread::sleep(Duration::from_nanos((next - now).clamp(0, 1_000_000) as u64));
+    }
+    let line = serde_json::json!({
+        "role": "sender", "packets": seq, "bytes": bytes, "acks": acks, "ce": ce, "anbr": recs,
+        "mbps": bytes as f64 * 8.0 / a.seconds / 1e6, "final_rate_mbps": ad.rate_bps / 1e6,
+        "alpha": ad.alpha, "srtt_ms": ad.srtt_ns / 1e6,
+    });
+    println!("{line}");
+    Ok(())
+}
