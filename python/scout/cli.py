@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -899,11 +901,17 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
     flow's figures per run, a row per configuration and load, the comparison report."""
     from scout import experiment_l4s as xl
 
+    binary = None
     if args.emulate:
-        raise SystemExit(
-            "error: scout experiment l4s-anbr --emulate: not yet: the emulator has no UDP Prague application and "
-            "no ANBR feed to applications (docs/l4s-anbr.md); the simulator's sweep runs without --emulate"
-        )
+        why = _emulator_unavailable(("iperf3",))
+        if why:
+            raise SystemExit(f"error: scout experiment l4s-anbr --emulate: {why}")
+        binary = xl.prague_binary()
+        if binary is None:
+            raise SystemExit(
+                "error: scout experiment l4s-anbr --emulate: scout-prague (the emulator's adaptive sender) is not "
+                "built: cargo build --release -p scout-emu --bin scout-prague"
+            )
     cfgs = xl.configurations()
     if args.only:
         wanted = [w.strip() for w in args.only.split(",") if w.strip()]
@@ -929,7 +937,11 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
         rundir.check(out / f"{c.name}-{load}" / f"seed{seed}", force=args.force, what=f"-o {out}:")
     out.mkdir(parents=True, exist_ok=True)
     scenario = resolve_scenario("l4s-anbr")
-    print(f"l4s-anbr: {len(cfgs)} configurations x {len(loads)} loads x {len(seeds)} seeds = {len(runs)} runs of {duration:g} s")
+    where = "emulated (scout-prague, iperf3)" if binary else "simulated"
+    print(
+        f"l4s-anbr: {len(cfgs)} configurations x {len(loads)} loads x {len(seeds)} seeds = {len(runs)} runs of "
+        f"{duration:g} s, {where}"
+    )
     rows = []
     done = 0
     for c in cfgs:
@@ -937,8 +949,23 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
             per_seed = []
             for seed in seeds:
                 run = out / f"{c.name}-{load}" / f"seed{seed}"
-                run_simulation(scenario, run, seed, duration, xl.scenario_sets(c, load), args.force, quiet=True)
-                per_seed.append(xl.flow_metrics(run))
+                if binary is None:
+                    run_simulation(scenario, run, seed, duration, xl.scenario_sets(c, load), args.force, quiet=True)
+                    per_seed.append(xl.flow_metrics(run))
+                else:
+                    emu_args = argparse.Namespace(
+                        scenario="l4s-anbr",
+                        output=str(run),
+                        force=args.force,
+                        duration=duration + 1.5,
+                        seed=seed,
+                        set=xl.emulate_sets(c, load, duration, binary),
+                        shell=False,
+                        no_offload=False,
+                    )
+                    with contextlib.redirect_stdout(io.StringIO()):
+                        cmd_emulate(emu_args)
+                    per_seed.append(xl.emulated_metrics(run))
                 done += 1
             row = xl.summary_row(c, load, per_seed)
             rows.append(row)
@@ -1370,7 +1397,12 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument(
         "--only", default=None, metavar="NAMES", help="l4s-anbr: only these configurations (e.g. constant,l4s-5-7,anbr-40)"
     )
-    xp.add_argument("--emulate", action="store_true", help="l4s-anbr: run in the emulator instead (not yet available)")
+    xp.add_argument(
+        "--emulate",
+        action="store_true",
+        help="l4s-anbr: real packets through the emulator instead (root; scout-prague from the DN to UE 0, iperf3 UDP "
+        "to UE 1; a run takes its duration in wall time)",
+    )
     xp.add_argument("--force", action="store_true", help="replace the experiment's earlier runs in OUT")
     xp.add_argument(
         "--hystart",

@@ -216,3 +216,47 @@ def write_summary(out: Path, rows: list[dict]) -> Path:
         w.writeheader()
         w.writerows(rows)
     return path
+
+
+def prague_binary() -> Path | None:
+    """``scout-prague`` (the emulator's adaptive sender): on PATH, or built in this checkout's
+    ``target/release``."""
+    import shutil
+
+    found = shutil.which("scout-prague")
+    if found:
+        return Path(found)
+    here = Path(__file__).resolve().parents[2] / "target" / "release" / "scout-prague"
+    return here if here.is_file() else None
+
+
+def emulate_sets(cfg: Config, load: str, duration_s: float, binary: Path) -> list[str]:
+    """The `--set` overrides of one emulated run: the bearer's marking and ANBR as in the
+    simulator; instead of the simulator's sources, ``scout-prague`` from the DN to UE 0 (its
+    receiver forwards ANBR) and iperf3's UDP at the load's rate from the DN to UE 1 (10.45.0.3)."""
+    sets = [x for x in scenario_sets(cfg, load) if not x.startswith("traffic")]
+    control = {"constant": "constant", "l4s": "prague", "anbr": "anbr", "hybrid": "hybrid"}[cfg.method]
+    start = f" --start-mbps {RATE_MBPS:g}" if cfg.method == "constant" else ""
+    secs = f"{duration_s - 0.5:g}"
+    whole = math.ceil(duration_s - 0.5)  # iperf3 -t takes whole seconds
+    apps = [
+        f"{{name: recv, ns: ue0, cmd: '{binary} recv --seconds {duration_s + 1:g}'}}",
+        f"{{name: send, ns: dn, at_s: 0.5, cmd: '{binary} send $SCOUT_UE --control {control} "
+        f"--max-mbps {RATE_MBPS:g}{start} --seconds {secs}'}}",
+        "{name: bg-server, ns: ue1, cmd: 'iperf3 -s -1'}",
+        f"{{name: bg, ns: dn, at_s: 0.3, cmd: 'iperf3 -c 10.45.0.3 -u -b {LOADS[load]:g}M -t {whole}'}}",
+    ]
+    return [*sets, "traffic=[]", f"apps=[{', '.join(apps)}]"]
+
+
+def emulated_metrics(run: Path) -> dict:
+    """UE 0's flow in an emulated run, from ``scout-prague``'s two ends: the receiver's mean
+    one-way delay and rate, and the share of the packets sent that never arrived."""
+    recv = json.loads((run / "apps" / "recv.out").read_text().strip().splitlines()[-1])
+    send = json.loads((run / "apps" / "send.out").read_text().strip().splitlines()[-1])
+    sent = send["packets"]
+    return {
+        "latency_ms": recv["mean_delay_ms"],
+        "throughput_mbps": recv["mbps"],
+        "loss": max(0, sent - recv["packets"]) / sent if sent else 0.0,
+    }

@@ -41,9 +41,9 @@ def test_the_sweep_writes_runs_a_summary_and_a_report_and_l4s_holds_latency_by_i
     assert page.count("<img") == 2 and "hybrid" in page
 
 
-def test_a_bad_configuration_or_emulate_is_refused(tmp_path: Path) -> None:
+def test_a_bad_configuration_or_load_is_refused(tmp_path: Path) -> None:
     r = scout("experiment", "l4s-anbr", "-o", str(tmp_path / "x"), "--only", "l4s-1-2")
     assert r.returncode == 2 and "l4s-1-2: no such configuration" in r.stderr, r.stderr
-    r = scout("experiment", "l4s-anbr", "-o", str(tmp_path / "x"), "--emulate")
-    assert r.returncode != 0 and "not yet" in r.stderr, r.stderr
-    assert not (tmp_path / "x" / "summary.csv").exists()
+    r = scout("experiment", "l4s-anbr", "-o", str(tmp_path / "x"), "--loads", "medium")
+    assert r.returncode == 2 and "accepted: a comma list of low, high" in r.stderr, r.stderr
+    assert not (tmp_path / "x").exists()

@@ -25,6 +25,8 @@ pub enum Control {
     Prague,
     Anbr,
     Hybrid,
+    /// The start rate throughout (the reference the others are compared with).
+    Constant,
 }
 
 /// Prague's EWMA gain (g = 1/16, as DCTCP and Prague).
@@ -173,6 +175,7 @@ impl Adaptive {
             (Control::Anbr, None) => self.rate_bps,
             (Control::Hybrid, Some(a)) if !self.marked_lately && a > prague => a,
             (Control::Hybrid, Some(_)) => prague,
+            (Control::Constant, _) => self.rate_bps,
         };
         self.rate_bps = rate.clamp(f64::from(self.size) * 8.0, self.max_bps);
         // The window follows the rate it allows (eq. 3.8, and the hybrid taking ANBR's rate).

@@ -14,7 +14,7 @@
 //!
 //! ```text
 //! scout-prague recv [--port 5300] [--seconds 12]                  # in the UE's namespace
-//! scout-prague send HOST [--port 5300] [--control prague|anbr|hybrid] [--max-mbps 60]
+//! scout-prague send HOST [--port 5300] [--control prague|anbr|hybrid|constant] [--max-mbps 60]
 //!                        [--start-mbps 5] [--size 1400] [--seconds 10]   # in the DN's
 //! ```
 //!
@@ -105,7 +105,7 @@ struct Args {
 fn usage(why: &str) -> ! {
     eprintln!(
         "scout-prague: {why}\nusage: scout-prague recv [--port P] [--seconds S]\n       scout-prague send HOST [--port P] \
-         [--control prague|anbr|hybrid] [--max-mbps M] [--start-mbps M] [--size BYTES] [--seconds S]"
+         [--control prague|anbr|hybrid|constant] [--max-mbps M] [--start-mbps M] [--size BYTES] [--seconds S]"
     );
     std::process::exit(2)
 }
@@ -141,7 +141,8 @@ fn parse() -> Args {
                     "prague" => Control::Prague,
                     "anbr" => Control::Anbr,
                     "hybrid" => Control::Hybrid,
-                    o => usage(&format!("--control {o}: accepted: prague, anbr, hybrid")),
+                    "constant" => Control::Constant,
+                    o => usage(&format!("--control {o}: accepted: prague, anbr, hybrid, constant")),
                 }
             }
             "--max-mbps" => a.max_mbps = num(v(), 0.01, 100_000.0),
