@@ -70,4 +70,6 @@ build() {
     .venv/bin/python -c 'import scout._native'
 }
 step "the Rust extension scout._native (cargo, release; minutes on a fresh machine)" build
+# The emulator's adaptive sender (UDP Prague, ANBR), for `scout experiment l4s-anbr --emulate`.
+step "scout-prague (target/release/scout-prague)" cargo build --release -q -p scout-emu --bin scout-prague
 echo "setup: done (activate with: . .venv/bin/activate)"
