@@ -200,7 +200,7 @@ def report(out: Path, rows: list[dict]) -> Path:
 <style>body{{font-family:sans-serif;margin:2em;max-width:72em}}td,th{{padding:2px 8px;text-align:right}}
 img{{max-width:48%}}</style>
 <h1>l4s-anbr: L4S, ANBR and the hybrid (seed 003)</h1>
-<p>{html.escape(__doc__.split(chr(10) + chr(10))[1].replace(chr(10), " "))}</p>
+<p>{html.escape(__doc__.split(chr(10) + chr(10))[1].replace(chr(10), " ").replace("``", ""))}</p>
 {imgs}
 <table><tr>{"".join(f"<th>{c}</th>" for c in cols)}</tr>{table}</table>"""
     (out / "report").mkdir(parents=True, exist_ok=True)
