@@ -36,16 +36,6 @@ impl<T> F1uTx<T> {
         F1uTx { hold, desired, queue: VecDeque::new(), queue_bytes: 0, sent: VecDeque::new(), sent_bytes: 0 }
     }
 
-    /// Whether PDUs beyond the desired buffer size wait here (else they are sent at once).
-    pub fn holds(&self) -> bool {
-        self.hold
-    }
-
-    /// The desired buffer size in force.
-    pub fn desired_buffer_size(&self) -> u64 {
-        self.desired
-    }
-
     /// Bytes and PDUs waiting in the transmit queue.
     pub fn queue_bytes(&self) -> u64 {
         self.queue_bytes
