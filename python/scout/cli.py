@@ -943,6 +943,8 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
         f"{duration:g} s, {where}"
     )
     rows = []
+    links: dict[tuple[str, str], list[str]] = {}
+    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
     done = 0
     for c in cfgs:
         for load in loads:
@@ -966,6 +968,11 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
                     with contextlib.redirect_stdout(io.StringIO()):
                         cmd_emulate(emu_args)
                     per_seed.append(xl.emulated_metrics(run))
+                if seed in reported:
+                    # The run's ordinary report (analysis first), as `scout report RUN` writes it.
+                    with contextlib.redirect_stderr(io.StringIO()):
+                        render_report(_open(str(run)))
+                    links.setdefault((c.name, load), []).append(f"../{c.name}-{load}/seed{seed}/report/index.html")
                 done += 1
             row = xl.summary_row(c, load, per_seed)
             rows.append(row)
@@ -975,8 +982,12 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
                 f"(±{row['throughput_ci_mbps']:.2f})  loss {row['loss']:.4f}"
             )
     csv_path = xl.write_summary(out, rows)
-    page = xl.report(out, rows)
-    print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout analyze {out}/CONFIG-LOAD/seedN")
+    page = xl.report(out, rows, links)
+    runs_reported = {"all": "every run's report", "first": "seed 1's report", "none": "no run reports"}[args.reports]
+    print(
+        f"  summary: {csv_path}\n  report: {page} (links {runs_reported} per configuration)\n"
+        f"  each run: scout report {out}/CONFIG-LOAD/seedN"
+    )
     return 0
 
 
@@ -1402,6 +1413,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="l4s-anbr: real packets through the emulator instead (root; scout-prague from the DN to UE 0, iperf3 UDP "
         "to UE 1; a run takes its duration in wall time)",
+    )
+    xp.add_argument(
+        "--reports",
+        choices=("first", "all", "none"),
+        default="first",
+        help="l4s-anbr: write the ordinary report (scout report) of seed 1's run of each configuration and load "
+        "(first, the default), of every run (all: ~3 s a run), or of none; the comparison links them",
     )
     xp.add_argument("--force", action="store_true", help="replace the experiment's earlier runs in OUT")
     xp.add_argument(

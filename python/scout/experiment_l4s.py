@@ -1,13 +1,17 @@
 """`scout experiment l4s-anbr`: seed 003's sweep of network-assisted rate adaptation, in the
 simulator (docs/experiments.md, docs/l4s-anbr.md).
 
-UE 0 receives a flow from the DN through a 20 MHz cell (``scenarios/l4s-anbr.yaml``) while UE 1's
-background loads it, ``low`` (10 Mbit/s) or ``high`` (20). The flow is, per configuration: a
-constant 60 Mbit/s (``constant``); a UDP Prague sender with L4S marking at the DU's RLC queue at one
-of the seed's seven threshold pairs (``l4s``); an ANBR-driven sender at a 40, 100 or 200 ms window
-(``anbr``); or the hybrid at a threshold pair and a 40 ms window (``hybrid``). Every configuration
-runs once per seed; its row in ``summary.csv`` is the mean over the seeds with a 95 % confidence
-interval (Student's t).
+UE 0 receives 3GPP generic video (TR 38.838, 60 frames/s) from the DN through a 20 MHz cell
+(``scenarios/l4s-anbr.yaml``) while UE 1's on/off background loads it as the seed's does (§4.1.2),
+scaled to this cell: ``low`` (18 Mbit/s while on; on Pareto, mean 0.4 s, shape 1.5; off lognormal,
+mean 1.38 s, sigma 0.8: 4 Mbit/s on average) or ``high`` (10.5 Mbit/s while on; on and off
+exponential, means 60 and 30 ms: 7 Mbit/s on average). The video's encoder runs, per
+configuration: at a constant 45 Mbit/s (``constant``, above what the cell carries); at the rate of
+UDP Prague with L4S marking at the DU's RLC queue at one of the seed's seven threshold pairs
+(``l4s``); at the ANBR recommendation at a 40, 100 or 200 ms window (``anbr``); or at the hybrid's
+rate at a threshold pair and a 40 ms window (``hybrid``). Every configuration runs once per seed;
+its row in ``summary.csv`` is the mean over the seeds with a 95 % confidence interval (Student's
+t).
 """
 
 from __future__ import annotations
@@ -25,9 +29,26 @@ from pathlib import Path
 #: but 60-100 (rarely marks: ANBR would decide alone) at a 40 ms window (seed §4.1.5).
 PAIRS = [(5, 7), (7, 15), (10, 20), (15, 20), (15, 30), (30, 50), (60, 100)]
 WINDOWS = [40, 100, 200]
-LOADS = {"low": 10.0, "high": 20.0}
-#: The flow's cap and the constant configuration's rate, Mbit/s (above what the cell carries).
-RATE_MBPS = 60.0
+#: UE 1's background per load: the seed's on/off sources (§4.1.2), their on-rates scaled to this
+#: cell (the seed's cell carried ~64 Mbit/s, this one ~39); `mean_mbps` is what they average.
+LOADS = {
+    "low": {
+        "rate_mbps": 18.0,
+        "on": "{dist: pareto, mean_s: 0.4, shape: 1.5}",
+        "off": "{dist: lognormal, mean_s: 1.377, sigma: 0.8}",
+        "mean_mbps": 4.0,
+    },
+    "high": {
+        "rate_mbps": 10.5,
+        "on": "{dist: exponential, mean_s: 0.06}",
+        "off": "{dist: exponential, mean_s: 0.03}",
+        "mean_mbps": 7.0,
+    },
+}
+#: The video's cap and the constant configuration's rate, Mbit/s (above what the cell carries).
+RATE_MBPS = 45.0
+#: The video's frame rate (the seed's, TR 38.838's AR/VR default).
+FPS = 60
 #: Seconds at the start of each run left out of the figures (the senders' ramp).
 WARMUP_S = 2.0
 
@@ -36,7 +57,7 @@ COLUMNS = {
     "min_ms": "L4S marking starts at this RLC head-of-line sojourn (l4s, hybrid), ms",
     "max_ms": "every ECN-capable packet is marked from this sojourn (l4s, hybrid), ms",
     "window_ms": "ANBR's averaging window (anbr, hybrid), ms",
-    "load": "UE 1's background: low (10 Mbit/s) or high (20 Mbit/s)",
+    "load": "UE 1's on/off background: low (4 Mbit/s on average) or high (7 Mbit/s)",
     "latency_ms": "UE 0's flow: mean one-way delay of its delivered packets after the warm-up, over the runs, ms",
     "latency_ci_ms": "half-width of the 95 % confidence interval of latency_ms (Student's t over the runs), ms",
     "throughput_mbps": "UE 0's flow: bit rate delivered after the warm-up (by delivery time), mean over the runs, Mbit/s",
@@ -78,13 +99,13 @@ def scenario_sets(cfg: Config, load: str) -> list[str]:
         sets.append(f"qos[0].l4s={{min_ms: {cfg.min_ms:g}, max_ms: {cfg.max_ms:g}}}")
     if cfg.window_ms is not None:
         sets.append(f"qos[0].anbr={{window_ms: {cfg.window_ms:g}}}")
-    if cfg.method == "constant":
-        flow = f"{{type: udp_cbr, ue: 0, dir: dl, rate_mbps: {RATE_MBPS:g}, ecn: ect1}}"
-    else:
-        control = {"l4s": "prague", "anbr": "anbr", "hybrid": "hybrid"}[cfg.method]
-        flow = f"{{type: adaptive, ue: 0, control: {control}, max_rate_mbps: {RATE_MBPS:g}}}"
-    sets.append(f"traffic[0]={flow}")
-    sets.append(f"traffic[1].rate_mbps={LOADS[load]:g}")
+    control = {"constant": "constant", "l4s": "prague", "anbr": "anbr", "hybrid": "hybrid"}[cfg.method]
+    start = f"start_rate_mbps: {RATE_MBPS:g}, " if cfg.method == "constant" else ""
+    sets.append(
+        f"traffic[0]={{type: adaptive, ue: 0, control: {control}, {start}max_rate_mbps: {RATE_MBPS:g}, video: {{fps: {FPS}}}}}"
+    )
+    bg = LOADS[load]
+    sets.append(f"traffic[1]={{type: on_off, ue: 1, dir: dl, rate_mbps: {bg['rate_mbps']:g}, on: {bg['on']}, off: {bg['off']}}}")
     return sets
 
 
@@ -107,7 +128,8 @@ def flow_metrics(run: Path, warmup_s: float = WARMUP_S) -> dict:
            (SELECT coalesce(sum(bytes), 0) FROM dv WHERE t_ns >= {t0})
     FROM tx LEFT JOIN dv USING (pkt) LEFT JOIN dr USING (pkt)
     """
-    sent, delay_ns, dropped, nbytes = duckdb.sql(q).fetchone()
+    with duckdb.connect() as con:
+        sent, delay_ns, dropped, nbytes = con.sql(q).fetchone()
     secs = max(float(dur) - warmup_s, 1e-9)
     return {
         "latency_ms": delay_ns / 1e6 if delay_ns is not None else float("nan"),
@@ -150,9 +172,10 @@ def summary_row(cfg: Config, load: str, runs: list[dict]) -> dict:
     }
 
 
-def report(out: Path, rows: list[dict]) -> Path:
+def report(out: Path, rows: list[dict], links: dict[tuple[str, str], list[str]] | None = None) -> Path:
     """OUT/report/index.html: throughput against latency per load (the seed's figures 5.1 and
-    5.2), and the table."""
+    5.2), and the table, each row linking the reports of its runs (`links`, by configuration name
+    and load, relative to the page)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -184,7 +207,7 @@ def report(out: Path, rows: list[dict]) -> Path:
                     )
         ax.set_xlabel("UE 0's mean one-way delay, ms")
         ax.set_ylabel("UE 0's throughput, Mbit/s")
-        ax.set_title(f"{load} background load ({LOADS[load]:g} Mbit/s on UE 1)")
+        ax.set_title(f"{load} background load (on/off, {LOADS[load]['mean_mbps']:g} Mbit/s on average on UE 1)")
         ax.legend()
         ax.grid(alpha=0.3)
         buf = io.BytesIO()
@@ -192,8 +215,18 @@ def report(out: Path, rows: list[dict]) -> Path:
         plt.close(fig)
         figs.append(base64.b64encode(buf.getvalue()).decode())
     cols = list(COLUMNS)
+    links = links or {}
+
+    def run_links(r: dict) -> str:
+        name = Config(r["method"], r["min_ms"], r["max_ms"], r["window_ms"]).name
+        hrefs = links.get((name, r["load"]), [])
+        return " ".join(f'<a href="{html.escape(h)}">{html.escape(h.split("/")[2])}</a>' for h in hrefs)
+
     table = "".join(
-        "<tr>" + "".join(f"<td>{html.escape('' if r[c] is None else str(r[c]))}</td>" for c in cols) + "</tr>" for r in rows
+        "<tr>"
+        + "".join(f"<td>{html.escape('' if r[c] is None else str(r[c]))}</td>" for c in cols)
+        + f"<td>{run_links(r)}</td></tr>"
+        for r in rows
     )
     imgs = "".join(f'<img alt="throughput against latency" src="data:image/png;base64,{b}">' for b in figs)
     page = f"""<!doctype html><meta charset="utf-8"><title>l4s-anbr</title>
@@ -202,7 +235,7 @@ img{{max-width:48%}}</style>
 <h1>l4s-anbr: L4S, ANBR and the hybrid (seed 003)</h1>
 <p>{html.escape(__doc__.split(chr(10) + chr(10))[1].replace(chr(10), " ").replace("``", ""))}</p>
 {imgs}
-<table><tr>{"".join(f"<th>{c}</th>" for c in cols)}</tr>{table}</table>"""
+<table><tr>{"".join(f"<th>{c}</th>" for c in cols)}<th>run reports</th></tr>{table}</table>"""
     (out / "report").mkdir(parents=True, exist_ok=True)
     path = out / "report" / "index.html"
     path.write_text(page)
@@ -232,8 +265,9 @@ def prague_binary() -> Path | None:
 
 def emulate_sets(cfg: Config, load: str, duration_s: float, binary: Path) -> list[str]:
     """The `--set` overrides of one emulated run: the bearer's marking and ANBR as in the
-    simulator; instead of the simulator's sources, ``scout-prague`` from the DN to UE 0 (its
-    receiver forwards ANBR) and iperf3's UDP at the load's rate from the DN to UE 1 (10.45.0.3)."""
+    simulator; instead of the simulator's sources, ``scout-prague``'s video from the DN to UE 0 (its
+    receiver forwards ANBR) and iperf3's UDP from the DN to UE 1 (10.45.0.3) at the load's mean
+    rate (iperf3 does not switch on and off)."""
     sets = [x for x in scenario_sets(cfg, load) if not x.startswith("traffic")]
     control = {"constant": "constant", "l4s": "prague", "anbr": "anbr", "hybrid": "hybrid"}[cfg.method]
     start = f" --start-mbps {RATE_MBPS:g}" if cfg.method == "constant" else ""
@@ -242,9 +276,9 @@ def emulate_sets(cfg: Config, load: str, duration_s: float, binary: Path) -> lis
     apps = [
         f"{{name: recv, ns: ue0, cmd: '{binary} recv --seconds {duration_s + 1:g}'}}",
         f"{{name: send, ns: dn, at_s: 0.5, cmd: '{binary} send $SCOUT_UE --control {control} "
-        f"--max-mbps {RATE_MBPS:g}{start} --seconds {secs}'}}",
+        f"--max-mbps {RATE_MBPS:g}{start} --video-fps {FPS} --seconds {secs}'}}",
         "{name: bg-server, ns: ue1, cmd: 'iperf3 -s -1'}",
-        f"{{name: bg, ns: dn, at_s: 0.3, cmd: 'iperf3 -c 10.45.0.3 -u -b {LOADS[load]:g}M -t {whole}'}}",
+        f"{{name: bg, ns: dn, at_s: 0.3, cmd: 'iperf3 -c 10.45.0.3 -u -b {LOADS[load]['mean_mbps']:g}M -t {whole}'}}",
     ]
     return [*sets, "traffic=[]", f"apps=[{', '.join(apps)}]"]
 

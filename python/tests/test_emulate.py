@@ -377,6 +377,54 @@ def test_anbr_recommendations_reach_the_ues_applications(tmp_path: Path) -> None
     assert [(m["t_ns"], m["bit_rate_bps"]) for m in msgs] == [(int(t), int(float(v))) for t, v in rows[: len(msgs)]]
 
 
+ANBR_ASKER = """\
+import json, socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 4747))
+s.settimeout(0.01)
+ask = json.dumps({"bit_rate_bps": 50000000, "drb": 1}).encode()
+end, nxt = time.monotonic() + 2.0, 0.0
+while time.monotonic() < end + 0.5:
+    if time.monotonic() >= nxt and time.monotonic() < end:
+        s.sendto(ask, ("10.45.0.1", 4747))
+        print("asked", flush=True)
+        nxt = time.monotonic() + 0.1
+    try:
+        print(s.recv(2048).decode(), flush=True)
+    except socket.timeout:
+        pass
+"""
+
+
+def test_an_application_asks_for_a_bit_rate_and_the_gnb_answers(tmp_path: Path) -> None:
+    # The UE's application asks every 100 ms (a datagram to the DN's address, port 4747: the modem
+    # command); the UE's MAC takes a query only every 400 ms (bitRateQueryProhibitTimer), sends it
+    # in its next PUSCH (the ping replies give it one), and the gNB answers each at once.
+    (tmp_path / "ask.py").write_text(ANBR_ASKER)
+    sc = tmp_path / "anbrq.yaml"
+    sc.write_text(
+        "name: anbrq\nduration_s: 3\nues: [{count: 1}]\n"
+        "qos: [{five_qi: 9, anbr: {window_ms: 5000, query_prohibit_ms: 400}}]\n"
+        "apps:\n"
+        f"  - {{name: ask, ns: ue0, at_s: 0.3, cmd: '{sys.executable} {tmp_path}/ask.py'}}\n"
+        "  - {name: ping, ns: dn, at_s: 0.1, cmd: 'ping -c 60 -i 0.05 $SCOUT_UE'}\n"
+    )
+    out = tmp_path / "run"
+    r = scout("emulate", str(sc), "-o", str(out), "--duration", "3")
+    assert r.returncode == 0, r.stderr
+    lines = (out / "apps" / "ask.out").read_text().splitlines()
+    asked = lines.count("asked")
+    answers = [json.loads(x) for x in lines if x.startswith("{")]
+    em = json.loads((out / "run.json").read_text())["emulator"]
+    assert 15 <= asked <= 21, lines
+    assert em["anbr_queries"] + em["anbr_queries_refused"] == asked, em
+    assert 4 <= em["anbr_queries"] <= 6 and em["anbr_query_invalid"] == 0, em
+    assert len(answers) == em["anbr_queries"] and all(a["answer"] for a in answers), answers
+    sql = "SELECT node, count(*) FROM control_events WHERE kind = 'anbr_query' GROUP BY node ORDER BY node"
+    r = scout("query", str(out), sql, "--format", "csv")
+    assert r.stdout.split()[1:] == [f"gnb_du,{len(answers)}", f"ue,{em['anbr_queries']}"], r.stdout
+
+
 def test_the_l4s_anbr_sweep_runs_in_the_emulator_with_real_packets(tmp_path: Path) -> None:
     # Two configurations through the emulator: scout-prague's constant 60 Mbit/s floods the RLC
     # queue; its Prague on 5-7 ms marks keeps the delay in single-digit ms.

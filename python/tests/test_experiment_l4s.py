@@ -9,36 +9,57 @@ import sys
 from pathlib import Path
 
 from scout import experiment_l4s as xl
+from scout.experiment_l4s import Config
 
 
 def scout(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
 
 
-def test_the_sweep_writes_runs_a_summary_and_a_report_and_l4s_holds_latency_by_its_thresholds(tmp_path: Path) -> None:
+def test_the_sweep_writes_runs_a_summary_and_a_report_and_shows_the_seeds_orderings(tmp_path: Path) -> None:
+    # Seed 003's orderings (tables 5.1, 5.2), in both loads, over five 30-s seeds: constant rate
+    # far above every adaptive method in latency; L4S's latency and throughput rise with its
+    # thresholds; ANBR's throughput is the highest of the adaptive methods and its latency grows
+    # with its window; the hybrid lies between L4S and ANBR on both axes.
     out = tmp_path / "xl"
-    only = "constant,l4s-5-7,l4s-15-30,l4s-60-100,anbr-40,hybrid-5-7"
-    r = scout("experiment", "l4s-anbr", "-o", str(out), "--only", only, "--seeds", "2", "--duration", "6")
+    only = "constant,l4s-5-7,l4s-30-50,anbr-40,anbr-200,hybrid-5-7"
+    r = scout("experiment", "l4s-anbr", "-o", str(out), "--only", only)
     assert r.returncode == 0, r.stderr
-    assert "6 configurations x 2 loads x 2 seeds = 24 runs" in r.stdout, r.stdout
+    assert "6 configurations x 2 loads x 5 seeds = 60 runs" in r.stdout, r.stdout
     rows = list(csv.DictReader((out / "summary.csv").open()))
     assert list(rows[0]) == list(xl.COLUMNS)
-    assert len(rows) == 12 and all(row["runs"] == "2" for row in rows)
-    by = {(row["method"], row["min_ms"], row["window_ms"], row["load"]): row for row in rows}
+    assert len(rows) == 12 and all(row["runs"] == "5" for row in rows)
+    by = {
+        (
+            Config(
+                row["method"],
+                float(row["min_ms"]) if row["min_ms"] else None,
+                float(row["max_ms"]) if row["max_ms"] else None,
+                float(row["window_ms"]) if row["window_ms"] else None,
+            ).name,
+            row["load"],
+        ): row
+        for row in rows
+    }
     for load in ("low", "high"):
-        lat = {k[:3]: float(v["latency_ms"]) for k, v in by.items() if k[3] == load}
-        constant = lat[("constant", "", "")]
-        adaptive = [v for k, v in lat.items() if k[0] != "constant"]
-        # Constant rate into a deep buffer: seconds; every adaptive method: tens of ms at most.
-        assert constant > 500 and max(adaptive) < 100, (load, lat)
-        # L4S's latency rises with its thresholds.
-        l4s = [lat[("l4s", m, "")] for m in ("5", "15", "60")]
-        assert l4s == sorted(l4s) and l4s[0] < 10, (load, l4s)
-        assert float(by[("l4s", "5", "", load)]["loss"]) == 0.0
-    # Each run is an ordinary run directory; the report compares them.
+        lat = {k[0]: float(v["latency_ms"]) for k, v in by.items() if k[1] == load}
+        thr = {k[0]: float(v["throughput_mbps"]) for k, v in by.items() if k[1] == load}
+        adaptive = [k for k in lat if k != "constant"]
+        assert lat["constant"] > 500 and lat["constant"] > 10 * max(lat[k] for k in adaptive), (load, lat)
+        assert all(float(by[(k, load)]["loss"]) == 0.0 for k in adaptive), load
+        assert lat["l4s-5-7"] < lat["l4s-30-50"] and thr["l4s-5-7"] < thr["l4s-30-50"], (load, lat, thr)
+        assert lat["l4s-5-7"] < 10, (load, lat)
+        assert thr["anbr-40"] > max(thr[k] for k in adaptive if not k.startswith("anbr")), (load, thr)
+        assert lat["anbr-40"] < lat["anbr-200"], (load, lat)
+        assert lat["l4s-5-7"] < lat["hybrid-5-7"] < lat["anbr-40"], (load, lat)
+        assert thr["l4s-5-7"] < thr["hybrid-5-7"] < thr["anbr-40"], (load, thr)
+    # Each run is an ordinary run directory; seed 1's are reported, and the comparison links them.
     assert (out / "l4s-5-7-high" / "seed2" / "run.json").is_file()
+    assert (out / "l4s-5-7-high" / "seed1" / "report" / "index.html").is_file()
+    assert not (out / "l4s-5-7-high" / "seed2" / "report").exists()
     page = (out / "report" / "index.html").read_text()
     assert page.count("<img") == 2 and "hybrid" in page
+    assert 'href="../anbr-40-low/seed1/report/index.html"' in page
 
 
 def test_a_bad_configuration_or_load_is_refused(tmp_path: Path) -> None:

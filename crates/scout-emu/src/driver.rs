@@ -185,6 +185,11 @@ struct Counts {
     ce_marked: u64,
     /// ANBR recommendations handed to the UEs' applications.
     anbr_sent: u64,
+    /// ANBR queries from the UEs' applications: taken by the UE's MAC, refused (no ANBR on the
+    /// bearer, bitRateQueryProhibitTimer running, one waiting), not understood.
+    anbr_queries: u64,
+    anbr_queries_refused: u64,
+    anbr_query_invalid: u64,
 }
 
 /// The model, the devices and what lies between them: one step of the loop at a time.
@@ -346,6 +351,25 @@ impl Datapath<'_> {
         }
     }
 
+    /// A datagram from UE `ue`'s namespace to the DN's address at port ANBR_PORT: its
+    /// application's bit rate query (docs/l4s-anbr.md), one JSON object
+    /// `{"bit_rate_bps": N, "drb": D}` (`drb` from 1, default 1), handed to the UE's MAC.
+    fn anbr_query(&mut self, t: i64, ue: u32, bytes: &[u8]) {
+        let ihl = usize::from(bytes[0] & 0x0f) * 4;
+        let v = bytes.get(ihl + 8..).and_then(|p| serde_json::from_slice::<serde_json::Value>(p).ok());
+        let asked = v.as_ref().and_then(|v| Some((v["bit_rate_bps"].as_u64()?, v["drb"].as_u64().unwrap_or(1))));
+        let Some((bps, drb)) = asked.filter(|&(_, d)| d >= 1) else {
+            self.counts.anbr_query_invalid += 1;
+            return;
+        };
+        let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped };
+        if self.stack.query_bit_rate(t, ue, drb as usize - 1, bps, &mut tap) {
+            self.counts.anbr_queries += 1;
+        } else {
+            self.counts.anbr_queries_refused += 1;
+        }
+    }
+
     /// Puts one packet read from `side`'s device into the model at `t`: from a UE at its PDCP,
     /// from the DN at N6 (to the UE its destination names). A packet that is not IP, or from the
     /// DN to no UE, is counted and freed.
@@ -355,6 +379,12 @@ impl Datapath<'_> {
             self.pool.push(bytes);
             return;
         };
+        if let (Side::Ue(i), (17, _, IpAddr::V4(netns::DN_ADDR4), _, ANBR_PORT)) = (side, tuple) {
+            // The UE's application asks its modem for a recommendation: not a packet to send.
+            self.anbr_query(t, i, &bytes);
+            self.pool.push(bytes);
+            return;
+        }
         let (ue, ul) = match side {
             Side::Ue(i) => (i, true),
             Side::Dn => match self.ue_of.get(&tuple.2) {
@@ -419,7 +449,7 @@ impl Datapath<'_> {
         for r in self.stack.take_recommendations() {
             let line = json!({
                 "kind": "anbr", "t_ns": r.t, "drb": r.drb + 1, "bit_rate_bps": r.bit_rate_bps,
-                "index": r.index, "multiplier": r.multiplier,
+                "index": r.index, "multiplier": r.multiplier, "answer": r.answer,
             })
             .to_string();
             let bytes = udp4(netns::DN_ADDR4, netns::ue_addr4(r.ue), ANBR_PORT, line.as_bytes());
@@ -811,6 +841,9 @@ pub fn emulate(
         "device_queue_full": device_full,
         "ce_marked": counts.ce_marked,
         "anbr_sent": counts.anbr_sent,
+        "anbr_queries": counts.anbr_queries,
+        "anbr_queries_refused": counts.anbr_queries_refused,
+        "anbr_query_invalid": counts.anbr_query_invalid,
         "qos_rules": {"packets_per_rule": qos.matched, "packets_by_default_rule": qos.default},
         "offload": json!({
             "enabled": opts.offload,

@@ -369,6 +369,7 @@ pub const CONTROL_KINDS: &[&str] = &[
     "config",
     "mcs_change",
     "anbr",
+    "anbr_query",
     "identity",
     "pfcp_request",
     "pfcp_response",

@@ -35,6 +35,9 @@ pub enum Control {
     HarqFail { ue: u32, dir: Dir, tbs: u32 },
     /// The gNB sent a Recommended bit rate MAC CE for a DL logical channel (TS 38.321 §6.1.3.20).
     Anbr(Recommendation),
+    /// A Recommended bit rate query MAC CE (TS 38.321 §5.18.10) for a DL logical channel: taken by
+    /// the UE's MAC (`node` UE) or decoded by the gNB (`node` gNB-DU); the bit rate asked, bit/s.
+    AnbrQuery { node: Node, ue: u32, drb: u8, bps: u64 },
     /// An F1-U DL Data Delivery Status reached the CU-UP (TS 38.425 §5.5.2.2): the highest PDCP SN
     /// the DU transmitted and its desired buffer size in bytes.
     DeliveryStatus { ue: u32, drb: u8, highest: u32, desired: u64 },
@@ -87,8 +90,17 @@ impl Control {
                 dir: Some(Dir::Dl),
                 drb: Some(r.drb as u8 + 1),
                 value: Some(r.bit_rate_bps as f64),
-                detail: Some(format!("{{\"index\":{},\"multiplier\":{}}}", r.index, r.multiplier)),
+                detail: Some(format!(
+                    "{{\"index\":{},\"multiplier\":{},\"answer\":{}}}",
+                    r.index, r.multiplier, r.answer
+                )),
                 ..row(Node::GnbDu, Layer::Mac, "anbr", r.ue)
+            },
+            Control::AnbrQuery { node, ue, drb, bps } => ControlEvent {
+                dir: Some(Dir::Dl),
+                drb: Some(*drb),
+                value: Some(*bps as f64),
+                ..row(*node, Layer::Mac, "anbr_query", *ue)
             },
             Control::DeliveryStatus { ue, drb, highest, desired } => ControlEvent {
                 drb: Some(*drb),
@@ -206,7 +218,16 @@ mod tests {
             Control::Grant { ue: 0, pusch_slot: 4, tbs: 9 },
             Control::Bsr { ue: 0, bytes: 9 },
             Control::HarqFail { ue: 0, dir: Dir::Dl, tbs: 9 },
-            Control::Anbr(Recommendation { t: 0, ue: 0, drb: 0, index: 37, multiplier: 40, bit_rate_bps: 48_000_000 }),
+            Control::Anbr(Recommendation {
+                t: 0,
+                ue: 0,
+                drb: 0,
+                index: 37,
+                multiplier: 40,
+                bit_rate_bps: 48_000_000,
+                answer: false,
+            }),
+            Control::AnbrQuery { node: Node::Ue, ue: 0, drb: 1, bps: 9 },
             Control::DeliveryStatus { ue: 0, drb: 1, highest: 3, desired: 6_172_672 },
             Control::PdcpDuplicate { node: Node::Ue, ue: 0, drb: 1 },
             Control::PdcpReorderingExpired { node: Node::GnbCu, ue: 0, drb: 1, rx_reord: 2 },

@@ -4,7 +4,11 @@
 //! hybrid of the two. Sans-IO like the model: the simulator hands in feedback with its time and
 //! asks for the next packet's.
 //!
-//! The sender paces packets of a fixed size at `rate`. Each packet delivered is reported back
+//! The sender paces packets of a fixed size at `rate`, or, as the seed's sender (§4.1.2), is the
+//! 3GPP generic video source (TR 38.838 §5.1.1) whose encoder targets `rate`: a frame every 1/fps,
+//! its size a truncated Gaussian around rate/fps (STD `size_std_frac` of the mean, within 50–150
+//! %), its packets paced evenly over the frame's interval (the seed's pacing at the encoding
+//! rate; TR 38.838's frame-time jitter is not applied to a paced sender). Each packet delivered is reported back
 //! `feedback_ns` after its delivery (the receiver's report crossing the uplink and the core: a
 //! fixed delay here, not modelled packet by packet), with its ECN field; the sender's RTT sample
 //! is the packet's one-way delay plus that.
@@ -18,6 +22,26 @@
 //! arrive (over the last vRTT), otherwise the higher of Prague's and ANBR's (cwnd follows).
 
 use std::collections::VecDeque;
+
+use scout_ran::rng::Rng;
+
+use crate::traffic::truncated_normal;
+
+/// The 3GPP generic video source's shape (TR 38.838 §5.1.1).
+#[derive(Clone, Copy, Debug)]
+pub struct VideoShape {
+    pub fps: f64,
+    pub size_std_frac: f64,
+}
+
+/// The frame being sent: when it started, bytes left, the gap between its packets.
+#[derive(Clone, Copy, Debug, Default)]
+struct Frame {
+    start: i64,
+    left: u32,
+    gap_ns: f64,
+    n: u32,
+}
 
 /// What drives the rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +89,10 @@ pub struct Adaptive {
     /// When the last packet left (or the first leaves).
     next: i64,
     first: bool,
+    video: Option<(VideoShape, Frame)>,
+    /// ANBR queries: every so often (ns), and when the next is due.
+    query_every: Option<i64>,
+    next_query: i64,
 }
 
 impl Adaptive {
@@ -92,7 +120,34 @@ impl Adaptive {
             marked_lately: false,
             next: start,
             first: true,
+            video: None,
+            query_every: None,
+            next_query: start,
         }
+    }
+
+    /// The receiving application asks the UE's modem for a recommendation every `every_ns` while
+    /// the sender runs below its cap (ANBR and the hybrid; TS 26.114 §10.7.3, the seed's §3.4.1:
+    /// "to request an increase in bitrate at intervals").
+    pub fn with_queries(mut self, every_ns: i64) -> Adaptive {
+        self.query_every = Some(every_ns.max(1));
+        self
+    }
+
+    /// At `now`: the bit rate to ask for (the cap), when a query is due.
+    pub fn wants_query(&mut self, now: i64) -> Option<f64> {
+        let every = self.query_every?;
+        if now < self.next_query || !matches!(self.control, Control::Anbr | Control::Hybrid) {
+            return None;
+        }
+        self.next_query = now + every;
+        (self.rate_bps < self.max_bps).then_some(self.max_bps)
+    }
+
+    /// The sender is the generic video source of `shape`, its encoder at the rate.
+    pub fn with_video(mut self, shape: VideoShape) -> Adaptive {
+        self.video = Some((shape, Frame::default()));
+        self
     }
 
     /// A packet sent at `sent` was delivered at `delivered` with ECN field `ecn` (3 = CE); the
@@ -183,15 +238,34 @@ impl Adaptive {
     }
 
     /// The next packet's time and size: the first at the start, then each one interval at the
-    /// rate learnt by the time the previous one left (the simulator asks as it sends it).
-    pub fn next_packet(&mut self) -> (i64, u32) {
-        if self.first {
-            self.first = false;
-            return (self.next, self.size);
+    /// rate learnt by the time the previous one left (the simulator asks as it sends it). Video:
+    /// the frame's next packet, or the next frame's first, sized at the rate learnt by then.
+    pub fn next_packet(&mut self, rng: &mut Rng) -> (i64, u32) {
+        let first = std::mem::replace(&mut self.first, false);
+        if !first {
+            self.learn(self.next);
         }
-        self.learn(self.next);
-        self.next += (f64::from(self.size) * 8.0 * 1e9 / self.rate_bps) as i64;
-        (self.next, self.size)
+        let Some((shape, f)) = &mut self.video else {
+            if !first {
+                self.next += (f64::from(self.size) * 8.0 * 1e9 / self.rate_bps) as i64;
+            }
+            return (self.next, self.size);
+        };
+        if f.left == 0 {
+            let frame_ns = 1e9 / shape.fps;
+            f.start = if first { self.next } else { f.start + frame_ns as i64 };
+            let mean = self.rate_bps / 8.0 / shape.fps;
+            let bytes = truncated_normal(rng, mean, shape.size_std_frac * mean, 0.5 * mean, 1.5 * mean);
+            f.left = bytes.round().max(1.0) as u32;
+            f.n = f.left.div_ceil(self.size);
+            f.gap_ns = frame_ns / f64::from(f.n);
+            self.next = f.start;
+        } else {
+            self.next = f.start + (f.gap_ns * f64::from(f.n - f.left.div_ceil(self.size))) as i64;
+        }
+        let b = f.left.min(self.size).max(20);
+        f.left = f.left.saturating_sub(self.size);
+        (self.next, b)
     }
 }
 
@@ -201,6 +275,10 @@ mod tests {
 
     const MS: i64 = 1_000_000;
 
+    fn rng() -> Rng {
+        Rng::new(1, "adaptive")
+    }
+
     /// Runs a Prague sender against a path of fixed one-way delay that marks a fraction `f` of
     /// packets (every 1/f-th), for `secs`; returns the sender.
     fn against(f: f64, secs: i64) -> Adaptive {
@@ -208,7 +286,7 @@ mod tests {
         let mut n = 0u64;
         let every = if f > 0.0 { (1.0 / f).round() as u64 } else { u64::MAX };
         loop {
-            let (t, _) = s.next_packet();
+            let (t, _) = s.next_packet(&mut rng());
             if t > secs * 1000 * MS {
                 return s;
             }
@@ -242,22 +320,48 @@ mod tests {
     fn anbr_follows_the_recommendation_less_pdcp_and_the_hybrid_takes_it_without_marks() {
         let mut a = Adaptive::new(Control::Anbr, 1397, 5e6, 100e6, 10 * MS, 0);
         a.recommendation(0, 28e6);
-        a.next_packet();
-        a.next_packet();
+        a.next_packet(&mut rng());
+        a.next_packet(&mut rng());
         assert_eq!(a.rate_bps, 5e6, "not arrived yet");
         a.next = 10 * MS;
-        a.next_packet();
+        a.next_packet(&mut rng());
         assert!((a.rate_bps - 28e6 * 1397.0 / 1400.0).abs() < 1.0, "{}", a.rate_bps);
         let mut h = Adaptive::new(Control::Hybrid, 1397, 5e6, 100e6, 10 * MS, 0);
-        h.next_packet();
+        h.next_packet(&mut rng());
         h.recommendation(0, 28e6);
         h.next = 10 * MS;
-        h.next_packet();
+        h.next_packet(&mut rng());
         assert!(h.rate_bps > 27e6, "no marks: ANBR's higher rate ({})", h.rate_bps);
         // A mark: Prague's rate, cut.
         h.delivered(10 * MS, 11 * MS, 3);
         h.next = 30 * MS;
-        h.next_packet();
+        h.next_packet(&mut rng());
         assert!(h.rate_bps < 27e6, "marked: Prague's rate ({})", h.rate_bps);
+    }
+
+    #[test]
+    fn video_frames_follow_the_rate_and_are_paced_across_their_interval() {
+        // 30 Mbit/s at 60 fps: 62.5 kB frames (TR 38.838), 45 packets of 1400 bytes each spread
+        // over 16.7 ms; over 10 s the bytes make 30 Mbit/s within 2 %.
+        let mut s = Adaptive::new(Control::Constant, 1400, 30e6, 30e6, 10 * MS, 0)
+            .with_video(VideoShape { fps: 60.0, size_std_frac: 0.105 });
+        let mut r = rng();
+        let mut pkts = vec![];
+        loop {
+            let p = s.next_packet(&mut r);
+            if p.0 >= 10_000 * MS {
+                break;
+            }
+            pkts.push(p);
+        }
+        let bits: f64 = pkts.iter().map(|p| f64::from(p.1) * 8.0).sum();
+        assert!((bits / 10.0 / 30e6 - 1.0).abs() < 0.02, "{}", bits / 10.0);
+        assert!(pkts.windows(2).all(|w| w[1].0 >= w[0].0), "in time order");
+        // Paced: no two packets at the same instant, none more than a frame's interval apart.
+        let gaps: Vec<i64> = pkts.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        assert!(gaps.iter().all(|&g| g > 0 && g < 17 * MS), "{:?}", gaps.iter().max());
+        // 600 frames in 10 s.
+        let frames = pkts.iter().filter(|p| p.1 < 1400).count();
+        assert!((590..=610).contains(&frames), "{frames} frames end in a short packet");
     }
 }

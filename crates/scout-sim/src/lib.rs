@@ -267,13 +267,23 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                         burst: Vec::new(),
                     },
                 ),
-                TrafficSpec::Adaptive { control, size_bytes, start_rate_mbps, max_rate_mbps, feedback_ms, .. } => {
+                TrafficSpec::Adaptive {
+                    control,
+                    size_bytes,
+                    start_rate_mbps,
+                    max_rate_mbps,
+                    feedback_ms,
+                    video,
+                    query_ms,
+                    ..
+                } => {
                     let control = match control {
                         ControlName::Prague => adaptive::Control::Prague,
                         ControlName::Anbr => adaptive::Control::Anbr,
                         ControlName::Hybrid => adaptive::Control::Hybrid,
+                        ControlName::Constant => adaptive::Control::Constant,
                     };
-                    let a = Adaptive::new(
+                    let mut a = Adaptive::new(
                         control,
                         *size_bytes,
                         start_rate_mbps * 1e6,
@@ -281,6 +291,12 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                         (feedback_ms * 1e6) as i64,
                         start,
                     );
+                    if let Some(v) = video {
+                        a = a.with_video(adaptive::VideoShape { fps: v.fps, size_std_frac: v.size_std_frac });
+                    }
+                    if let Some(q) = query_ms {
+                        a = a.with_queries((q * 1e6) as i64);
+                    }
                     ("adaptive", DirName::Dl, Gen::Adaptive(Box::new(a)))
                 }
                 TrafficSpec::Ping { interval_ms, size_bytes, .. } => {
@@ -360,6 +376,12 @@ pub fn run<S: Sink>(
             let f = &flows[i];
             let pkt = stack.send(t, Offer::new(f.dir, f.id, f.ue, f.drb_idx, bytes).ecn(f.ecn), sink);
             sent_at.insert(pkt, t);
+            if let Some(bps) = match &mut sources[i].gen {
+                Gen::Adaptive(a) => a.wants_query(t),
+                _ => None,
+            } {
+                stack.query_bit_rate(t, f.ue, f.drb_idx, bps as u64, sink);
+            }
             if let Some((nt, nb)) = sources[i].next_packet() {
                 heap.push(Reverse((nt, i, nb)));
             }

@@ -264,7 +264,9 @@ pub enum TrafficSpec {
         stop_s: Option<f64>,
     },
     /// A DL sender in the DN that adapts its rate (`crate::adaptive`): UDP Prague on the
-    /// receiver's ECN feedback, the UE's ANBR recommendations, or the hybrid of the two.
+    /// receiver's ECN feedback, the UE's ANBR recommendations, or the hybrid of the two (or none:
+    /// `constant`); packets of `size_bytes` paced at the rate, or, with `video`, the TR 38.838
+    /// generic video source whose encoder the rate drives.
     Adaptive {
         ue: UeSel,
         #[serde(default = "nine")]
@@ -272,6 +274,13 @@ pub enum TrafficSpec {
         control: ControlName,
         #[serde(default = "default_size")]
         size_bytes: u32,
+        #[serde(default)]
+        video: Option<VideoSpec>,
+        /// ANBR and hybrid: the receiving application queries the UE's modem this often while
+        /// the sender runs below its cap (TS 38.321 §5.18.10; the bearer's
+        /// `anbr.query_prohibit_ms` bounds it).
+        #[serde(default)]
+        query_ms: Option<f64>,
         /// The rate it starts at, and the most it sends.
         #[serde(default = "default_start_rate")]
         start_rate_mbps: f64,
@@ -323,6 +332,18 @@ pub enum ControlName {
     Prague,
     Anbr,
     Hybrid,
+    /// Nothing: `start_rate_mbps` throughout (the reference).
+    Constant,
+}
+
+/// An adaptive sender's video shape (TR 38.838 §5.1.1).
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VideoSpec {
+    #[serde(default = "default_fps")]
+    pub fps: f64,
+    #[serde(default = "default_std")]
+    pub size_std_frac: f64,
 }
 fn default_size() -> u32 {
     1400
@@ -655,6 +676,8 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
                 size_bytes,
                 start_s,
                 stop_s,
+                video,
+                query_ms,
                 ..
             } => {
                 if !(*start_rate_mbps > 0.0 && start_rate_mbps <= max_rate_mbps) {
@@ -665,6 +688,22 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
                 }
                 if !(*feedback_ms >= 0.0 && *feedback_ms <= 10_000.0) {
                     return Err((key("feedback_ms"), format!("{feedback_ms}; accepted: 0 <= feedback_ms <= 10000")));
+                }
+                if let Some(q) = query_ms {
+                    if !(*q >= 1.0 && *q <= 100_000.0) {
+                        return Err((key("query_ms"), format!("{q}; accepted: 1 <= query_ms <= 100000")));
+                    }
+                }
+                if let Some(v) = video {
+                    if !(v.fps >= 1.0 && v.fps <= 1000.0) {
+                        return Err((key("video.fps"), format!("{}; accepted: 1 <= fps <= 1000", v.fps)));
+                    }
+                    if !(v.size_std_frac >= 0.0 && v.size_std_frac <= 1.0) {
+                        return Err((
+                            key("video.size_std_frac"),
+                            format!("{}; accepted: 0 <= size_std_frac <= 1", v.size_std_frac),
+                        ));
+                    }
                 }
                 (ue, *max_rate_mbps, *size_bytes, *start_s, *stop_s)
             }

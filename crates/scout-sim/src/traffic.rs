@@ -17,7 +17,7 @@ fn period_ns(p: &Period, rng: &mut Rng) -> i64 {
 }
 
 /// A truncated Gaussian draw (rejection, falling back to clamping after 16 tries).
-fn truncated_normal(rng: &mut Rng, mean: f64, std: f64, lo: f64, hi: f64) -> f64 {
+pub(crate) fn truncated_normal(rng: &mut Rng, mean: f64, std: f64, lo: f64, hi: f64) -> f64 {
     for _ in 0..16 {
         let x = mean + std * rng.normal();
         if (lo..=hi).contains(&x) {
@@ -101,7 +101,7 @@ impl Source {
                 *next += *interval_ns as i64;
                 (t, *size)
             }
-            Gen::Adaptive(a) => a.next_packet(),
+            Gen::Adaptive(a) => a.next_packet(&mut self.rng),
             Gen::Video { frame_ns, mean_frame, std_frac, jitter_std_ns, pkt, frame, burst } => {
                 if burst.is_empty() {
                     let nominal = start + (*frame as f64 * *frame_ns) as i64;

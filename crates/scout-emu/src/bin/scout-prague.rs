@@ -10,12 +10,17 @@
 //!   `IP_RECVTOS`): accurate ECN feedback, one report per packet;
 //! - ANBR: the receiver listens on the emulator's ANBR port (4747) in the UE's namespace and
 //!   forwards each recommendation to the sender (TS 26.114 §10.7: the UE's application tells the
-//!   far end).
+//!   far end); with `--query-ms` it also asks the UE's modem for one that often (a datagram to the
+//!   DN's address at port 4747, which the emulator hands to the UE's MAC as a Recommended bit rate
+//!   query, TS 38.321 §5.18.10), for `--query-mbps`;
+//! - `--video-fps F`: the sender is the 3GPP generic video source (TR 38.838 §5.1.1) whose encoder
+//!   the rate drives (frames of truncated-Gaussian size, each paced over its interval), as in the
+//!   simulator; without it, packets of `--size` paced at the rate.
 //!
 //! ```text
-//! scout-prague recv [--port 5300] [--seconds 12]                  # in the UE's namespace
+//! scout-prague recv [--port 5300] [--seconds 12] [--query-ms 500 --query-mbps 60]  # in the UE's namespace
 //! scout-prague send HOST [--port 5300] [--control prague|anbr|hybrid|constant] [--max-mbps 60]
-//!                        [--start-mbps 5] [--size 1400] [--seconds 10]   # in the DN's
+//!                        [--start-mbps 5] [--size 1400] [--video-fps 60] [--seconds 10]   # in the DN's
 //! ```
 //!
 //! Each side prints one JSON line when it ends: packets, bytes, the rate, CE marks, and (receiver)
@@ -25,7 +30,8 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use scout_sim::adaptive::{Adaptive, Control};
+use scout_ran::rng::Rng;
+use scout_sim::adaptive::{Adaptive, Control, VideoShape};
 
 const DATA: u8 = 1;
 const ACK: u8 = 2;
@@ -100,12 +106,16 @@ struct Args {
     start_mbps: f64,
     size: usize,
     seconds: f64,
+    video_fps: Option<f64>,
+    query_ms: Option<f64>,
+    query_mbps: f64,
 }
 
 fn usage(why: &str) -> ! {
     eprintln!(
-        "scout-prague: {why}\nusage: scout-prague recv [--port P] [--seconds S]\n       scout-prague send HOST [--port P] \
-         [--control prague|anbr|hybrid|constant] [--max-mbps M] [--start-mbps M] [--size BYTES] [--seconds S]"
+        "scout-prague: {why}\nusage: scout-prague recv [--port P] [--seconds S] [--query-ms MS --query-mbps M]\n       \
+         scout-prague send HOST [--port P] [--control prague|anbr|hybrid|constant] [--max-mbps M] [--start-mbps M] \
+         [--size BYTES] [--video-fps F] [--seconds S]"
     );
     std::process::exit(2)
 }
@@ -125,6 +135,9 @@ fn parse() -> Args {
         start_mbps: 5.0,
         size: 1400,
         seconds: 10.0,
+        video_fps: None,
+        query_ms: None,
+        query_mbps: 60.0,
     };
     while let Some(k) = it.next() {
         let mut v = || it.next().unwrap_or_else(|| usage(&format!("{k} needs a value")));
@@ -149,6 +162,9 @@ fn parse() -> Args {
             "--start-mbps" => a.start_mbps = num(v(), 0.01, 100_000.0),
             "--size" => a.size = num(v(), 64.0, 1472.0) as usize,
             "--seconds" => a.seconds = num(v(), 0.1, 86_400.0),
+            "--video-fps" => a.video_fps = Some(num(v(), 1.0, 1000.0)),
+            "--query-ms" => a.query_ms = Some(num(v(), 1.0, 100_000.0)),
+            "--query-mbps" => a.query_mbps = num(v(), 0.01, 100_000.0),
             h if a.host.is_none() && !h.starts_with('-') => a.host = Some(h.to_string()),
             o => usage(&format!("{o}: unknown argument")),
         }
@@ -178,7 +194,17 @@ fn receive(a: &Args) -> std::io::Result<()> {
     let mut sender: Option<SocketAddr> = None;
     let end = now_ns() + (a.seconds * 1e9) as i64;
     let mut buf = vec![0u8; 2048];
+    let modem: SocketAddr = (scout_emu::netns::DN_ADDR4, scout_emu::packet::ANBR_PORT).into();
+    let query = serde_json::json!({"bit_rate_bps": (a.query_mbps * 1e6) as u64, "drb": 1}).to_string();
+    let (mut next_query, mut queries) = (now_ns(), 0u64);
     while now_ns() < end {
+        if let (Some(every), Some(s)) = (a.query_ms, &anbr) {
+            if now_ns() >= next_query {
+                s.send_to(query.as_bytes(), modem)?;
+                queries += 1;
+                next_query += (every * 1e6) as i64;
+            }
+        }
         if let (Some(s), Some(to)) = (&anbr, sender) {
             while let Ok(n) = s.recv(&mut buf) {
                 let text = String::from_utf8_lossy(&buf[..n]);
@@ -216,7 +242,7 @@ fn receive(a: &Args) -> std::io::Result<()> {
     }
     let secs = first.map_or(0.0, |f| (last - f) as f64 / 1e9);
     let line = serde_json::json!({
-        "role": "receiver", "packets": pkts, "bytes": bytes, "ce": ce, "anbr_forwarded": recs,
+        "role": "receiver", "packets": pkts, "bytes": bytes, "ce": ce, "anbr_forwarded": recs, "queries": queries,
         "mbps": if secs > 0.0 { bytes as f64 * 8.0 / secs / 1e6 } else { 0.0 },
         "mean_delay_ms": if pkts > 0 { delay_sum as f64 / pkts as f64 / 1e6 } else { 0.0 },
     });
@@ -233,12 +259,16 @@ fn send(a: &Args) -> std::io::Result<()> {
     sock.set_nonblocking(true)?;
     let t0 = now_ns();
     let mut ad = Adaptive::new(a.control, a.size as u32, a.start_mbps * 1e6, a.max_mbps * 1e6, 0, 0);
+    if let Some(fps) = a.video_fps {
+        ad = ad.with_video(VideoShape { fps, size_std_frac: 0.105 });
+    }
+    let mut rng = Rng::new(1, "scout-prague.video");
     let end = (a.seconds * 1e9) as i64;
     let mut payload = vec![0u8; a.size - HEADERS];
     payload[0] = DATA;
     let (mut seq, mut bytes, mut acks, mut ce, mut recs) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut buf = [0u8; 64];
-    let (mut next, _) = ad.next_packet();
+    let (mut next, mut size) = ad.next_packet(&mut rng);
     loop {
         let now = now_ns() - t0;
         while let Ok(n) = sock.recv(&mut buf) {
@@ -263,15 +293,16 @@ fn send(a: &Args) -> std::io::Result<()> {
         if now >= next {
             payload[1..9].copy_from_slice(&seq.to_be_bytes());
             payload[9..17].copy_from_slice(&(now + t0).to_be_bytes());
-            match sock.send_to(&payload, to) {
+            let len = (size as usize).saturating_sub(HEADERS).max(17);
+            match sock.send_to(&payload[..len], to) {
                 Ok(_) => {
                     seq += 1;
-                    bytes += a.size as u64;
+                    bytes += (len + HEADERS) as u64;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
             }
-            next = ad.next_packet().0;
+            (next, size) = ad.next_packet(&mut rng);
             continue;
         }
         std::thread::sleep(Duration::from_nanos((next - now).clamp(0, 1_000_000) as u64));

@@ -195,6 +195,15 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
                     format!("{}; accepted (TS 38.331 bitRateMultiplier-r16): 1 (none), 40, 70, 100, 200", a.multiplier),
                 ));
             }
+            if !crate::mac::anbr::QUERY_PROHIBIT_MS.contains(&a.query_prohibit_ms) {
+                return Err(invalid(
+                    &key("anbr.query_prohibit_ms"),
+                    format!(
+                        "{}; accepted (TS 38.331 bitRateQueryProhibitTimer): 0, 400, 800, 1600, 3000, 6000, 12000, 30000",
+                        a.query_prohibit_ms
+                    ),
+                ));
+            }
         }
         for (k, v, hi) in [
             ("pdcp.tx.discard_timer", pdcp.tx.discard_timer, 1500),

@@ -324,9 +324,10 @@ pub enum MarkAt {
 }
 
 /// ANBR (`crate::mac::anbr`): one Recommended bit rate MAC CE per `window_ms` (TS 38.321
-/// §6.1.3.20), the rate the UE acknowledged over the window rounded down to the bit-rate table
-/// times `multiplier` (TS 38.331 `bitRateMultiplier-r16`: 40, 70, 100, 200; 1 for none). Scout's
-/// keys; srsRAN does not send the CE.
+/// §6.1.3.20), the rate the UE acknowledged over the window (and the unused PRBs' share) mapped
+/// onto the bit-rate table times `multiplier` (TS 38.331 `bitRateMultiplier-r16`: 40, 70, 100,
+/// 200; 1 for none) as `rounding` says; the UE's queries at most once per `query_prohibit_ms`
+/// (`bitRateQueryProhibitTimer`). Scout's keys; srsRAN does not send the CE.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AnbrCfg {
@@ -334,6 +335,25 @@ pub struct AnbrCfg {
     pub window_ms: f64,
     #[serde(default = "default_anbr_multiplier")]
     pub multiplier: u32,
+    #[serde(default)]
+    pub rounding: crate::mac::anbr::Rounding,
+    #[serde(default = "default_query_prohibit")]
+    pub query_prohibit_ms: u32,
+}
+
+impl AnbrCfg {
+    pub fn params(&self) -> crate::mac::anbr::AnbrParams {
+        crate::mac::anbr::AnbrParams {
+            window_ns: (self.window_ms * 1e6) as i64,
+            multiplier: self.multiplier,
+            rounding: self.rounding,
+            query_prohibit_ns: i64::from(self.query_prohibit_ms) * 1_000_000,
+        }
+    }
+}
+
+fn default_query_prohibit() -> u32 {
+    400
 }
 
 fn default_anbr_window() -> f64 {

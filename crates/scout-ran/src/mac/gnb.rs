@@ -12,7 +12,7 @@
 use scout_events::Dir;
 
 use crate::config::CellCfg;
-use crate::mac::anbr::{AnbrEstimator, Recommendation};
+use crate::mac::anbr::{AnbrEstimator, AnbrParams, Recommendation};
 use crate::mac::harq::{HarqProcess, HarqState};
 use crate::mac::pucch::PucchGrid;
 use crate::mac::scheduler::{self, Candidate, Scheduler};
@@ -37,6 +37,8 @@ pub struct Tb {
     pub symbols: u32,
     /// UL: the BSR it carries (bytes reported).
     pub bsr: Option<u64>,
+    /// UL: the Recommended bit rate query it carries (DRB index, bit/s asked).
+    pub query: Option<(u8, u64)>,
 }
 
 /// One direction of one UE as the gNB's MAC knows it.
@@ -296,9 +298,19 @@ impl GnbMac {
         self.ues[ui].link[UL].harq[h].new_tx(tb);
     }
 
-    /// UE `ui`'s DRBs send ANBR as `anbr` says (window ns and multiplier, per DRB index).
-    pub fn configure_anbr(&mut self, ui: usize, anbr: &[Option<(i64, u32)>]) {
-        self.ues[ui].anbr = anbr.iter().map(|a| a.map(|(w, m)| AnbrEstimator::new(w, m))).collect();
+    /// UE `ui`'s DRBs send ANBR as `anbr` says (per DRB index).
+    pub fn configure_anbr(&mut self, ui: usize, anbr: &[Option<AnbrParams>]) {
+        self.ues[ui].anbr =
+            anbr.iter().map(|a| a.map(|a| AnbrEstimator::new(a.window_ns, a.multiplier, a.rounding))).collect();
+    }
+
+    /// The gNB decoded UE `ui`'s query for DRB `drb` at `now`: its answer, the rate measured since
+    /// the last recommendation (`None` without ANBR on the DRB or when no time has passed).
+    pub fn answer_query(&mut self, now: i64, ui: usize, drb: usize) -> Option<Recommendation> {
+        let e = self.ues[ui].anbr.get_mut(drb)?.as_mut()?;
+        let (index, bit_rate_bps) = e.answer(now)?;
+        let multiplier = e.multiplier();
+        Some(Recommendation { t: now, ue: ui as u32, drb, index, multiplier, bit_rate_bps, answer: true })
     }
 
     /// A DL TB was acknowledged: ANBR counts its RLC SDU bytes per DRB.
@@ -344,7 +356,15 @@ impl GnbMac {
                 let Some(e) = e else { continue };
                 if let Some((index, bit_rate_bps)) = e.poll(now) {
                     let multiplier = e.multiplier();
-                    out.push(Recommendation { t: now, ue: ui as u32, drb, index, multiplier, bit_rate_bps });
+                    out.push(Recommendation {
+                        t: now,
+                        ue: ui as u32,
+                        drb,
+                        index,
+                        multiplier,
+                        bit_rate_bps,
+                        answer: false,
+                    });
                 }
             }
         }
@@ -379,7 +399,7 @@ mod tests {
     use super::*;
 
     fn tb(prbs: u16) -> Tb {
-        Tb { pdus: Vec::new(), mcs: 10, prbs, tbs: 1000, symbols: 12, bsr: None }
+        Tb { pdus: Vec::new(), mcs: 10, prbs, tbs: 1000, symbols: 12, bsr: None, query: None }
     }
 
     fn mac(ues: usize) -> GnbMac {

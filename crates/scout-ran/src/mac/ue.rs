@@ -35,6 +35,10 @@ pub struct UeMac {
     pub grants: BTreeMap<u64, UlGrant>,
     /// How a new TB is shared among the UE's logical channels.
     pub lcp: Lcp,
+    /// A Recommended bit rate query waiting for the next new TB: (DRB index, bit/s asked).
+    pub bit_rate_query: Option<(u8, u64)>,
+    /// When bitRateQueryProhibitTimer expires, per DRB index (TS 38.321 §5.18.10).
+    query_prohibited_until: Vec<Instant>,
 }
 
 impl UeMac {
@@ -47,6 +51,34 @@ impl UeMac {
             sr_offset,
             grants: BTreeMap::new(),
             lcp,
+            bit_rate_query: None,
+            query_prohibited_until: Vec::new(),
+        }
+    }
+
+    /// The application asks at `t` for `bps` on DRB `drb` (TS 38.321 §5.18.10): the query is
+    /// taken when bitRateQueryProhibitTimer is not running (`prohibit_ns` restarts it) and none is
+    /// waiting; it rides in the next new TB. Whether it was taken.
+    pub fn query_bit_rate(&mut self, t: Instant, drb: u8, bps: u64, prohibit_ns: i64) -> bool {
+        let i = usize::from(drb);
+        if self.query_prohibited_until.len() <= i {
+            self.query_prohibited_until.resize(i + 1, Instant::MIN);
+        }
+        if self.bit_rate_query.is_some() || self.query_prohibited_until[i] > t {
+            return false;
+        }
+        self.bit_rate_query = Some((drb, bps));
+        self.query_prohibited_until[i] = t + prohibit_ns;
+        true
+    }
+
+    /// Bytes a new TB keeps for a waiting query's MAC CE: two octets and a one-octet subheader
+    /// (TS 38.321 §6.1.3.20, §6.1.2).
+    pub fn query_room(&self) -> u32 {
+        if self.bit_rate_query.is_some() {
+            3
+        } else {
+            0
         }
     }
 
@@ -118,6 +150,18 @@ impl UeMac {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_query_waits_out_the_prohibit_timer() {
+        let ms = 1_000_000;
+        let mut m = UeMac::new(3, Lcp::new(&[]));
+        assert!(m.query_bit_rate(0, 0, 30_000_000, 400 * ms));
+        assert_eq!(m.query_room(), 3);
+        assert!(!m.query_bit_rate(ms, 0, 30_000_000, 400 * ms), "one waiting already");
+        m.bit_rate_query = None; // sent
+        assert!(!m.query_bit_rate(399 * ms, 0, 30_000_000, 400 * ms), "bitRateQueryProhibitTimer runs");
+        assert!(m.query_bit_rate(400 * ms, 0, 30_000_000, 400 * ms));
+    }
 
     #[test]
     fn new_data_asks_for_a_grant_only_without_one() {

@@ -90,7 +90,7 @@ impl Stack {
             }
             budget.take(prbs);
             served[ui] = u64::from(tbs);
-            let (h, ack_slot) = self.mac.new_dl_tx(s, ui, Tb { pdus, mcs, prbs, tbs, symbols, bsr: None });
+            let (h, ack_slot) = self.mac.new_dl_tx(s, ui, Tb { pdus, mcs, prbs, tbs, symbols, bsr: None, query: None });
             self.transmit_dl(ui, h, ack_slot, &pdsch, sink);
         }
         self.mac.served(DL, &served);
@@ -374,10 +374,14 @@ impl Stack {
             if let Some((prbs, mcs, tbs)) = grant.new {
                 // New TB built now by the UE: BSR (if triggered or padding room) + RLC PDUs.
                 let bsr_room = self.ues[ui].mac.bsr_room();
-                let mut pdus = self.pull(ui, tbs.saturating_sub(bsr_room), false, t, sink);
+                // A waiting bit rate query goes first (TS 38.321 §5.4.3.1.3: MAC CEs before data).
+                let query_room = self.ues[ui].mac.query_room();
+                let query = (tbs >= query_room).then(|| self.ues[ui].mac.bit_rate_query.take()).flatten();
+                let query_room = if query.is_some() { query_room } else { 0 };
+                let mut pdus = self.pull(ui, tbs.saturating_sub(bsr_room + query_room), false, t, sink);
                 let left = self.ue_ul_buffer(ui);
                 let used_bytes: u32 =
-                    pdus.iter().map(|(_, p)| p.bytes() + mac_subheader(p.bytes())).sum::<u32>() + bsr_room;
+                    pdus.iter().map(|(_, p)| p.bytes() + mac_subheader(p.bytes())).sum::<u32>() + bsr_room + query_room;
                 let bsr = self.ues[ui].mac.carries_bsr(tbs, used_bytes).then_some(left);
                 if bsr.is_some() {
                     let b = &self.cfg.cell.mac_cell_group.bsr_cfg;
@@ -385,7 +389,7 @@ impl Stack {
                     self.control(sink, t, Control::Bsr { ue: ui as u32, bytes: left });
                 }
                 pdus.shrink_to_fit();
-                self.mac.ul_tb_built(ui, h, Tb { pdus, mcs, prbs, tbs, symbols, bsr });
+                self.mac.ul_tb_built(ui, h, Tb { pdus, mcs, prbs, tbs, symbols, bsr, query });
             }
             let hp = self.mac.harq(UL, ui, h);
             let Some(tb) = hp.tb.as_ref() else { continue };
@@ -419,6 +423,13 @@ impl Stack {
             let nof_tx = hp.nof_tx;
             if let Some(b) = tb.bsr {
                 self.mac.ue_mut(ui).ul_view.bsr(slot, b, self.cfg.cell.pusch.ul_sched_delay_slots);
+            }
+            if let Some((drb, bps)) = tb.query {
+                self.control(sink, now, Control::AnbrQuery { node: Node::GnbDu, ue: ui as u32, drb: drb + 1, bps });
+                if let Some(r) = self.mac.answer_query(now, ui, usize::from(drb)) {
+                    self.control(sink, now, Control::Anbr(r));
+                    self.recommendations.push(r);
+                }
             }
             self.receive_tb(now, ui, &tb.pdus, nof_tx, false, sink);
         }

@@ -28,7 +28,7 @@ use crate::control::Control;
 pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
 use crate::f1u::F1uTx;
-use crate::mac::anbr::Recommendation;
+use crate::mac::anbr::{AnbrParams, Recommendation};
 use crate::mac::gnb::{GnbMac, SlotBudget, Tb, DL, UL};
 use crate::mac::harq::rv;
 use crate::mac::lcp::{LchCfg, Lcp};
@@ -337,6 +337,22 @@ impl Stack {
     /// UE's MAC hands its applications (TS 26.114 §10.7).
     pub fn take_recommendations(&mut self) -> Vec<Recommendation> {
         std::mem::take(&mut self.recommendations)
+    }
+
+    /// UE `ue`'s application asks at `now` for `bps` on its DRB `drb` (index; the UE's modem
+    /// command, 3GPP TS 27.007 +CGBRRREQ): the UE's MAC sends a Recommended bit rate query in its
+    /// next PUSCH unless bitRateQueryProhibitTimer runs (TS 38.321 §5.18.10); the gNB answers with
+    /// a recommendation (`take_recommendations`). The query does not trigger a scheduling request:
+    /// a UE with no UL data holds it until it has some. Whether the MAC took it (`false`: the
+    /// bearer has no ANBR, the timer runs, or a query waits).
+    pub fn query_bit_rate<S: Sink>(&mut self, now: Instant, ue: u32, drb: usize, bps: u64, sink: &mut S) -> bool {
+        let Some(u) = self.ues.get_mut(ue as usize) else { return false };
+        let Some(a) = u.drbs.get(drb).and_then(|d| d.anbr) else { return false };
+        if !u.mac.query_bit_rate(now, drb as u8, bps, a.query_prohibit_ns) {
+            return false;
+        }
+        self.control(sink, now, Control::AnbrQuery { node: Node::Ue, ue, drb: drb as u8 + 1, bps });
+        true
     }
 
     /// Packets currently inside the system.

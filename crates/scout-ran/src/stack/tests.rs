@@ -324,7 +324,12 @@ fn anbr_recommends_what_the_ue_got_and_what_the_unused_prbs_would_have_carried()
     // One UE, `mbps` of 1400-byte packets for 2 s, ANBR every 40 ms with x40.
     let run = |mbps: i64| {
         let mut q = QosCfg::srsran_default(9);
-        q.anbr = Some(AnbrCfg { window_ms: 40.0, multiplier: 40 });
+        q.anbr = Some(AnbrCfg {
+            window_ms: 40.0,
+            multiplier: 40,
+            rounding: crate::mac::anbr::Rounding::Down,
+            query_prohibit_ms: 400,
+        });
         let mut h = Harness::with_qos(CellCfg::default(), vec![q], &[9], &[(25.0, 20.0)]);
         let interval = 1400 * 8 * 1000 / mbps; // ns between packets
         let mut t = 0;
@@ -358,4 +363,49 @@ fn anbr_recommends_what_the_ue_got_and_what_the_unused_prbs_would_have_carried()
         let b = r.bit_rate_bps as f64;
         assert!(b > 0.7 * capacity && b < 1.1 * capacity, "{r:?} at 5 Mbit/s; capacity {capacity}");
     }
+}
+
+#[test]
+fn a_bit_rate_query_rides_the_next_pusch_and_is_answered_at_once() {
+    // One UE, 5 Mbit/s DL and 1 Mbit/s UL; ANBR every second, queries at most every 400 ms. The
+    // application asks at 100 ms, 200 ms and 500 ms.
+    let run = |ul: bool| {
+        let mut q = QosCfg::srsran_default(9);
+        q.anbr =
+            Some(AnbrCfg { window_ms: 1000.0, multiplier: 40, rounding: Default::default(), query_prohibit_ms: 400 });
+        let mut h = Harness::with_qos(CellCfg::default(), vec![q], &[9], &[(25.0, 20.0)]);
+        let mut taken = vec![];
+        let mut asks = vec![500 * MS, 200 * MS, 100 * MS];
+        let (mut t, mut next_ul) = (0, 0);
+        while t < 800 * MS {
+            h.stack.send(t, Offer::new(Dir::Dl, 0, 0, 0, 1400), &mut h.sink);
+            if ul && t >= next_ul {
+                h.stack.send(t, Offer::new(Dir::Ul, 1, 0, 0, 1250), &mut h.sink);
+                next_ul += 10 * MS;
+            }
+            if asks.last().is_some_and(|&a| t >= a) {
+                asks.pop();
+                taken.push((t, h.stack.query_bit_rate(t, 0, 0, 60_000_000, &mut h.sink)));
+            }
+            h.stack.handle_timeout(t, &mut h.sink);
+            t += 2_240_000; // 1400 bytes at 5 Mbit/s
+        }
+        (taken, h.stack.take_recommendations(), h)
+    };
+    let (taken, recs, h) = run(true);
+    let took: Vec<bool> = taken.iter().map(|x| x.1).collect();
+    assert_eq!(took, [true, false, true], "{taken:?}: the second within bitRateQueryProhibitTimer");
+    let answers: Vec<_> = recs.iter().filter(|r| r.answer).collect();
+    assert_eq!(answers.len(), 2, "{recs:?}");
+    for (a, (t, _)) in answers.iter().zip(taken.iter().filter(|x| x.1)) {
+        // It waits for the next PUSCH (the UE has UL data: grants every few slots) and its decode.
+        assert!(a.t > *t && a.t - t < 20 * MS, "asked at {t}, answered at {}", a.t);
+        // The answer is the rate since the window opened: the 5 Mbit/s the UE gets plus the
+        // unused PRBs' share, far above 5.
+        assert!(a.bit_rate_bps > 20_000_000, "{a:?}");
+    }
+    let ue_rows = h.controls("anbr_query");
+    assert_eq!(ue_rows.iter().filter(|r| r.node == Node::Ue).count(), 2);
+    assert_eq!(ue_rows.iter().filter(|r| r.node == Node::GnbDu).count(), 2);
+    assert!(ue_rows.iter().all(|r| r.value == Some(60e6) && r.drb == Some(1)));
 }

@@ -25,8 +25,8 @@ pub(super) struct Drb {
     pub(super) l4s: Option<L4sCfg>,
     /// Marks the RLC queue decided that the CU-UP's PDCP is still to write (`mark_at: pdcp`).
     pub(super) pending_ce: u32,
-    /// ANBR's window (ns) and bit-rate multiplier, if the bearer sends it.
-    pub(super) anbr: Option<(i64, u32)>,
+    /// ANBR's configuration, if the bearer sends it.
+    pub(super) anbr: Option<AnbrParams>,
     pub(super) ddds_pending: bool,
     pub(super) armed: [Option<Instant>; 6],
 }
@@ -114,7 +114,7 @@ impl Drb {
             du_desired_buffer: desired,
             l4s: q.l4s.clone(),
             pending_ce: 0,
-            anbr: q.anbr.as_ref().map(|a| ((a.window_ms * 1e6) as i64, a.multiplier)),
+            anbr: q.anbr.as_ref().map(AnbrCfg::params),
             du_highest_tx: None,
             ddds_pending: false,
             armed: [None; 6],
