@@ -965,8 +965,14 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
                         shell=False,
                         no_offload=False,
                     )
-                    with contextlib.redirect_stdout(io.StringIO()):
-                        cmd_emulate(emu_args)
+                    # The emulator's own progress is the sweep's noise; shown only if the run fails.
+                    said = io.StringIO()
+                    try:
+                        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+                            cmd_emulate(emu_args)
+                    except BaseException:
+                        sys.stderr.write(said.getvalue())
+                        raise
                     per_seed.append(xl.emulated_metrics(run))
                 if seed in reported:
                     # The run's ordinary report (analysis first), as `scout report RUN` writes it.
