@@ -333,6 +333,7 @@ pub const CONTROL_KINDS: &[&str] = &[
     "rlc_status",
     "poll",
     "harq_fail",
+    "retx_event",
     "delivery_status",
     "pdcp_duplicate",
     "pdcp_t_reordering_expired",

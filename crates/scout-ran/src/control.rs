@@ -35,6 +35,10 @@ pub enum Control {
     HarqFail { ue: u32, dir: Dir, tbs: u32 },
     /// The gNB sent a Recommended bit rate MAC CE for a DL logical channel (TS 38.321 §6.1.3.20).
     Anbr(Recommendation),
+    /// A TB of UE `ue` in `dir` decoded after `nof_tx` transmissions of HARQ process `harq`, the
+    /// first in `first_slot` (starting at `start`), the last in `slot`: a retransmission event
+    /// (seed 004 §3.1.1); `delay` is the retransmission delay T_M, first to last transmission.
+    RetxEvent { ue: u32, dir: Dir, harq: u8, nof_tx: u32, first_slot: u64, slot: u64, start: i64, delay: i64 },
     /// A Recommended bit rate query MAC CE (TS 38.321 §5.18.10) for a DL logical channel: taken by
     /// the UE's MAC (`node` UE) or decoded by the gNB (`node` gNB-DU); the bit rate asked, bit/s.
     AnbrQuery { node: Node, ue: u32, drb: u8, bps: u64 },
@@ -95,6 +99,16 @@ impl Control {
                     r.index, r.multiplier, r.answer
                 )),
                 ..row(Node::GnbDu, Layer::Mac, "anbr", r.ue)
+            },
+            Control::RetxEvent { ue, dir, harq, nof_tx, first_slot, slot, start, delay } => ControlEvent {
+                dir: Some(*dir),
+                sn: Some(i64::from(*harq)),
+                value: Some(*delay as f64),
+                detail: Some(format!(
+                    "{{\"layer\":\"mac\",\"harq_id\":{harq},\"nof_tx\":{nof_tx},\"first_slot\":{first_slot},\"slot\":{slot},\"start_ns\":{start}}}"
+                )),
+                // Where the reordering holds the data: the UE for DL, the gNB-DU for UL.
+                ..row(if *dir == Dir::Dl { Node::Ue } else { Node::GnbDu }, Layer::Mac, "retx_event", *ue)
             },
             Control::AnbrQuery { node, ue, drb, bps } => ControlEvent {
                 dir: Some(Dir::Dl),
@@ -228,6 +242,16 @@ mod tests {
                 answer: false,
             }),
             Control::AnbrQuery { node: Node::Ue, ue: 0, drb: 1, bps: 9 },
+            Control::RetxEvent {
+                ue: 0,
+                dir: Dir::Dl,
+                harq: 3,
+                nof_tx: 2,
+                first_slot: 10,
+                slot: 18,
+                start: 5,
+                delay: 4,
+            },
             Control::DeliveryStatus { ue: 0, drb: 1, highest: 3, desired: 6_172_672 },
             Control::PdcpDuplicate { node: Node::Ue, ue: 0, drb: 1 },
             Control::PdcpReorderingExpired { node: Node::GnbCu, ue: 0, drb: 1, rx_reord: 2 },

@@ -39,6 +39,8 @@ pub struct Tb {
     pub bsr: Option<u64>,
     /// UL: the Recommended bit rate query it carries (DRB index, bit/s asked).
     pub query: Option<(u8, u64)>,
+    /// The slot of its first transmission.
+    pub first_slot: u64,
 }
 
 /// One direction of one UE as the gNB's MAC knows it.
@@ -399,7 +401,7 @@ mod tests {
     use super::*;
 
     fn tb(prbs: u16) -> Tb {
-        Tb { pdus: Vec::new(), mcs: 10, prbs, tbs: 1000, symbols: 12, bsr: None, query: None }
+        Tb { pdus: Vec::new(), mcs: 10, prbs, tbs: 1000, symbols: 12, bsr: None, query: None, first_slot: 0 }
     }
 
     fn mac(ues: usize) -> GnbMac {

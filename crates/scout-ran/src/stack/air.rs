@@ -90,7 +90,8 @@ impl Stack {
             }
             budget.take(prbs);
             served[ui] = u64::from(tbs);
-            let (h, ack_slot) = self.mac.new_dl_tx(s, ui, Tb { pdus, mcs, prbs, tbs, symbols, bsr: None, query: None });
+            let (h, ack_slot) =
+                self.mac.new_dl_tx(s, ui, Tb { pdus, mcs, prbs, tbs, symbols, bsr: None, query: None, first_slot: s });
             self.transmit_dl(ui, h, ack_slot, &pdsch, sink);
         }
         self.mac.served(DL, &served);
@@ -182,7 +183,7 @@ impl Stack {
         if retx > 0 {
             self.stats.harq_retx[0] += 1;
         }
-        self.schedule(pdsch.end, Action::DlDecode { ue: ui as u32, harq: h as u8, ok });
+        self.schedule(pdsch.end, Action::DlDecode { ue: ui as u32, harq: h as u8, ok, slot: pdsch.slot });
         let fb = self.grid.start(ack_slot + 1);
         self.schedule(fb, Action::DlFeedback { ue: ui as u32, harq: h as u8, ack: ok, slot: pdsch.slot });
     }
@@ -242,13 +243,14 @@ impl Stack {
         }
     }
 
-    pub(super) fn dl_decode<S: Sink>(&mut self, now: Instant, ui: usize, h: usize, ok: bool, sink: &mut S) {
+    pub(super) fn dl_decode<S: Sink>(&mut self, now: Instant, ui: usize, h: usize, ok: bool, slot: u64, sink: &mut S) {
         if !ok {
             return;
         }
         let hp = self.mac.harq(DL, ui, h);
         let Some(tb) = hp.tb.as_ref() else { return };
         let (pdus, nof_tx) = (tb.pdus.clone(), hp.nof_tx);
+        self.retx_event(sink, now, Dir::Dl, ui, h, nof_tx, slot);
         self.receive_tb(now, ui, &pdus, nof_tx, true, sink);
         // STATUS PDUs or retransmissions may now be waiting at the UE.
         self.ue_data_arrived(ui);
@@ -273,6 +275,33 @@ impl Stack {
             Some((tb, false)) => self.harq_lost(now, ui, tb, Dir::Dl, sink),
             None => {}
         }
+    }
+
+    /// A TB decoded at `now` in slot `slot`'s transmission after `nof_tx` transmissions: when it
+    /// took more than one, the retransmission event it ends (seed 004 §3.1.1: the receiver's
+    /// reordering held everything behind it from the first transmission on).
+    #[allow(clippy::too_many_arguments)] // the event's own columns
+    fn retx_event<S: Sink>(&self, sink: &mut S, now: Instant, dir: Dir, ui: usize, h: usize, nof_tx: u32, slot: u64) {
+        if nof_tx < 2 {
+            return;
+        }
+        let d = if dir == Dir::Dl { DL } else { UL };
+        let Some(tb) = self.mac.harq(d, ui, h).tb.as_ref() else { return };
+        let (start, last) = (self.grid.start(tb.first_slot), self.grid.start(slot));
+        self.control(
+            sink,
+            now,
+            Control::RetxEvent {
+                ue: ui as u32,
+                dir,
+                harq: h as u8,
+                nof_tx,
+                first_slot: tb.first_slot,
+                slot,
+                start,
+                delay: last - start,
+            },
+        );
     }
 
     /// The `slot_events` row of HARQ process `h`'s TB of UE `ui` in direction `d`, sent in `slot`
@@ -389,7 +418,7 @@ impl Stack {
                     self.control(sink, t, Control::Bsr { ue: ui as u32, bytes: left });
                 }
                 pdus.shrink_to_fit();
-                self.mac.ul_tb_built(ui, h, Tb { pdus, mcs, prbs, tbs, symbols, bsr, query });
+                self.mac.ul_tb_built(ui, h, Tb { pdus, mcs, prbs, tbs, symbols, bsr, query, first_slot: s });
             }
             let hp = self.mac.harq(UL, ui, h);
             let Some(tb) = hp.tb.as_ref() else { continue };
@@ -421,6 +450,7 @@ impl Stack {
         let Some(tb) = hp.tb.clone() else { return };
         if ok {
             let nof_tx = hp.nof_tx;
+            self.retx_event(sink, now, Dir::Ul, ui, h, nof_tx, slot);
             if let Some(b) = tb.bsr {
                 self.mac.ue_mut(ui).ul_view.bsr(slot, b, self.cfg.cell.pusch.ul_sched_delay_slots);
             }

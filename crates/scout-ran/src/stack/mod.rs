@@ -153,7 +153,7 @@ enum Action {
     MidhaulArrive(Job),
     N6Deliver(Packet),
     Slot(u64),
-    DlDecode { ue: u32, harq: u8, ok: bool },
+    DlDecode { ue: u32, harq: u8, ok: bool, slot: u64 },
     DlFeedback { ue: u32, harq: u8, ack: bool, slot: u64 },
     UlDecode { ue: u32, harq: u8, ok: bool, slot: u64 },
     Timer { ue: u32, drb: u8, owner: TimerOwner },
@@ -528,7 +528,9 @@ impl Stack {
                 self.deliver(sink, t, Node::Dn, &p);
             }
             Action::Slot(s) => self.handle_slot(s, sink),
-            Action::DlDecode { ue, harq, ok } => self.dl_decode(t, ue as usize, usize::from(harq), ok, sink),
+            Action::DlDecode { ue, harq, ok, slot } => {
+                self.dl_decode(t, ue as usize, usize::from(harq), ok, slot, sink)
+            }
             Action::DlFeedback { ue, harq, ack, slot } => {
                 self.dl_feedback(t, ue as usize, usize::from(harq), ack, slot, sink)
             }

@@ -409,3 +409,60 @@ fn a_bit_rate_query_rides_the_next_pusch_and_is_answered_at_once() {
     assert_eq!(ue_rows.iter().filter(|r| r.node == Node::GnbDu).count(), 2);
     assert!(ue_rows.iter().all(|r| r.value == Some(60e6) && r.drb == Some(1)));
 }
+
+#[test]
+fn every_harq_retransmission_ends_in_a_retx_event_with_its_process_slot_and_delay() {
+    // One UE at 12 dB both ways (OLLA holds ~10 % BLER: retransmissions throughout), 2 Mbit/s
+    // each way for 8 s, lightly loaded.
+    let mut h = Harness::new(&[(12.0, 12.0)]);
+    let mut t = 0;
+    while t < 8000 * MS {
+        h.stack.send(t, Offer::new(Dir::Dl, 0, 0, 0, 1250), &mut h.sink);
+        h.stack.send(t, Offer::new(Dir::Ul, 1, 0, 0, 1250), &mut h.sink);
+        t += 5 * MS;
+        h.stack.handle_timeout(t, &mut h.sink);
+    }
+    let slot_ns = h.stack.grid.slot_ns();
+    let period = h.stack.duplex.period();
+    for dir in [Dir::Dl, Dir::Ul] {
+        // The decoded retransmissions, and each process's first transmission before them.
+        let mut first: HashMap<u8, u64> = HashMap::new();
+        let mut expected = vec![];
+        for r in h.sink.slots.iter().filter(|r| r.dir == dir && r.ue.is_some()) {
+            let id = r.harq_id.unwrap();
+            if r.retx_index == Some(0) {
+                first.insert(id, r.slot);
+            }
+            if r.ack == Some(true) && r.retx_index > Some(0) {
+                expected.push((id, first[&id], r.slot, r.retx_index.unwrap()));
+            }
+        }
+        let events: Vec<_> = h.controls("retx_event").into_iter().filter(|c| c.dir == Some(dir)).collect();
+        assert!(expected.len() > 20, "{dir:?}: {} decoded retransmissions", expected.len());
+        assert_eq!(events.len(), expected.len(), "{dir:?}: one event per decoded retransmission");
+        let mut by_index: HashMap<u64, Vec<i64>> = HashMap::new();
+        for (e, (id, s0, s, retx)) in events.iter().zip(&expected) {
+            let d: serde_json::Value = serde_json::from_str(e.detail.as_deref().unwrap()).unwrap();
+            assert_eq!(e.sn, Some(i64::from(*id)));
+            assert_eq!((d["first_slot"].as_u64(), d["slot"].as_u64()), (Some(*s0), Some(*s)));
+            assert_eq!(d["nof_tx"].as_u64(), Some(u64::from(*retx) + 1));
+            let delay = e.value.unwrap() as i64;
+            assert_eq!(delay, (*s - *s0) as i64 * slot_ns, "T_M is first to last transmission");
+            assert!(e.t_ns >= h.stack.grid.start(*s), "it ends when the last transmission is decoded");
+            assert_eq!(e.node, if dir == Dir::Dl { Node::Ue } else { Node::GnbDu });
+            if *retx == 1 {
+                by_index.entry(s0 % period).or_default().push(delay);
+            }
+        }
+        // A single retransmission's delay is fixed by where in the TDD pattern the first
+        // transmission was (seed 004 §3.1.2): one value per slot index, but for the few that
+        // waited a slot more behind another retransmission of the UE (one PDSCH per UE a slot).
+        assert!(by_index.len() > 1, "{dir:?}: {by_index:?}");
+        for (i, ds) in &by_index {
+            let least = *ds.iter().min().unwrap();
+            let at_least = ds.iter().filter(|&&d| d == least).count();
+            assert!(at_least * 10 >= ds.len() * 8, "{dir:?} slot index {i}: {ds:?}");
+            assert!(ds.iter().all(|d| (d - least) % slot_ns == 0), "{dir:?} slot index {i}: {ds:?}");
+        }
+    }
+}
