@@ -1021,7 +1021,12 @@ def cmd_exec(args: argparse.Namespace) -> int:
     if not Path("/run/netns", ns).exists():
         raise SystemExit(f"error: namespace {ns} does not exist: is the emulation still running?")
     cmd = ["ip", "netns", "exec", ns, *args.command]
-    return subprocess.call(cmd)
+    env = dict(os.environ)
+    feeds = (meta.get("emulator") or {}).get("feed") or []
+    if isinstance(feeds, list) and args.node != "dn" and int(args.node.removeprefix("ue")) < len(feeds):
+        # The UE's live RAN feed (scout.feed), as the scenario's apps get it.
+        env["SCOUT_FEED"] = feeds[int(args.node.removeprefix("ue"))]
+    return subprocess.call(cmd, env=env)
 
 
 DEMO_SCENARIOS = ["udp-flood", "attribution-light", "attribution-medium", "attribution-heavy", "mixed"]

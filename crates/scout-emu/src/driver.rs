@@ -49,6 +49,7 @@ use crate::egress::{self, Egress, Out};
 use crate::iperf3;
 use crate::netns::{self, Topology};
 use crate::offload::{self, Partial, VnetHdr, VNET_HDR_LEN};
+use crate::feed::Feed;
 use crate::packet::{echo, ecn, five_tuple, set_ce, udp4, Flows, ANBR_PORT};
 use crate::qos::QosRules;
 use crate::tcp::{TcpProbe, TcpRows};
@@ -151,6 +152,8 @@ struct Held {
 struct Tap<'a> {
     w: &'a mut RunWriter,
     dropped: &'a mut Vec<u64>,
+    /// The UEs' live feeds (`crate::feed`).
+    feed: &'a mut Feed,
 }
 
 impl Sink for Tap<'_> {
@@ -161,9 +164,11 @@ impl Sink for Tap<'_> {
         self.w.packet(ev);
     }
     fn slot(&mut self, ev: SlotEvent) {
+        self.feed.slot(&ev);
         self.w.slot(ev);
     }
     fn control(&mut self, ev: ControlEvent) {
+        self.feed.control(&ev);
         self.w.control(ev);
     }
 }
@@ -196,6 +201,7 @@ struct Counts {
 struct Datapath<'t> {
     stack: Stack,
     w: RunWriter,
+    feed: Feed,
     topo: &'t Topology,
     ue_of: HashMap<IpAddr, u32>,
     flows: Flows,
@@ -329,7 +335,7 @@ impl Datapath<'_> {
                 self.late.add(now - ta);
                 let slot_due = self.stack.next_slot_at();
                 let started = if ta == slot_due { self.clock() } else { 0 };
-                let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped };
+                let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped, feed: &mut self.feed };
                 self.stack.handle_timeout_bounded(ta, 1, &mut tap);
                 if self.stack.next_slot_at() != slot_due {
                     self.slot_late.add(started - slot_due);
@@ -362,7 +368,7 @@ impl Datapath<'_> {
             self.counts.anbr_query_invalid += 1;
             return;
         };
-        let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped };
+        let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped, feed: &mut self.feed };
         if self.stack.query_bit_rate(t, ue, drb as usize - 1, bps, &mut tap) {
             self.counts.anbr_queries += 1;
         } else {
@@ -401,7 +407,7 @@ impl Datapath<'_> {
         let drb_idx = self.qos.drb(tuple, ul, |q| stack.drb_index(ue, q));
         let flow = self.flows.id(ul, ue, drb_idx, tuple);
         let len = bytes.len() as u32;
-        let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped };
+        let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped, feed: &mut self.feed };
         let dir = if ul { Dir::Ul } else { Dir::Dl };
         let pkt = self.stack.send(t, Offer::new(dir, flow, ue, drb_idx, len).ecn(ecn(&bytes)), &mut tap);
         if let (true, Some((true, id, seq))) = (ul, echo(&bytes)) {
@@ -567,6 +573,7 @@ fn run_datapath<'t>(mut dp: Datapath<'t>, end: i64, shared: &Shared) -> Done<'t>
         dp.write_tcp_rows(false);
         let busy = dp.advance(dp.clock());
         dp.deliver();
+        dp.feed.poll();
         if let Some(e) = dp.egress.inline.error.take() {
             break Some(e);
         }
@@ -673,6 +680,12 @@ pub fn emulate(
         "ues": (0..n_ues).map(|i| json!({"ue": i, "ipv4": netns::ue_addr4(i).to_string(), "ipv6": netns::ue_addr6(i).to_string()})).collect::<Vec<_>>(),
     });
     // Checkpointed every second: `kill -9` loses at most the last second (`scout recover`).
+    // The UEs' live feeds, bound before the data path drops its privileges.
+    let feed = Feed::open(out, n_ues).map_err(|e| EmuError::Setup {
+        what: format!("the UEs' feed sockets in {}", crate::feed::dir(out).display()),
+        message: e.to_string(),
+    })?;
+    meta["emulator"]["feed"] = json!(feed.paths());
     let w = RunWriter::create_checkpointed(out, meta, &slices)?;
     let mut apps = Apps::new(&loaded.scenario.apps, out, &names, opts.shell);
     ready(&names);
@@ -681,9 +694,12 @@ pub fn emulate(
     let (tcp_tx, tcp_rx) = std::sync::mpsc::channel();
     let t0 = mono_ns();
     let (egress, egress_side) = Egress::new(&topo, t0);
+    let mut feed = feed;
+    feed.start(t0, &stack.describe());
     let mut dp = Datapath {
         stack,
         w,
+        feed,
         ue_of: (0..n_ues)
             .flat_map(|i| [(IpAddr::V4(netns::ue_addr4(i)), i), (IpAddr::V6(netns::ue_addr6(i)), i)])
             .collect(),
@@ -777,7 +793,7 @@ pub fn emulate(
     }
     let stopped_early = now < end;
     let t_end = now.min(end).max(dp.clock().min(end));
-    let in_flight = dp.stack.finish(t_end, &mut Tap { w: &mut dp.w, dropped: &mut dp.dropped });
+    let in_flight = dp.stack.finish(t_end, &mut Tap { w: &mut dp.w, dropped: &mut dp.dropped, feed: &mut dp.feed });
     let apps_json = apps.finish();
     let iperf3_json = iperf3_rows(&apps_json, out, epoch_s, &dp.ue_of, &mut dp.w);
     // The rows the data path had not written yet, then the pipe's last lines.
@@ -796,7 +812,8 @@ pub fn emulate(
         None => json!({"source": null, "why_not": tcp_why_not}),
     };
     let (writer_waits, writer_wait_ns) = dp.w.waits();
-    let Datapath { stack, w, flows, delays, late, slot_late, admit, rtts, counts, qos, egress, .. } = dp;
+    let Datapath { stack, w, flows, delays, late, slot_late, admit, rtts, counts, qos, egress, feed, .. } = dp;
+    let feed_json = feed.close();
     let (inline_batches, handed_over) = (egress.inline_batches, egress.handed_over);
     written.absorb(egress.inline);
     let (segments, writes) = written.segments_and_writes();
@@ -855,6 +872,7 @@ pub fn emulate(
         }),
         "cleanup_problems": problems,
         "tcp_info": tcp_json,
+        "feed": feed_json,
     });
     extra["apps"] = apps_json;
     extra["emulator"]["iperf3"] = iperf3_json;

@@ -18,6 +18,7 @@
 pub mod apps;
 pub mod driver;
 pub mod egress;
+pub mod feed;
 pub mod iperf3;
 pub mod netns;
 pub mod offload;

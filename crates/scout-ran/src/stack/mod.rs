@@ -285,12 +285,15 @@ impl Stack {
 
     /// Cell facts for `run.json`.
     pub fn describe(&self) -> String {
+        let bsr = &self.cfg.cell.mac_cell_group.bsr_cfg;
         format!(
-            "{{\"prbs\":{},\"slot_ns\":{},\"pattern\":\"{}\",\"sr_period_slots\":{}}}",
+            "{{\"prbs\":{},\"slot_ns\":{},\"pattern\":\"{}\",\"sr_period_slots\":{},\"periodic_bsr_ms\":{},\"retx_bsr_ms\":{}}}",
             self.prbs,
             self.grid.slot_ns(),
             self.duplex.describe(),
-            self.sr_period_slots
+            self.sr_period_slots,
+            bsr.periodic_bsr_timer,
+            bsr.retx_bsr_timer
         )
     }
 
