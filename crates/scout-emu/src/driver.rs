@@ -46,10 +46,10 @@ use serde_json::{json, Value};
 
 use crate::apps::Apps;
 use crate::egress::{self, Egress, Out};
+use crate::feed::Feed;
 use crate::iperf3;
 use crate::netns::{self, Topology};
 use crate::offload::{self, Partial, VnetHdr, VNET_HDR_LEN};
-use crate::feed::Feed;
 use crate::packet::{echo, ecn, five_tuple, set_ce, udp4, Flows, ANBR_PORT};
 use crate::qos::QosRules;
 use crate::tcp::{TcpProbe, TcpRows};

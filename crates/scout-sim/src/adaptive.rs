@@ -51,6 +51,8 @@ pub enum Control {
     Hybrid,
     /// The start rate throughout (the reference the others are compared with).
     Constant,
+    /// Copa's delay-based rate law on the RTT samples (`crate::copa`; seed 004 §5.1).
+    Copa,
 }
 
 /// Prague's EWMA gain (g = 1/16, as DCTCP and Prague).
@@ -93,6 +95,8 @@ pub struct Adaptive {
     /// ANBR queries: every so often (ns), and when the next is due.
     query_every: Option<i64>,
     next_query: i64,
+    /// Copa's state (`Control::Copa`).
+    pub copa: Option<crate::copa::Copa>,
 }
 
 impl Adaptive {
@@ -123,6 +127,8 @@ impl Adaptive {
             video: None,
             query_every: None,
             next_query: start,
+            copa: (control == Control::Copa)
+                .then(|| crate::copa::Copa::new(start_bps / 8.0 * VRTT_MIN_NS / 1e9 / f64::from(size))),
         }
     }
 
@@ -185,6 +191,9 @@ impl Adaptive {
             }
             self.reports.pop_front();
             self.srtt_ns += (rtt as f64 - self.srtt_ns) / 8.0;
+            if let Some(c) = &mut self.copa {
+                c.on_ack(t, rtt);
+            }
             while t >= self.round_end {
                 // A vRTT round ends: α learns its mark fraction (eq. 3.3).
                 let f =
@@ -231,6 +240,7 @@ impl Adaptive {
             (Control::Hybrid, Some(a)) if !self.marked_lately && a > prague => a,
             (Control::Hybrid, Some(_)) => prague,
             (Control::Constant, _) => self.rate_bps,
+            (Control::Copa, _) => self.copa.as_ref().map_or(self.rate_bps, |c| c.rate_bps(self.size)),
         };
         self.rate_bps = rate.clamp(f64::from(self.size) * 8.0, self.max_bps);
         // The window follows the rate it allows (eq. 3.8, and the hybrid taking ANBR's rate).

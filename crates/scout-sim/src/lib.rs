@@ -3,6 +3,7 @@
 //! ([`scout_events::writer::RunWriter`]). Same scenario and seed ⇒ byte-identical event tables.
 
 pub mod adaptive;
+pub mod copa;
 pub mod scenario;
 pub mod traffic;
 
@@ -282,6 +283,7 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                         ControlName::Anbr => adaptive::Control::Anbr,
                         ControlName::Hybrid => adaptive::Control::Hybrid,
                         ControlName::Constant => adaptive::Control::Constant,
+                        ControlName::Copa => adaptive::Control::Copa,
                     };
                     let mut a = Adaptive::new(
                         control,

@@ -334,6 +334,8 @@ pub enum ControlName {
     Hybrid,
     /// Nothing: `start_rate_mbps` throughout (the reference).
     Constant,
+    /// Copa, delay-based (seed 004 §5.1).
+    Copa,
 }
 
 /// An adaptive sender's video shape (TR 38.838 §5.1.1).
