@@ -4,6 +4,7 @@
 
 pub mod adaptive;
 pub mod copa;
+pub mod gandalf;
 pub mod scenario;
 pub mod traffic;
 
