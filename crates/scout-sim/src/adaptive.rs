@@ -97,6 +97,8 @@ pub struct Adaptive {
     next_query: i64,
     /// Copa's state (`Control::Copa`).
     pub copa: Option<crate::copa::Copa>,
+    /// Gandalf's retransmission compensation of the delay samples, when switched on.
+    pub compensation: Option<crate::gandalf::RetxCompensation>,
 }
 
 impl Adaptive {
@@ -127,6 +129,7 @@ impl Adaptive {
             video: None,
             query_every: None,
             next_query: start,
+            compensation: None,
             copa: (control == Control::Copa)
                 .then(|| crate::copa::Copa::new(start_bps / 8.0 * VRTT_MIN_NS / 1e9 / f64::from(size))),
         }
@@ -157,9 +160,28 @@ impl Adaptive {
     }
 
     /// A packet sent at `sent` was delivered at `delivered` with ECN field `ecn` (3 = CE); the
-    /// report reaches the sender `feedback_ns` later.
+    /// report reaches the sender `feedback_ns` later (its delay sample compensated for
+    /// retransmissions first, when that is on).
     pub fn delivered(&mut self, sent: i64, delivered: i64, ecn: u8) {
-        self.report(delivered + self.feedback_ns, delivered - sent + self.feedback_ns, ecn == 3);
+        let mut delay = delivered - sent;
+        if let Some(c) = &mut self.compensation {
+            delay = c.sample(delivered, delay);
+        }
+        self.report(delivered + self.feedback_ns, delay + self.feedback_ns, ecn == 3);
+    }
+
+    /// Compensate the delay samples for the retransmission events the receiver's RAN feed
+    /// reports (`crate::gandalf`; seed 004 §4.3.1).
+    pub fn with_retx_compensation(mut self) -> Adaptive {
+        self.compensation = Some(crate::gandalf::RetxCompensation::new());
+        self
+    }
+
+    /// The receiver's RAN feed reported a retransmission event ending at `end` with delay `delay`.
+    pub fn retx_event(&mut self, end: i64, delay: i64) {
+        if let Some(c) = &mut self.compensation {
+            c.event(crate::gandalf::RetxEvent { end, delay });
+        }
     }
 
     /// A report reaches the sender at `at`: a packet that made the round trip in `rtt_ns`, CE

@@ -202,7 +202,7 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
         ues,
         seed,
     };
-    let stack = Stack::new(cfg).map_err(|e| SimError::Config(e, loaded.file.clone()))?;
+    let mut stack = Stack::new(cfg).map_err(|e| SimError::Config(e, loaded.file.clone()))?;
     let mut flows = Vec::new();
     let mut sources = Vec::new();
     let dur_ns = (duration_s * 1e9) as i64;
@@ -277,6 +277,7 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                     feedback_ms,
                     video,
                     query_ms,
+                    compensation,
                     ..
                 } => {
                     let control = match control {
@@ -299,6 +300,10 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                     }
                     if let Some(q) = query_ms {
                         a = a.with_queries((q * 1e6) as i64);
+                    }
+                    if *compensation == scenario::CompensationName::Retx {
+                        a = a.with_retx_compensation();
+                        stack.keep_retx_events();
                     }
                     ("adaptive", DirName::Dl, Gen::Adaptive(Box::new(a)))
                 }
@@ -390,6 +395,14 @@ pub fn run<S: Sink>(
             }
         } else {
             stack.handle_timeout(t, sink);
+            // Retransmission events reach the UE's RAN feed, and the senders that compensate.
+            for (ue, dir, end, delay) in stack.take_retx_events() {
+                for (f, s) in flows.iter().zip(sources.iter_mut()) {
+                    if let (Gen::Adaptive(a), true) = (&mut s.gen, f.ue == ue && f.dir == dir) {
+                        a.retx_event(end, delay);
+                    }
+                }
+            }
             // ANBR recommendations reach the UE's applications, and the senders they tell.
             for r in stack.take_recommendations() {
                 for (f, s) in flows.iter().zip(sources.iter_mut()) {

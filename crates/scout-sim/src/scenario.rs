@@ -281,6 +281,10 @@ pub enum TrafficSpec {
         /// `anbr.query_prohibit_ms` bounds it).
         #[serde(default)]
         query_ms: Option<f64>,
+        /// Gandalf's compensation of the sender's delay samples from the UE's RAN feed (seed
+        /// 004 §4.3): `none` or `retx` (retransmission events).
+        #[serde(default)]
+        compensation: CompensationName,
         /// The rate it starts at, and the most it sends.
         #[serde(default = "default_start_rate")]
         start_rate_mbps: f64,
@@ -336,6 +340,15 @@ pub enum ControlName {
     Constant,
     /// Copa, delay-based (seed 004 §5.1).
     Copa,
+}
+
+/// Which of Gandalf's compensations an adaptive sender applies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompensationName {
+    #[default]
+    None,
+    Retx,
 }
 
 /// An adaptive sender's video shape (TR 38.838 §5.1.1).

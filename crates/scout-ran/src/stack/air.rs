@@ -281,13 +281,26 @@ impl Stack {
     /// took more than one, the retransmission event it ends (seed 004 §3.1.1: the receiver's
     /// reordering held everything behind it from the first transmission on).
     #[allow(clippy::too_many_arguments)] // the event's own columns
-    fn retx_event<S: Sink>(&self, sink: &mut S, now: Instant, dir: Dir, ui: usize, h: usize, nof_tx: u32, slot: u64) {
+    fn retx_event<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        now: Instant,
+        dir: Dir,
+        ui: usize,
+        h: usize,
+        nof_tx: u32,
+        slot: u64,
+    ) {
         if nof_tx < 2 {
             return;
         }
         let d = if dir == Dir::Dl { DL } else { UL };
         let Some(tb) = self.mac.harq(d, ui, h).tb.as_ref() else { return };
         let (start, last) = (self.grid.start(tb.first_slot), self.grid.start(slot));
+        let first_slot = tb.first_slot;
+        if let Some(v) = &mut self.retx_events {
+            v.push((ui as u32, dir, now, last - start));
+        }
         self.control(
             sink,
             now,
@@ -296,7 +309,7 @@ impl Stack {
                 dir,
                 harq: h as u8,
                 nof_tx,
-                first_slot: tb.first_slot,
+                first_slot,
                 slot,
                 start,
                 delay: last - start,

@@ -212,6 +212,9 @@ pub struct Stack {
     deliveries: Vec<Delivery>,
     /// ANBR recommendations the gNB sent, for the driver (the UE's applications).
     recommendations: Vec<Recommendation>,
+    /// Retransmission events for the driver, when it asked for them (`keep_retx_events`): (UE,
+    /// direction, end, T_M).
+    retx_events: Option<Vec<(u32, Dir, Instant, i64)>>,
     pub stats: Stats,
 }
 
@@ -276,6 +279,7 @@ impl Stack {
             live: IdMap::default(),
             deliveries: Vec::new(),
             recommendations: Vec::new(),
+            retx_events: None,
             stats: Stats::default(),
             cfg,
         };
@@ -340,6 +344,18 @@ impl Stack {
     /// UE's MAC hands its applications (TS 26.114 §10.7).
     pub fn take_recommendations(&mut self) -> Vec<Recommendation> {
         std::mem::take(&mut self.recommendations)
+    }
+
+    /// From now on, keep each retransmission event (`retx_event`) for
+    /// [`Stack::take_retx_events`]: what the UE's RAN feed tells its applications.
+    pub fn keep_retx_events(&mut self) {
+        self.retx_events.get_or_insert_with(Vec::new);
+    }
+
+    /// The retransmission events since the last call, oldest first: (UE, direction, when the
+    /// retransmitted TB was decoded, the retransmission delay T_M in ns).
+    pub fn take_retx_events(&mut self) -> Vec<(u32, Dir, Instant, i64)> {
+        self.retx_events.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// UE `ue`'s application asks at `now` for `bps` on its DRB `drb` (index; the UE's modem
