@@ -233,9 +233,11 @@ def test_experiment_tcp_cc_reproduces_scout_section_7(tmp_path: Path) -> None:
         rows = {row["cc"]: {k: float(v) for k, v in row.items() if k != "cc"} for row in rd}
     cubic, bbr = rows["cubic"], rows["bbr"]
     # CUBIC fills the RLC queue to its limit in a sawtooth: bursts of drops there (seconds with at
-    # least a tenth of the busiest second's drops, and 100) in at least two episodes, seconds apart,
-    # within the 20 s (HyStart off, the experiment's default). Between bursts the queue hovers
-    # near its limit and may shed a few packets a second: those are not episodes.
+    # least a fortieth of the busiest second's drops, and 50) in at least two episodes, seconds
+    # apart, within the 20 s (HyStart off, the experiment's default). Between bursts the queue
+    # hovers near its limit and may shed a few packets a second: those are not episodes. (Slow
+    # start's overshoot can drop ~3000 in a second and a later episode ~100: a tenth of the
+    # busiest, the earlier bound, missed such a run's second episode.)
     assert "HyStart off" in r.stdout
     r = scout(
         "query",
@@ -247,7 +249,7 @@ def test_experiment_tcp_cc_reproduces_scout_section_7(tmp_path: Path) -> None:
     )
     per_s = [(float(a), int(b)) for a, b in (line.split(",") for line in r.stdout.split()[1:])]
     peak = max((n for _, n in per_s), default=0)
-    bursts = [sec for sec, n in per_s if n >= max(100, peak / 10)]
+    bursts = [sec for sec, n in per_s if n >= max(50, peak / 40)]
     gaps = [b - a for a, b in zip(bursts, bursts[1:], strict=False)]
     assert bursts and bursts[-1] - bursts[0] >= 3 and max(gaps, default=0) >= 2, per_s
     assert HYSTART.read_text().strip() == hystart_before, "HyStart restored"
