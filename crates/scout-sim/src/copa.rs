@@ -26,7 +26,9 @@ pub struct Copa {
     pub velocity: f64,
     pub srtt_ns: f64,
     slow_start: bool,
-    /// RTT samples (time, RTT) for the two windowed minima, oldest first.
+    /// The RTT samples (time, RTT) of the last 10 s that are smaller than every later one,
+    /// oldest first, so RTTs rise front to back: the least RTT since any time is the first
+    /// sample from then on — both windowed minima without walking every sample per ACK.
     samples: VecDeque<(i64, i64)>,
     /// The direction the window moved in the RTT now running (+1, −1) and in the last ones.
     direction: i8,
@@ -66,14 +68,17 @@ impl Copa {
     pub fn on_ack(&mut self, now: i64, rtt_ns: i64) {
         self.srtt_ns =
             if self.srtt_ns == 0.0 { rtt_ns as f64 } else { self.srtt_ns + (rtt_ns as f64 - self.srtt_ns) / 8.0 };
+        while self.samples.back().is_some_and(|&(_, r)| r >= rtt_ns) {
+            self.samples.pop_back();
+        }
         self.samples.push_back((now, rtt_ns));
         while self.samples.front().is_some_and(|&(t, _)| t < now - MIN_WINDOW_NS) {
             self.samples.pop_front();
         }
         let standing_from = now - (self.srtt_ns / 2.0) as i64;
-        self.rtt_min_ns = self.samples.iter().map(|s| s.1).min().unwrap_or(rtt_ns);
-        self.rtt_standing_ns =
-            self.samples.iter().rev().take_while(|s| s.0 >= standing_from).map(|s| s.1).min().unwrap_or(rtt_ns);
+        self.rtt_min_ns = self.samples.front().map_or(rtt_ns, |s| s.1);
+        let i = self.samples.partition_point(|s| s.0 < standing_from);
+        self.rtt_standing_ns = self.samples.get(i).map_or(rtt_ns, |s| s.1);
         let dq = self.queueing_ns() as f64 / 1e9;
         let current = self.cwnd / (self.rtt_standing_ns as f64 / 1e9);
         let up = dq <= 0.0 || current <= 1.0 / (DELTA * dq);

@@ -369,7 +369,7 @@ fn anbr_recommends_what_the_ue_got_and_what_the_unused_prbs_would_have_carried()
 fn a_bit_rate_query_rides_the_next_pusch_and_is_answered_at_once() {
     // One UE, 5 Mbit/s DL and 1 Mbit/s UL; ANBR every second, queries at most every 400 ms. The
     // application asks at 100 ms, 200 ms and 500 ms.
-    let run = |ul: bool| {
+    let run = || {
         let mut q = QosCfg::srsran_default(9);
         q.anbr =
             Some(AnbrCfg { window_ms: 1000.0, multiplier: 40, rounding: Default::default(), query_prohibit_ms: 400 });
@@ -379,7 +379,7 @@ fn a_bit_rate_query_rides_the_next_pusch_and_is_answered_at_once() {
         let (mut t, mut next_ul) = (0, 0);
         while t < 800 * MS {
             h.stack.send(t, Offer::new(Dir::Dl, 0, 0, 0, 1400), &mut h.sink);
-            if ul && t >= next_ul {
+            if t >= next_ul {
                 h.stack.send(t, Offer::new(Dir::Ul, 1, 0, 0, 1250), &mut h.sink);
                 next_ul += 10 * MS;
             }
@@ -392,7 +392,7 @@ fn a_bit_rate_query_rides_the_next_pusch_and_is_answered_at_once() {
         }
         (taken, h.stack.take_recommendations(), h)
     };
-    let (taken, recs, h) = run(true);
+    let (taken, recs, h) = run();
     let took: Vec<bool> = taken.iter().map(|x| x.1).collect();
     assert_eq!(took, [true, false, true], "{taken:?}: the second within bitRateQueryProhibitTimer");
     let answers: Vec<_> = recs.iter().filter(|r| r.answer).collect();
