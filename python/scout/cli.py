@@ -852,6 +852,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError("give -o OUT: the directory for the experiment's runs, report and summary.csv")
     if e.name == "l4s-anbr":
         return run_l4s_anbr(args)
+    if e.name == "ran-delay":
+        return run_ran_delay(args)
     if args.duration is None:
         args.duration = 20.0
     why = _emulator_unavailable(("iperf3",))
@@ -994,6 +996,63 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
         f"  summary: {csv_path}\n  report: {page} (links {runs_reported} per configuration)\n"
         f"  each run: scout report {out}/CONFIG-LOAD/seedN"
     )
+    return 0
+
+
+def run_ran_delay(args: argparse.Namespace) -> int:
+    """`scout experiment ran-delay`: Copa with each of Gandalf's compensations, both directions,
+    both channels, both TDD patterns, every seed, simulated; a row per configuration, the
+    comparison report."""
+    from scout import experiment_ran_delay as xr
+
+    if args.emulate:
+        raise UsageError("--emulate: ran-delay runs in the simulator only (the emulated study is not built yet)")
+    try:
+        cfgs = xr.select(xr.configurations(), args.only)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not cfgs:
+        raise UsageError(f"--only {args.only}: selects no configuration")
+    if args.seeds < 1:
+        raise UsageError(f"--seeds {args.seeds}: accepted: 1 or more")
+    duration = args.duration if args.duration is not None else 20.0
+    if duration <= xr.WARMUP_S:
+        raise UsageError(f"--duration {duration:g}: accepted: more than the {xr.WARMUP_S:g} s warm-up")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    seeds = list(range(1, args.seeds + 1))
+    for c in cfgs:
+        for seed in seeds:
+            rundir.check(out / c.name / f"seed{seed}", force=args.force, what=f"-o {out}:")
+    out.mkdir(parents=True, exist_ok=True)
+    scenario = resolve_scenario("ran-delay")
+    print(
+        f"ran-delay: {len(cfgs)} configurations x {len(seeds)} seeds = {len(cfgs) * len(seeds)} runs of {duration:g} s, simulated"
+    )
+    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
+    rows, links, done = [], {}, 0
+    for c in cfgs:
+        per_seed = []
+        for seed in seeds:
+            run = out / c.name / f"seed{seed}"
+            run_simulation(scenario, run, seed, duration, xr.scenario_sets(c), args.force, quiet=True)
+            per_seed.append(xr.run_metrics(run))
+            if seed in reported:
+                with contextlib.redirect_stderr(io.StringIO()):
+                    render_report(_open(str(run)))
+                links.setdefault(c.name, []).append(f"../{c.name}/seed{seed}/report/index.html")
+            done += 1
+        row = xr.summary_row(c, per_seed)
+        rows.append(row)
+        print(
+            f"  [{done}/{len(cfgs) * len(seeds)}] {c.compensation:<8} {c.dir} {c.channel:<4} {c.tdd:<10}  throughput "
+            f"{row['throughput_mbps']:6.2f} Mbit/s (±{row['throughput_ci_mbps']:.2f})  delay {row['delay_ms']:7.2f} ms "
+            f"(±{row['delay_ci_ms']:.2f})  HARQ retx {row['harq_retx']:g}"
+        )
+    csv_path = xr.write_summary(out, rows)
+    page = xr.report(out, rows, links)
+    print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout report {out}/CONFIG/seedN")
     return 0
 
 
@@ -1397,7 +1456,8 @@ def build_parser() -> argparse.ArgumentParser:
     xp = sub.add_parser(
         "experiment",
         help="run a named study: its runs, a comparison report and summary.csv (tcp-cc: emulator, root)",
-        description="Runs the experiment NAME (tcp-cc through the emulator, as root; l4s-anbr in the simulator): run "
+        description="Runs the experiment NAME (tcp-cc through the emulator, as root; l4s-anbr and ran-delay in the "
+        "simulator): run "
         "directories under OUT, "
         "each analysed and reported, then OUT/report/index.html comparing them and OUT/summary.csv (one row per "
         "configuration, columns in docs/experiments.md). --list names every experiment.",
@@ -1412,12 +1472,18 @@ def build_parser() -> argparse.ArgumentParser:
         type=SECONDS_POSITIVE,
         default=None,
         metavar="S",
-        help="seconds of traffic per run (default: tcp-cc 20, l4s-anbr 30)",
+        help="seconds of traffic per run (default: tcp-cc 20, l4s-anbr 30, ran-delay 20)",
     )
-    xp.add_argument("--seeds", type=int, default=5, metavar="N", help="l4s-anbr: runs per configuration and load (default 5)")
+    xp.add_argument(
+        "--seeds", type=int, default=5, metavar="N", help="l4s-anbr, ran-delay: runs per configuration (and load; default 5)"
+    )
     xp.add_argument("--loads", default="low,high", help="l4s-anbr: background loads to run (default low,high)")
     xp.add_argument(
-        "--only", default=None, metavar="NAMES", help="l4s-anbr: only these configurations (e.g. constant,l4s-5-7,anbr-40)"
+        "--only",
+        default=None,
+        metavar="NAMES",
+        help="l4s-anbr: only these configurations (e.g. constant,l4s-5-7,anbr-40); ran-delay: only these values of its "
+        "dimensions (e.g. dl,poor or none,all,dddsu)",
     )
     xp.add_argument(
         "--emulate",
@@ -1429,7 +1495,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--reports",
         choices=("first", "all", "none"),
         default="first",
-        help="l4s-anbr: write the ordinary report (scout report) of seed 1's run of each configuration and load "
+        help="l4s-anbr, ran-delay: write the ordinary report (scout report) of seed 1's run of each configuration "
         "(first, the default), of every run (all: ~3 s a run), or of none; the comparison links them",
     )
     xp.add_argument("--force", action="store_true", help="replace the experiment's earlier runs in OUT")

@@ -8,10 +8,13 @@
 //! 3GPP generic video source (TR 38.838 §5.1.1) whose encoder targets `rate`: a frame every 1/fps,
 //! its size a truncated Gaussian around rate/fps (STD `size_std_frac` of the mean, within 50–150
 //! %), its packets paced evenly over the frame's interval (the seed's pacing at the encoding
-//! rate; TR 38.838's frame-time jitter is not applied to a paced sender). Each packet delivered is reported back
-//! `feedback_ns` after its delivery (the receiver's report crossing the uplink and the core: a
-//! fixed delay here, not modelled packet by packet), with its ECN field; the sender's RTT sample
-//! is the packet's one-way delay plus that.
+//! rate; TR 38.838's frame-time jitter is not applied to a paced sender). Each packet delivered is
+//! reported back with its ECN field, either `feedback_ns` after its delivery (a fixed feedback
+//! path: [`Adaptive::delivered`]) or by an acknowledgement that crosses the model in the other
+//! direction — through the UE's uplink buffer, BSR and grants for a DL flow — and then
+//! `feedback_ns` of wire ([`Adaptive::received`], [`Adaptive::acked`]); the sender's RTT sample
+//! is the sum. Gandalf's compensation (seed 004 §4.3) may correct each leg for the UE's
+//! retransmission events and low-pass the RTT at the uplink buffer's period.
 //!
 //! Prague (per virtual RTT, vRTT = max(srtt, 25 ms)): α ← (1 − g)·α + g·F with g = 1/16 and F
 //! the fraction of CE-marked packets reported over the last vRTT (eq. 3.3); on CE, once per vRTT,
@@ -97,8 +100,12 @@ pub struct Adaptive {
     next_query: i64,
     /// Copa's state (`Control::Copa`).
     pub copa: Option<crate::copa::Copa>,
-    /// Gandalf's retransmission compensation of the delay samples, when switched on.
+    /// Gandalf's retransmission compensation of the delay samples, when switched on: of the data
+    /// packets' path, and of the acknowledgements' (when they ride the model back).
     pub compensation: Option<crate::gandalf::RetxCompensation>,
+    pub ack_compensation: Option<crate::gandalf::RetxCompensation>,
+    /// Gandalf's RAN-aware low-pass of the RTT samples, when switched on.
+    pub lowpass: Option<crate::gandalf::Lowpass>,
 }
 
 impl Adaptive {
@@ -130,6 +137,8 @@ impl Adaptive {
             query_every: None,
             next_query: start,
             compensation: None,
+            ack_compensation: None,
+            lowpass: None,
             copa: (control == Control::Copa)
                 .then(|| crate::copa::Copa::new(start_bps / 8.0 * VRTT_MIN_NS / 1e9 / f64::from(size))),
         }
@@ -160,26 +169,56 @@ impl Adaptive {
     }
 
     /// A packet sent at `sent` was delivered at `delivered` with ECN field `ecn` (3 = CE); the
-    /// report reaches the sender `feedback_ns` later (its delay sample compensated for
-    /// retransmissions first, when that is on).
+    /// report reaches the sender `feedback_ns` later (a fixed feedback path).
     pub fn delivered(&mut self, sent: i64, delivered: i64, ecn: u8) {
-        let mut delay = delivered - sent;
-        if let Some(c) = &mut self.compensation {
-            delay = c.sample(delivered, delay);
-        }
-        self.report(delivered + self.feedback_ns, delay + self.feedback_ns, ecn == 3);
+        let delay = self.received(sent, delivered);
+        self.sample(delivered + self.feedback_ns, delay + self.feedback_ns, ecn == 3);
     }
 
-    /// Compensate the delay samples for the retransmission events the receiver's RAN feed
-    /// reports (`crate::gandalf`; seed 004 §4.3.1).
+    /// A packet sent at `sent` reached the receiver at `delivered`: its one-way delay as the
+    /// receiver reports it (compensated for the data path's retransmission events, when that is
+    /// on). With acknowledgements riding the model, [`Adaptive::acked`] follows when the
+    /// acknowledgement arrives.
+    pub fn received(&mut self, sent: i64, delivered: i64) -> i64 {
+        let delay = delivered - sent;
+        self.compensation.as_mut().map_or(delay, |c| c.sample(delivered, delay))
+    }
+
+    /// The acknowledgement of a packet whose one-way delay was `data_delay` (from
+    /// [`Adaptive::received`]), sent at `ack_sent`, crossed the model back by `ack_delivered`;
+    /// it reaches the sender `feedback_ns` later (the wired rest of the path). CE when `ce`.
+    pub fn acked(&mut self, data_delay: i64, ack_sent: i64, ack_delivered: i64, ce: bool) {
+        let back = ack_delivered - ack_sent;
+        let back = self.ack_compensation.as_mut().map_or(back, |c| c.sample(ack_delivered, back));
+        self.sample(ack_delivered + self.feedback_ns, data_delay + back + self.feedback_ns, ce);
+    }
+
+    /// An RTT sample reaching the sender at `at`, through the low-pass when that is on.
+    fn sample(&mut self, at: i64, rtt: i64, ce: bool) {
+        let rtt = self.lowpass.as_mut().map_or(rtt, |l| l.sample(at, rtt));
+        self.report(at, rtt, ce);
+    }
+
+    /// Compensate the delay samples for the retransmission events the UE's RAN feed reports
+    /// (`crate::gandalf`; seed 004 §4.3.1): on the data's path, and on the acknowledgements'.
     pub fn with_retx_compensation(mut self) -> Adaptive {
         self.compensation = Some(crate::gandalf::RetxCompensation::new());
+        self.ack_compensation = Some(crate::gandalf::RetxCompensation::new());
         self
     }
 
-    /// The receiver's RAN feed reported a retransmission event ending at `end` with delay `delay`.
-    pub fn retx_event(&mut self, end: i64, delay: i64) {
-        if let Some(c) = &mut self.compensation {
+    /// Filter the RTT samples with Gandalf's RAN-aware low-pass at the UE's uplink buffer period
+    /// (`crate::gandalf::Lowpass`; seed 004 §4.3.2).
+    pub fn with_lowpass(mut self, period_ns: i64) -> Adaptive {
+        self.lowpass = Some(crate::gandalf::Lowpass::new(period_ns));
+        self
+    }
+
+    /// The UE's RAN feed reported a retransmission event ending at `end` with delay `delay`, in
+    /// the direction of the data (`on_data_path`) or of the acknowledgements.
+    pub fn retx_event(&mut self, on_data_path: bool, end: i64, delay: i64) {
+        let c = if on_data_path { &mut self.compensation } else { &mut self.ack_compensation };
+        if let Some(c) = c {
             c.event(crate::gandalf::RetxEvent { end, delay });
         }
     }

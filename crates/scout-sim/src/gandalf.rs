@@ -7,6 +7,13 @@
 //! that same corrected delay, as the seed does ("adjusting all simultaneously reported packets to
 //! match this corrected delay"). Samples outside any burst pass unchanged. Sans-IO: the caller
 //! hands in events and samples in time order.
+//!
+//! [`Lowpass`] is Gandalf's RAN-aware filter (§4.3.2): the uplink buffer fills and empties with
+//! the UE's BSR period, so the delay it adds is a periodic signal at f_u = 1/T_bsr (and its
+//! harmonics); network congestion moves slower. The seed takes the FFT of the delay series,
+//! removes f_u and above and transforms back. A controller needs each sample as it comes, so
+//! Scout filters causally: the mean over the last period, the FIR low-pass whose response is zero
+//! at f_u and at every harmonic of it (a boxcar's sinc), delaying the signal by half a period.
 
 use std::collections::VecDeque;
 
@@ -78,6 +85,32 @@ impl RetxCompensation {
     }
 }
 
+/// The RAN-aware low-pass of one flow's delay samples: the mean of the samples of the last
+/// `period_ns` (the UE's uplink buffer period, `Stack::ul_buffer_period_ns`).
+#[derive(Clone, Debug)]
+pub struct Lowpass {
+    period_ns: i64,
+    window: VecDeque<(i64, i64)>,
+    sum: i128,
+}
+
+impl Lowpass {
+    pub fn new(period_ns: i64) -> Lowpass {
+        Lowpass { period_ns: period_ns.max(1), window: VecDeque::new(), sum: 0 }
+    }
+
+    /// A sample `delay` taken at `t` (in time order): the filtered delay.
+    pub fn sample(&mut self, t: i64, delay: i64) -> i64 {
+        self.window.push_back((t, delay));
+        self.sum += i128::from(delay);
+        while self.window.front().is_some_and(|&(t0, _)| t0 <= t - self.period_ns) {
+            let (_, d) = self.window.pop_front().expect("non-empty");
+            self.sum -= i128::from(d);
+        }
+        (self.sum / self.window.len() as i128) as i64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +142,33 @@ mod tests {
         assert_eq!(g.sample(10 * MS, 12 * MS), 12 * MS, "before the event ends");
         assert_eq!(g.sample(51 * MS, 12 * MS), 12 * MS, "after its burst");
         assert_eq!(g.corrected, 0);
+    }
+
+    #[test]
+    fn the_lowpass_removes_the_uplink_buffers_period_and_keeps_a_slower_rise() {
+        // A sample every 0.25 ms: 20 ms of path delay, a sawtooth of 0–8 ms repeating every 10 ms
+        // (the buffer filling between BSRs and emptying at the grant), and from 1 s a queue
+        // building at 10 ms per second. After one period the filtered delay is the path's plus
+        // the sawtooth's mean (4 ms) plus the queue, within a sample's share of the tooth.
+        let period = 10 * MS;
+        let mut f = Lowpass::new(period);
+        let q = MS / 4;
+        for i in 0..8_000i64 {
+            let t = i * q;
+            let tooth = 8 * MS - (t % period) * 8 / 10;
+            let queue = ((t - 1_000 * MS).max(0)) / 100;
+            let out = f.sample(t, 20 * MS + tooth + queue);
+            if t >= period {
+                // The mean over the window trails the queue by half a period (10 ms/s × 5 ms).
+                let want = 24 * MS + ((t - period / 2 - 1_000 * MS).max(0)) / 100;
+                assert!((out - want).abs() <= MS / 2, "t {t}: {out} vs {want}");
+            }
+        }
+        // The raw samples swing 8 ms within each period; the filtered ones by a few µs.
+        let mut g = Lowpass::new(period);
+        let outs: Vec<i64> =
+            (0..400i64).map(|i| g.sample(i * q, 20 * MS + 8 * MS - (i * q % period) * 8 / 10)).collect();
+        let (lo, hi) = (outs[40..].iter().min().unwrap(), outs[40..].iter().max().unwrap());
+        assert!(hi - lo < MS / 4, "{lo}..{hi}");
     }
 }

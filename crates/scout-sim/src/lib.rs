@@ -61,6 +61,8 @@ pub struct Flow {
     pub ecn: u8,
     /// For ping: the flow id of the echo reply.
     pub reply: Option<u32>,
+    /// For an adaptive sender whose acknowledgements ride the model: their flow id and size.
+    pub ack: Option<(u32, u32)>,
 }
 
 /// What a run produced, for the summary and `run.json`.
@@ -278,6 +280,7 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                     video,
                     query_ms,
                     compensation,
+                    dir,
                     ..
                 } => {
                     let control = match control {
@@ -301,11 +304,14 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                     if let Some(q) = query_ms {
                         a = a.with_queries((q * 1e6) as i64);
                     }
-                    if *compensation == scenario::CompensationName::Retx {
+                    if compensation.retx() {
                         a = a.with_retx_compensation();
                         stack.keep_retx_events();
                     }
-                    ("adaptive", DirName::Dl, Gen::Adaptive(Box::new(a)))
+                    if compensation.lowpass() {
+                        a = a.with_lowpass(stack.ul_buffer_period_ns());
+                    }
+                    ("adaptive", *dir, Gen::Adaptive(Box::new(a)))
                 }
                 TrafficSpec::Ping { interval_ms, size_bytes, .. } => {
                     ("ping", DirName::Ul, Gen::Ping { interval_ns: interval_ms * 1e6, size: *size_bytes, n: 0 })
@@ -313,10 +319,23 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
             };
             let dir = if dir == DirName::Dl { Dir::Dl } else { Dir::Ul };
             let reply = matches!(t, TrafficSpec::Ping { .. }).then_some(id + 1);
-            flows.push(Flow { id, kind, ue, dir, drb_idx, five_qi, ecn, reply });
+            let ack = match t {
+                TrafficSpec::Adaptive { feedback: scenario::FeedbackName::Model, ack_bytes, .. } => {
+                    Some((id + 1, *ack_bytes))
+                }
+                _ => None,
+            };
+            flows.push(Flow { id, kind, ue, dir, drb_idx, five_qi, ecn, reply, ack });
             sources.push(Source::new(gen, start, stop, rng));
-            if let Some(r) = reply {
-                flows.push(Flow { id: r, kind: "ping_reply", ue, dir: Dir::Dl, drb_idx, five_qi, ecn: 0, reply: None });
+            // The reverse flows (echo replies, acknowledgements) are sent by the driver, not a source.
+            let back = match (reply, ack) {
+                (Some(r), _) => Some((r, "ping_reply")),
+                (_, Some((a, _))) => Some((a, "ack")),
+                _ => None,
+            };
+            if let Some((r, kind)) = back {
+                let dir = if dir == Dir::Dl { Dir::Ul } else { Dir::Dl };
+                flows.push(Flow { id: r, kind, ue, dir, drb_idx, five_qi, ecn: 0, reply: None, ack: None });
                 sources.push(Source::new(Gen::Cbr { interval_ns: 1.0, size: 0, n: 0 }, 0, 0, Rng::new(seed, "unused")));
             }
         }
@@ -344,7 +363,7 @@ pub fn run<S: Sink>(
     let mut heap: BinaryHeap<Reverse<(i64, usize, u32)>> = BinaryHeap::new();
     let mut pending: Vec<Option<u32>> = vec![None; sources.len()];
     for (i, s) in sources.iter_mut().enumerate() {
-        if flows[i].kind == "ping_reply" {
+        if matches!(flows[i].kind, "ping_reply" | "ack") {
             continue;
         }
         if let Some((t, b)) = s.next_packet() {
@@ -354,6 +373,9 @@ pub fn run<S: Sink>(
     }
     let mut sent_at: HashMap<u64, i64> = HashMap::new();
     let mut ping_req: HashMap<u64, i64> = HashMap::new();
+    // Acknowledgements in flight: the data packet's flow, its one-way delay as the receiver
+    // reported it, whether it was CE-marked.
+    let mut acks: HashMap<u64, (u32, i64, bool)> = HashMap::new();
     let mut delays: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
     let mut rtts = Vec::new();
     let step = (end / 100).max(1);
@@ -395,11 +417,12 @@ pub fn run<S: Sink>(
             }
         } else {
             stack.handle_timeout(t, sink);
-            // Retransmission events reach the UE's RAN feed, and the senders that compensate.
+            // Retransmission events reach the UE's RAN feed, and the senders that compensate
+            // (those of the data's direction, and of the acknowledgements' when they ride the model).
             for (ue, dir, end, delay) in stack.take_retx_events() {
                 for (f, s) in flows.iter().zip(sources.iter_mut()) {
-                    if let (Gen::Adaptive(a), true) = (&mut s.gen, f.ue == ue && f.dir == dir) {
-                        a.retx_event(end, delay);
+                    if let (Gen::Adaptive(a), true) = (&mut s.gen, f.ue == ue && (f.dir == dir || f.ack.is_some())) {
+                        a.retx_event(f.dir == dir, end, delay);
                     }
                 }
             }
@@ -416,10 +439,21 @@ pub fn run<S: Sink>(
             let p = d.packet;
             if let Some(t0) = sent_at.remove(&p.pkt) {
                 delays[p.dir as usize].push(d.t - t0);
-                if let Gen::Adaptive(a) = &mut sources[p.flow as usize].gen {
+                let f = &flows[p.flow as usize];
+                if let Some((flow, data_delay, ce)) = acks.remove(&p.pkt) {
+                    if let Gen::Adaptive(a) = &mut sources[flow as usize].gen {
+                        a.acked(data_delay, t0, d.t, ce);
+                    }
+                } else if let (Gen::Adaptive(a), Some((r, bytes))) = (&mut sources[p.flow as usize].gen, f.ack) {
+                    // The receiver acknowledges at once, back through the model.
+                    let data_delay = a.received(t0, d.t);
+                    let rf = &flows[r as usize];
+                    let ap = stack.send(d.t, Offer::new(rf.dir, rf.id, rf.ue, rf.drb_idx, bytes), sink);
+                    sent_at.insert(ap, d.t);
+                    acks.insert(ap, (p.flow, data_delay, p.ecn == 3));
+                } else if let Gen::Adaptive(a) = &mut sources[p.flow as usize].gen {
                     a.delivered(t0, d.t, p.ecn);
                 }
-                let f = &flows[p.flow as usize];
                 if let Some(r) = f.reply {
                     // The DN echoes the request at once.
                     let rf = &flows[r as usize];
@@ -698,5 +732,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// With `feedback: model` every delivered data packet is acknowledged at its delivery by an
+    /// `ack_bytes` packet of the reverse flow, through the model: a DL flow's acknowledgements
+    /// cross the UE's uplink (its buffer, SR and grants), so the sender's round trip holds the
+    /// uplink's delay; and the senders' figures differ from a fixed feedback path's.
+    #[test]
+    fn acknowledgements_ride_the_model_back() {
+        use scout_events::{Point, VecSink};
+        let text = "name: t\nduration_s: 2\nues: [{count: 1, channel: {dl_sinr_db: 20, ul_sinr_db: 20}}]\n\
+                    traffic: [{type: adaptive, ue: 0, control: copa, max_rate_mbps: 50, feedback: model, ack_bytes: 64}]\n";
+        let run_with = |sets: &[&str]| {
+            let (scenario, resolved) =
+                scenario::parse(text, "s.yaml", &sets.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                    .expect("parses");
+            let loaded = Loaded { scenario, dir: Default::default(), file: "s.yaml".into(), resolved };
+            let mut sink = VecSink::default();
+            let o = run(&loaded, 1, 2.0, &mut sink, &mut |_| ControlFlow::Continue(())).expect("runs");
+            (sink, o)
+        };
+        let (sink, o) = run_with(&[]);
+        assert_eq!(o.flows[1]["type"], "ack");
+        let app = |flow: u32, point: Point| {
+            sink.packets.iter().filter(move |e| e.flow == flow && e.layer == Layer::App && e.point == point)
+        };
+        let delivered: Vec<i64> = app(0, Point::Deliver).map(|e| e.t_ns).collect();
+        let acks: Vec<&scout_events::PacketEvent> = app(1, Point::Tx).collect();
+        assert!(delivered.len() > 300, "{}", delivered.len());
+        assert_eq!(acks.len(), delivered.len(), "one acknowledgement per delivered packet");
+        assert!(acks.iter().zip(&delivered).all(|(a, &t)| a.t_ns == t && a.dir == Dir::Ul && a.bytes == 64));
+        // The acknowledgements' one-way delay is the uplink's.
+        let sent: HashMap<u64, i64> = acks.iter().map(|a| (a.pkt, a.t_ns)).collect();
+        // At best the next UL slot of a grant already given; typically an SR's wait first.
+        let mut back: Vec<i64> = app(1, Point::Deliver).map(|e| e.t_ns - sent[&e.pkt]).collect();
+        back.sort_unstable();
+        assert!(back.len() + 10 >= acks.len() && back[0] >= 500_000, "{:?}", back.first());
+        assert!(back[back.len() / 2] >= 2_000_000, "median {}", back[back.len() / 2]);
+        let (fixed, _) = run_with(&["traffic[0].feedback=fixed"]);
+        assert!(fixed.packets.iter().all(|e| e.flow == 0), "a fixed feedback path sends nothing back");
     }
 }

@@ -281,10 +281,21 @@ pub enum TrafficSpec {
         /// `anbr.query_prohibit_ms` bounds it).
         #[serde(default)]
         query_ms: Option<f64>,
+        /// The direction of the data: `dl` (a server in the DN sends to the UE) or `ul`.
+        #[serde(default = "dl")]
+        dir: DirName,
         /// Gandalf's compensation of the sender's delay samples from the UE's RAN feed (seed
-        /// 004 §4.3): `none` or `retx` (retransmission events).
+        /// 004 §4.3): `none`, `retx` (retransmission events), `lowpass` (at the uplink buffer's
+        /// period) or `all`.
         #[serde(default)]
         compensation: CompensationName,
+        /// `fixed`: reports come `feedback_ms` after delivery; `model`: an acknowledgement per
+        /// packet crosses the model back (for a DL flow through the UE's uplink buffer).
+        #[serde(default)]
+        feedback: FeedbackName,
+        /// The acknowledgement's IP packet (`feedback: model`).
+        #[serde(default = "default_ack_bytes")]
+        ack_bytes: u32,
         /// The rate it starts at, and the most it sends.
         #[serde(default = "default_start_rate")]
         start_rate_mbps: f64,
@@ -348,7 +359,34 @@ pub enum ControlName {
 pub enum CompensationName {
     #[default]
     None,
+    /// Retransmission events taken out of the samples they inflated (§4.3.1).
     Retx,
+    /// The RTT low-passed at the uplink buffer's period (§4.3.2).
+    Lowpass,
+    /// Both.
+    All,
+}
+
+impl CompensationName {
+    pub fn retx(self) -> bool {
+        matches!(self, CompensationName::Retx | CompensationName::All)
+    }
+
+    pub fn lowpass(self) -> bool {
+        matches!(self, CompensationName::Lowpass | CompensationName::All)
+    }
+}
+
+/// How an adaptive sender hears back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeedbackName {
+    /// `feedback_ms` after each delivery.
+    #[default]
+    Fixed,
+    /// An acknowledgement of `ack_bytes` per packet crosses the model in the other direction,
+    /// then `feedback_ms` of wire.
+    Model,
 }
 
 /// An adaptive sender's video shape (TR 38.838 §5.1.1).
@@ -362,6 +400,14 @@ pub struct VideoSpec {
 }
 fn default_size() -> u32 {
     1400
+}
+
+fn default_ack_bytes() -> u32 {
+    60
+}
+
+fn dl() -> DirName {
+    DirName::Dl
 }
 fn default_fps() -> f64 {
     60.0
@@ -693,8 +739,12 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
                 stop_s,
                 video,
                 query_ms,
+                ack_bytes,
                 ..
             } => {
+                if !(20..=9000).contains(ack_bytes) {
+                    return Err((key("ack_bytes"), format!("{ack_bytes}; accepted: 20..=9000 (IP datagram bytes)")));
+                }
                 if !(*start_rate_mbps > 0.0 && start_rate_mbps <= max_rate_mbps) {
                     return Err((
                         key("start_rate_mbps"),

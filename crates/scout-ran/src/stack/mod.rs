@@ -301,6 +301,29 @@ impl Stack {
         )
     }
 
+    /// The period of the delay a UE's uplink buffer adds (seed 004 §3.2, §4.3.2): the UE may send
+    /// only in the UL slots of the TDD pattern, which repeats every duplex period (TS 38.213
+    /// §11.1); with data waiting it reports its buffer every periodicBSR-Timer (TS 38.321
+    /// §5.4.5), and once its buffer has emptied new data waits for its next scheduling-request
+    /// occasion (§5.4.4; srsRAN's `sr_period_ms`). The buffer's delay repeats with the least
+    /// common multiple of the three (of the other two when the timer is infinity). In ns.
+    pub fn ul_buffer_period_ns(&self) -> i64 {
+        let gcd = |mut a: i64, mut b: i64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let lcm = |a: i64, b: i64| a / gcd(a, b) * b;
+        let slot = self.grid.slot_ns();
+        let mut period = lcm(self.duplex.period() as i64 * slot, self.sr_period_slots as i64 * slot);
+        let bsr = self.cfg.cell.mac_cell_group.bsr_cfg.periodic_bsr_timer;
+        if bsr > 0 {
+            period = lcm(period, bsr * MS);
+        }
+        period
+    }
+
     pub fn nof_prbs(&self) -> u16 {
         self.prbs
     }

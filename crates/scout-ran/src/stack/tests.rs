@@ -466,3 +466,26 @@ fn every_harq_retransmission_ends_in_a_retx_event_with_its_process_slot_and_dela
         }
     }
 }
+
+/// The uplink buffer's period is the least common multiple of the TDD period, the SR period
+/// and periodicBSR-Timer: srsRAN's defaults (DDDDDDSUUU at 30 kHz: 5 ms; SR 20 ms; BSR 10 ms)
+/// give 20 ms; DDDSU (2.5 ms) with a 4 ms SR and an 8 ms BSR timer gives 40 ms; with the
+/// timer at infinity (-1), only the TDD and SR periods count (lcm of 2.5 and 4 ms: 20 ms).
+#[test]
+fn the_uplink_buffer_period_is_the_lcm_of_tdd_sr_and_bsr_periods() {
+    assert_eq!(Harness::new(&[(20.0, 20.0)]).stack.ul_buffer_period_ns(), 20 * MS);
+    let dddsu = crate::phy::tdd::TddPattern {
+        dl_ul_tx_period: 5,
+        nof_dl_slots: 3,
+        nof_dl_symbols: 10,
+        nof_ul_slots: 1,
+        nof_ul_symbols: 2,
+        pattern2: None,
+    };
+    let mut cell = CellCfg { tdd_ul_dl_cfg: dddsu, ..CellCfg::default() };
+    cell.pucch.sr_period_ms = 4.0;
+    cell.mac_cell_group.bsr_cfg.periodic_bsr_timer = 8;
+    assert_eq!(Harness::with_cell(cell.clone(), &[(20.0, 20.0)]).stack.ul_buffer_period_ns(), 40 * MS);
+    cell.mac_cell_group.bsr_cfg.periodic_bsr_timer = -1;
+    assert_eq!(Harness::with_cell(cell, &[(20.0, 20.0)]).stack.ul_buffer_period_ns(), 20 * MS);
+}

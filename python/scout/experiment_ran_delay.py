@@ -1,0 +1,202 @@
+"""`scout experiment ran-delay`: seed 004's study of delay-based congestion control over a RAN, in
+the simulator (docs/ue-view.md, docs/experiments.md).
+
+A Copa flow (Arun and Balakrishnan, NSDI 2018; δ = 0.5) runs between a server in the DN and UE 0
+of a 20 MHz TDD cell (``scenarios/ran-delay.yaml``) for each combination of: the direction (``dl``:
+the server sends, the UE acknowledges through its uplink buffer, BSR and grants; ``ul``: the UE
+sends); the channel (``good``: 30 dB, no HARQ retransmissions; ``poor``: 12 dB, HARQ at OLLA's
+10 % BLER); the seed's two TDD configurations (its Figure 27, 30 kHz: ``dddsu`` and
+``dddddddsuu``); and Gandalf's compensation of Copa's RTT samples (``none``; ``retx``: each
+retransmission event's delay T_M taken out of the samples it inflated, on the data's and the
+acknowledgements' path; ``lowpass``: the RTT low-passed at the UE's uplink buffer period; ``all``).
+Every configuration runs once per seed; its row in ``summary.csv`` is the mean over the seeds with
+a 95 % confidence interval (Student's t).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from scout.experiment_l4s import flow_metrics, mean_ci
+
+COMPENSATIONS = ["none", "retx", "lowpass", "all"]
+DIRS = ["dl", "ul"]
+#: The channels: SINR (dB) both ways.
+CHANNELS = {"good": 30.0, "poor": 12.0}
+#: The seed's TDD UL-DL configurations (its Figure 27 and Tables 4-6, 0.5 ms slots), in srsRAN's keys.
+TDDS = {
+    "dddsu": "{dl_ul_tx_period: 5, nof_dl_slots: 3, nof_dl_symbols: 10, nof_ul_slots: 1, nof_ul_symbols: 2}",
+    "dddddddsuu": "{dl_ul_tx_period: 10, nof_dl_slots: 7, nof_dl_symbols: 6, nof_ul_slots: 2, nof_ul_symbols: 4}",
+}
+#: Seconds at the start of each run left out of the figures (Copa's slow start).
+WARMUP_S = 2.0
+
+COLUMNS = {
+    "cc": "the congestion controller (copa)",
+    "compensation": "Gandalf's compensation of its RTT samples: none, retx, lowpass or all",
+    "dir": "direction of the data: dl (server to UE) or ul",
+    "channel": "good (30 dB, no retransmissions) or poor (12 dB, HARQ at 10 % BLER)",
+    "tdd": "the TDD pattern: dddsu or dddddddsuu (seed 004, Figure 27)",
+    "throughput_mbps": "the flow's bit rate delivered after the warm-up, mean over the runs, Mbit/s",
+    "throughput_ci_mbps": "half-width of its 95 % confidence interval (Student's t over the runs), Mbit/s",
+    "delay_ms": "mean one-way delay of the flow's packets sent after the warm-up, mean over the runs, ms",
+    "delay_ci_ms": "half-width of its 95 % confidence interval, ms",
+    "harq_retx": "HARQ retransmissions in the run (both directions), mean over the runs",
+    "runs": "runs (seeds) behind the row",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    cc: str
+    compensation: str
+    dir: str
+    channel: str
+    tdd: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.cc}-{self.compensation}-{self.dir}-{self.channel}-{self.tdd}"
+
+
+def configurations() -> list[Config]:
+    return [Config("copa", comp, d, ch, tdd) for tdd in TDDS for ch in CHANNELS for d in DIRS for comp in COMPENSATIONS]
+
+
+def select(cfgs: list[Config], only: str | None) -> list[Config]:
+    """The configurations `--only` keeps: a comma list of values of the dimensions (e.g.
+    ``dl,poor`` or ``none,all,dddsu``); within a dimension any value given matches, across
+    dimensions all must. Raises ValueError naming an unknown value and what is accepted."""
+    if not only:
+        return cfgs
+    dims = {"compensation": COMPENSATIONS, "dir": DIRS, "channel": list(CHANNELS), "tdd": list(TDDS), "cc": ["copa"]}
+    want: dict[str, set[str]] = {}
+    for term in (t.strip() for t in only.split(",")):
+        dim = next((d for d, values in dims.items() if term in values), None)
+        if dim is None:
+            accepted = ", ".join(v for values in dims.values() for v in values)
+            raise ValueError(f"--only {term}: not a value of any dimension; accepted: {accepted}")
+        want.setdefault(dim, set()).add(term)
+    return [c for c in cfgs if all(getattr(c, d) in v for d, v in want.items())]
+
+
+def scenario_sets(cfg: Config) -> list[str]:
+    """The `--set` overrides of ``scenarios/ran-delay.yaml`` for one configuration."""
+    sinr = CHANNELS[cfg.channel]
+    return [
+        f"cell_cfg.tdd_ul_dl_cfg={TDDS[cfg.tdd]}",
+        f"ues[0].channel={{dl_sinr_db: {sinr:g}, ul_sinr_db: {sinr:g}}}",
+        f"traffic[0].dir={cfg.dir}",
+        f"traffic[0].control={cfg.cc}",
+        f"traffic[0].compensation={cfg.compensation}",
+    ]
+
+
+def run_metrics(run: Path) -> dict:
+    """The Copa flow's figures in one run (flow 0; its acknowledgements are flow 1), and the run's
+    HARQ retransmissions."""
+    import json
+
+    m = flow_metrics(run, WARMUP_S)
+    summary = json.loads((run / "run.json").read_text())["summary"]
+    m["harq_retx"] = sum(d["harq_retx"] for d in summary["directions"])
+    return m
+
+
+def summary_row(cfg: Config, runs: list[dict]) -> dict:
+    thr, thr_ci = mean_ci([r["throughput_mbps"] for r in runs])
+    delay, delay_ci = mean_ci([r["latency_ms"] for r in runs])
+    retx, _ = mean_ci([float(r["harq_retx"]) for r in runs])
+    return {
+        "cc": cfg.cc,
+        "compensation": cfg.compensation,
+        "dir": cfg.dir,
+        "channel": cfg.channel,
+        "tdd": cfg.tdd,
+        "throughput_mbps": round(thr, 3),
+        "throughput_ci_mbps": round(thr_ci, 3),
+        "delay_ms": round(delay, 3),
+        "delay_ci_ms": round(delay_ci, 3),
+        "harq_retx": round(retx, 1),
+        "runs": len(runs),
+    }
+
+
+def write_summary(out: Path, rows: list[dict]) -> Path:
+    path = out / "summary.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(COLUMNS))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def report(out: Path, rows: list[dict], links: dict[str, list[str]] | None = None) -> Path:
+    """OUT/report/index.html: per direction and TDD pattern, Copa's throughput with each
+    compensation on both channels (the seed's Figures 18 and 19), and the table, each row linking
+    the reports of its runs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figs = []
+    for d in DIRS:
+        for tdd in TDDS:
+            sel = [r for r in rows if r["dir"] == d and r["tdd"] == tdd]
+            if not sel:
+                continue
+            fig, ax = plt.subplots(figsize=(6.5, 3.8))
+            width = 0.8 / max(len(CHANNELS), 1)
+            for k, ch in enumerate(CHANNELS):
+                pts = [next((r for r in sel if r["channel"] == ch and r["compensation"] == c), None) for c in COMPENSATIONS]
+                xs = [i + (k - (len(CHANNELS) - 1) / 2) * width for i in range(len(COMPENSATIONS))]
+                ax.bar(
+                    xs,
+                    [p["throughput_mbps"] if p else 0 for p in pts],
+                    width,
+                    yerr=[p["throughput_ci_mbps"] if p else 0 for p in pts],
+                    capsize=3,
+                    label=f"{ch} channel",
+                )
+            ax.set_xticks(range(len(COMPENSATIONS)), COMPENSATIONS)
+            ax.set_xlabel("Gandalf's compensation of Copa's RTT samples")
+            ax.set_ylabel("Copa's throughput, Mbit/s")
+            ax.set_title(f"{d.upper()}, TDD {tdd.upper()}")
+            ax.legend()
+            ax.grid(alpha=0.3, axis="y")
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+            plt.close(fig)
+            figs.append(base64.b64encode(buf.getvalue()).decode())
+    cols = list(COLUMNS)
+    links = links or {}
+
+    def run_links(r: dict) -> str:
+        name = Config(r["cc"], r["compensation"], r["dir"], r["channel"], r["tdd"]).name
+        return " ".join(f'<a href="{html.escape(h)}">{html.escape(h.split("/")[2])}</a>' for h in links.get(name, []))
+
+    table = "".join(
+        "<tr>"
+        + "".join(f"<td>{html.escape('' if r[c] is None else str(r[c]))}</td>" for c in cols)
+        + f"<td>{run_links(r)}</td></tr>"
+        for r in rows
+    )
+    imgs = "".join(f'<img alt="throughput per compensation" src="data:image/png;base64,{b}">' for b in figs)
+    intro = __doc__.split(chr(10) + chr(10))[1].replace(chr(10), " ").replace("``", "")
+    page = f"""<!doctype html><meta charset="utf-8"><title>ran-delay</title>
+<style>body{{font-family:sans-serif;margin:2em;max-width:72em}}td,th{{padding:2px 8px;text-align:right}}
+img{{max-width:48%}}</style>
+<h1>ran-delay: Copa and the RAN's delays (seed 004)</h1>
+<p>{html.escape(intro)}</p>
+{imgs}
+<table><tr>{"".join(f"<th>{c}</th>" for c in cols)}<th>run reports</th></tr>{table}</table>"""
+    (out / "report").mkdir(parents=True, exist_ok=True)
+    path = out / "report" / "index.html"
+    path.write_text(page)
+    return path

@@ -1,0 +1,55 @@
+"""`scout experiment ran-delay` (seed 004's Copa study) on a subset: the runs, the summary's rows
+and columns, the report, and the claims of issue 24 (docs/ue-view.md)."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+from scout import experiment_ran_delay as xr
+
+
+def scout(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
+
+
+def test_retransmission_compensation_raises_copas_throughput_only_where_there_are_retransmissions(
+    tmp_path: Path,
+) -> None:
+    # Copa downloading through DDDSU, five 20-s seeds: on the poor channel (HARQ at 10 % BLER) the
+    # compensated Copa's throughput exceeds the uncompensated one's beyond both CIs; on the good
+    # channel (next to no retransmissions) the two agree within them.
+    out = tmp_path / "rd"
+    r = scout("experiment", "ran-delay", "-o", str(out), "--only", "dl,dddsu,none,retx")
+    assert r.returncode == 0, r.stderr
+    assert "4 configurations x 5 seeds = 20 runs" in r.stdout, r.stdout
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert list(rows[0]) == list(xr.COLUMNS)
+    assert len(rows) == 4 and all(row["runs"] == "5" for row in rows)
+    by = {
+        (row["compensation"], row["channel"]): {k: float(row[k]) for k in ("throughput_mbps", "throughput_ci_mbps", "harq_retx")}
+        for row in rows
+    }
+    none, retx = by["none", "poor"], by["retx", "poor"]
+    assert none["harq_retx"] > 500 and retx["harq_retx"] > 500, by
+    assert retx["throughput_mbps"] - retx["throughput_ci_mbps"] > none["throughput_mbps"] + none["throughput_ci_mbps"], by
+    none, retx = by["none", "good"], by["retx", "good"]
+    assert none["harq_retx"] < 5, by
+    assert abs(retx["throughput_mbps"] - none["throughput_mbps"]) <= retx["throughput_ci_mbps"] + none["throughput_ci_mbps"], by
+    # Every run is an ordinary run directory; seed 1's of each configuration has its report, and
+    # the comparison links them.
+    page = (out / "report" / "index.html").read_text()
+    for c in xr.select(xr.configurations(), "dl,dddsu,none,retx"):
+        assert (out / c.name / "seed1" / "report" / "index.html").is_file()
+        assert (out / c.name / "seed5" / "run.json").is_file()
+        assert f"{c.name}/seed1/report/index.html" in page
+
+
+def test_only_names_values_of_the_dimensions() -> None:
+    cfgs = xr.configurations()
+    assert len(cfgs) == 4 * 2 * 2 * 2
+    assert {c.name for c in xr.select(cfgs, "ul,good,all")} == {"copa-all-ul-good-dddsu", "copa-all-ul-good-dddddddsuu"}
+    r = scout("experiment", "ran-delay", "-o", "/nonexistent/x", "--only", "dl,bogus")
+    assert r.returncode == 2 and "bogus" in r.stderr and "accepted" in r.stderr, r.stderr
