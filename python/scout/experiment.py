@@ -57,7 +57,7 @@ EXPERIMENTS = {
     ),
     "ran-delay": Experiment(
         "ran-delay",
-        "seed 004: Copa with Gandalf's compensation of its RTT samples (none, retx, lowpass, all), DL and UL, a good "
+        "seed 004: Copa and GCC with Gandalf's compensation of their delay samples (none, retx, lowpass, all), DL and UL, a good "
         "and a poor channel, the seed's two TDD patterns, five seeds each, in the simulator (no root); throughput "
         "and delay with 95 % CIs",
         "ran-delay",

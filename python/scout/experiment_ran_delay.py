@@ -1,7 +1,9 @@
 """`scout experiment ran-delay`: seed 004's study of delay-based congestion control over a RAN, in
 the simulator (docs/ue-view.md, docs/experiments.md).
 
-A Copa flow (Arun and Balakrishnan, NSDI 2018; δ = 0.5) runs between a server in the DN and UE 0
+A Copa flow (Arun and Balakrishnan, NSDI 2018; δ = 0.5) or a GCC flow (WebRTC's delay-gradient
+controller; it starts at 10 Mbit/s, WebRTC's start-up probes not being modelled) runs between a
+server in the DN and UE 0
 of a 20 MHz TDD cell (``scenarios/ran-delay.yaml``) for each combination of: the direction (``dl``:
 the server sends, the UE acknowledges through its uplink buffer, BSR and grants; ``ul``: the UE
 sends); the channel (``good``: 30 dB, no HARQ retransmissions; ``poor``: 12 dB, HARQ at OLLA's
@@ -24,7 +26,10 @@ from pathlib import Path
 
 from scout.experiment_l4s import flow_metrics, mean_ci
 
+CCS = ["copa", "gcc"]
 COMPENSATIONS = ["none", "retx", "lowpass", "all"]
+#: GCC's start rate, Mbit/s (Copa's slow start needs none: the scenario's 2).
+GCC_START_MBPS = 10.0
 DIRS = ["dl", "ul"]
 #: The channels: SINR (dB) both ways.
 CHANNELS = {"good": 30.0, "poor": 12.0}
@@ -37,7 +42,7 @@ TDDS = {
 WARMUP_S = 2.0
 
 COLUMNS = {
-    "cc": "the congestion controller (copa)",
+    "cc": "the congestion controller: copa or gcc",
     "compensation": "Gandalf's compensation of its RTT samples: none, retx, lowpass or all",
     "dir": "direction of the data: dl (server to UE) or ul",
     "channel": "good (30 dB, no retransmissions) or poor (12 dB, HARQ at 10 % BLER)",
@@ -65,7 +70,7 @@ class Config:
 
 
 def configurations() -> list[Config]:
-    return [Config("copa", comp, d, ch, tdd) for tdd in TDDS for ch in CHANNELS for d in DIRS for comp in COMPENSATIONS]
+    return [Config(cc, comp, d, ch, tdd) for cc in CCS for tdd in TDDS for ch in CHANNELS for d in DIRS for comp in COMPENSATIONS]
 
 
 def select(cfgs: list[Config], only: str | None) -> list[Config]:
@@ -74,7 +79,7 @@ def select(cfgs: list[Config], only: str | None) -> list[Config]:
     dimensions all must. Raises ValueError naming an unknown value and what is accepted."""
     if not only:
         return cfgs
-    dims = {"compensation": COMPENSATIONS, "dir": DIRS, "channel": list(CHANNELS), "tdd": list(TDDS), "cc": ["copa"]}
+    dims = {"compensation": COMPENSATIONS, "dir": DIRS, "channel": list(CHANNELS), "tdd": list(TDDS), "cc": CCS}
     want: dict[str, set[str]] = {}
     for term in (t.strip() for t in only.split(",")):
         dim = next((d for d, values in dims.items() if term in values), None)
@@ -94,6 +99,7 @@ def scenario_sets(cfg: Config) -> list[str]:
         f"traffic[0].dir={cfg.dir}",
         f"traffic[0].control={cfg.cc}",
         f"traffic[0].compensation={cfg.compensation}",
+        *([f"traffic[0].start_rate_mbps={GCC_START_MBPS:g}"] if cfg.cc == "gcc" else []),
     ]
 
 
@@ -146,9 +152,9 @@ def report(out: Path, rows: list[dict], links: dict[str, list[str]] | None = Non
     import matplotlib.pyplot as plt
 
     figs = []
-    for d in DIRS:
-        for tdd in TDDS:
-            sel = [r for r in rows if r["dir"] == d and r["tdd"] == tdd]
+    for cc in CCS:
+        for d, tdd in ((d, tdd) for d in DIRS for tdd in TDDS):
+            sel = [r for r in rows if r["cc"] == cc and r["dir"] == d and r["tdd"] == tdd]
             if not sel:
                 continue
             fig, ax = plt.subplots(figsize=(6.5, 3.8))
@@ -165,9 +171,9 @@ def report(out: Path, rows: list[dict], links: dict[str, list[str]] | None = Non
                     label=f"{ch} channel",
                 )
             ax.set_xticks(range(len(COMPENSATIONS)), COMPENSATIONS)
-            ax.set_xlabel("Gandalf's compensation of Copa's RTT samples")
-            ax.set_ylabel("Copa's throughput, Mbit/s")
-            ax.set_title(f"{d.upper()}, TDD {tdd.upper()}")
+            ax.set_xlabel("Gandalf's compensation of its delay samples")
+            ax.set_ylabel(f"{cc}'s throughput, Mbit/s")
+            ax.set_title(f"{cc}: {d.upper()}, TDD {tdd.upper()}")
             ax.legend()
             ax.grid(alpha=0.3, axis="y")
             buf = io.BytesIO()
@@ -192,7 +198,7 @@ def report(out: Path, rows: list[dict], links: dict[str, list[str]] | None = Non
     page = f"""<!doctype html><meta charset="utf-8"><title>ran-delay</title>
 <style>body{{font-family:sans-serif;margin:2em;max-width:72em}}td,th{{padding:2px 8px;text-align:right}}
 img{{max-width:48%}}</style>
-<h1>ran-delay: Copa and the RAN's delays (seed 004)</h1>
+<h1>ran-delay: Copa, GCC and the RAN's delays (seed 004)</h1>
 <p>{html.escape(intro)}</p>
 {imgs}
 <table><tr>{"".join(f"<th>{c}</th>" for c in cols)}<th>run reports</th></tr>{table}</table>"""

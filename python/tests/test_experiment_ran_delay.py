@@ -22,7 +22,7 @@ def test_retransmission_compensation_raises_copas_throughput_only_where_there_ar
     # compensated Copa's throughput exceeds the uncompensated one's beyond both CIs; on the good
     # channel (next to no retransmissions) the two agree within them.
     out = tmp_path / "rd"
-    r = scout("experiment", "ran-delay", "-o", str(out), "--only", "dl,dddsu,none,retx")
+    r = scout("experiment", "ran-delay", "-o", str(out), "--only", "copa,dl,dddsu,none,retx")
     assert r.returncode == 0, r.stderr
     assert "4 configurations x 5 seeds = 20 runs" in r.stdout, r.stdout
     rows = list(csv.DictReader((out / "summary.csv").open()))
@@ -41,7 +41,7 @@ def test_retransmission_compensation_raises_copas_throughput_only_where_there_ar
     # Every run is an ordinary run directory; seed 1's of each configuration has its report, and
     # the comparison links them.
     page = (out / "report" / "index.html").read_text()
-    for c in xr.select(xr.configurations(), "dl,dddsu,none,retx"):
+    for c in xr.select(xr.configurations(), "copa,dl,dddsu,none,retx"):
         assert (out / c.name / "seed1" / "report" / "index.html").is_file()
         assert (out / c.name / "seed5" / "run.json").is_file()
         assert f"{c.name}/seed1/report/index.html" in page
@@ -49,7 +49,8 @@ def test_retransmission_compensation_raises_copas_throughput_only_where_there_ar
 
 def test_only_names_values_of_the_dimensions() -> None:
     cfgs = xr.configurations()
-    assert len(cfgs) == 4 * 2 * 2 * 2
-    assert {c.name for c in xr.select(cfgs, "ul,good,all")} == {"copa-all-ul-good-dddsu", "copa-all-ul-good-dddddddsuu"}
+    assert len(cfgs) == 2 * 4 * 2 * 2 * 2
+    assert {c.name for c in xr.select(cfgs, "copa,ul,good,all")} == {"copa-all-ul-good-dddsu", "copa-all-ul-good-dddddddsuu"}
+    assert len(xr.select(cfgs, "ul,good,all")) == 4, "both controllers"
     r = scout("experiment", "ran-delay", "-o", "/nonexistent/x", "--only", "dl,bogus")
     assert r.returncode == 2 and "bogus" in r.stderr and "accepted" in r.stderr, r.stderr

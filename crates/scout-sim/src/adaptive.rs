@@ -56,6 +56,20 @@ pub enum Control {
     Constant,
     /// Copa's delay-based rate law on the RTT samples (`crate::copa`; seed 004 §5.1).
     Copa,
+    /// GCC's delay-gradient estimator and rate control on the one-way delays (`crate::gcc`;
+    /// seed 004 §5.3).
+    Gcc,
+}
+
+/// What reaches the sender about one packet: when, its round trip, CE, when it was sent and its
+/// one-way delay (as the receiver measured it: only its changes matter).
+#[derive(Clone, Copy, Debug)]
+struct Report {
+    at: i64,
+    rtt: i64,
+    ce: bool,
+    sent: i64,
+    one_way: i64,
 }
 
 /// Prague's EWMA gain (g = 1/16, as DCTCP and Prague).
@@ -78,8 +92,8 @@ pub struct Adaptive {
     pub cwnd: f64,
     pub alpha: f64,
     pub srtt_ns: f64,
-    /// Reports not yet arrived at the sender: (arrival time, RTT sample, CE).
-    reports: VecDeque<(i64, i64, bool)>,
+    /// Reports not yet arrived at the sender.
+    reports: VecDeque<Report>,
     /// ANBR recommendations not yet arrived: (arrival time, bit/s).
     recommended: VecDeque<(i64, f64)>,
     anbr_bps: Option<f64>,
@@ -98,8 +112,9 @@ pub struct Adaptive {
     /// ANBR queries: every so often (ns), and when the next is due.
     query_every: Option<i64>,
     next_query: i64,
-    /// Copa's state (`Control::Copa`).
+    /// Copa's state (`Control::Copa`), GCC's (`Control::Gcc`).
     pub copa: Option<crate::copa::Copa>,
+    pub gcc: Option<crate::gcc::Gcc>,
     /// Gandalf's retransmission compensation of the delay samples, when switched on: of the data
     /// packets' path, and of the acknowledgements' (when they ride the model back).
     pub compensation: Option<crate::gandalf::RetxCompensation>,
@@ -139,6 +154,7 @@ impl Adaptive {
             compensation: None,
             ack_compensation: None,
             lowpass: None,
+            gcc: (control == Control::Gcc).then(|| crate::gcc::Gcc::new(start_bps, max_bps)),
             copa: (control == Control::Copa)
                 .then(|| crate::copa::Copa::new(start_bps / 8.0 * VRTT_MIN_NS / 1e9 / f64::from(size))),
         }
@@ -172,7 +188,13 @@ impl Adaptive {
     /// report reaches the sender `feedback_ns` later (a fixed feedback path).
     pub fn delivered(&mut self, sent: i64, delivered: i64, ecn: u8) {
         let delay = self.received(sent, delivered);
-        self.sample(delivered + self.feedback_ns, delay + self.feedback_ns, ecn == 3);
+        self.sample(Report {
+            at: delivered + self.feedback_ns,
+            rtt: delay + self.feedback_ns,
+            ce: ecn == 3,
+            sent,
+            one_way: delay,
+        });
     }
 
     /// A packet sent at `sent` reached the receiver at `delivered`: its one-way delay as the
@@ -184,19 +206,40 @@ impl Adaptive {
         self.compensation.as_mut().map_or(delay, |c| c.sample(delivered, delay))
     }
 
-    /// The acknowledgement of a packet whose one-way delay was `data_delay` (from
-    /// [`Adaptive::received`]), sent at `ack_sent`, crossed the model back by `ack_delivered`;
-    /// it reaches the sender `feedback_ns` later (the wired rest of the path). CE when `ce`.
-    pub fn acked(&mut self, data_delay: i64, ack_sent: i64, ack_delivered: i64, ce: bool) {
+    /// The acknowledgement of a packet sent at `sent` whose one-way delay was `data_delay`
+    /// (from [`Adaptive::received`]), itself sent at `ack_sent`, crossed the model back by
+    /// `ack_delivered`; it reaches the sender `feedback_ns` later (the wired rest of the path).
+    /// CE when `ce`.
+    pub fn acked(&mut self, sent: i64, data_delay: i64, ack_sent: i64, ack_delivered: i64, ce: bool) {
         let back = ack_delivered - ack_sent;
         let back = self.ack_compensation.as_mut().map_or(back, |c| c.sample(ack_delivered, back));
-        self.sample(ack_delivered + self.feedback_ns, data_delay + back + self.feedback_ns, ce);
+        self.sample(Report {
+            at: ack_delivered + self.feedback_ns,
+            rtt: data_delay + back + self.feedback_ns,
+            ce,
+            sent,
+            one_way: data_delay,
+        });
     }
 
-    /// An RTT sample reaching the sender at `at`, through the low-pass when that is on.
-    fn sample(&mut self, at: i64, rtt: i64, ce: bool) {
-        let rtt = self.lowpass.as_mut().map_or(rtt, |l| l.sample(at, rtt));
-        self.report(at, rtt, ce);
+    /// An acknowledgement reaches the sender at `at`: a packet that made the round trip in
+    /// `rtt_ns`, CE marked or not (a real sender's, which knows no one-way delay: GCC reads the
+    /// RTT's changes instead; reports arrive in time order).
+    pub fn report(&mut self, at: i64, rtt_ns: i64, ce: bool) {
+        self.sample(Report { at, rtt: rtt_ns, ce, sent: at - rtt_ns, one_way: rtt_ns });
+    }
+
+    /// A sample on its way to the sender, through the low-pass when that is on — of the signal
+    /// the controller reads: the RTT (Copa, Prague), the one-way delay (GCC).
+    fn sample(&mut self, mut r: Report) {
+        if let Some(l) = &mut self.lowpass {
+            if self.control == Control::Gcc {
+                r.one_way = l.sample(r.at, r.one_way);
+            } else {
+                r.rtt = l.sample(r.at, r.rtt);
+            }
+        }
+        self.reports.push_back(r);
     }
 
     /// Compensate the delay samples for the retransmission events the UE's RAN feed reports
@@ -223,12 +266,6 @@ impl Adaptive {
         }
     }
 
-    /// A report reaches the sender at `at`: a packet that made the round trip in `rtt_ns`, CE
-    /// marked or not (a real sender's acknowledgement; reports arrive in time order).
-    pub fn report(&mut self, at: i64, rtt_ns: i64, ce: bool) {
-        self.reports.push_back((at, rtt_ns, ce));
-    }
-
     /// The UE's MAC received an ANBR recommendation of `bps` at `t` (it reaches the sender
     /// `feedback_ns` later).
     pub fn recommendation(&mut self, t: i64, bps: f64) {
@@ -246,7 +283,7 @@ impl Adaptive {
 
     /// Takes in everything that reached the sender by `now`.
     fn learn(&mut self, now: i64) {
-        while let Some(&(t, rtt, ce)) = self.reports.front() {
+        while let Some(&Report { at: t, rtt, ce, sent, one_way }) = self.reports.front() {
             if t > now {
                 break;
             }
@@ -254,6 +291,9 @@ impl Adaptive {
             self.srtt_ns += (rtt as f64 - self.srtt_ns) / 8.0;
             if let Some(c) = &mut self.copa {
                 c.on_ack(t, rtt);
+            }
+            if let Some(g) = &mut self.gcc {
+                g.on_feedback(t, sent, sent + one_way, self.size, rtt);
             }
             while t >= self.round_end {
                 // A vRTT round ends: α learns its mark fraction (eq. 3.3).
@@ -302,6 +342,7 @@ impl Adaptive {
             (Control::Hybrid, Some(_)) => prague,
             (Control::Constant, _) => self.rate_bps,
             (Control::Copa, _) => self.copa.as_ref().map_or(self.rate_bps, |c| c.rate_bps(self.size)),
+            (Control::Gcc, _) => self.gcc.as_ref().map_or(self.rate_bps, |g| g.rate_bps),
         };
         self.rate_bps = rate.clamp(f64::from(self.size) * 8.0, self.max_bps);
         // The window follows the rate it allows (eq. 3.8, and the hybrid taking ANBR's rate).

@@ -5,6 +5,7 @@
 pub mod adaptive;
 pub mod copa;
 pub mod gandalf;
+pub mod gcc;
 pub mod scenario;
 pub mod traffic;
 
@@ -289,6 +290,7 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                         ControlName::Hybrid => adaptive::Control::Hybrid,
                         ControlName::Constant => adaptive::Control::Constant,
                         ControlName::Copa => adaptive::Control::Copa,
+                        ControlName::Gcc => adaptive::Control::Gcc,
                     };
                     let mut a = Adaptive::new(
                         control,
@@ -373,9 +375,9 @@ pub fn run<S: Sink>(
     }
     let mut sent_at: HashMap<u64, i64> = HashMap::new();
     let mut ping_req: HashMap<u64, i64> = HashMap::new();
-    // Acknowledgements in flight: the data packet's flow, its one-way delay as the receiver
-    // reported it, whether it was CE-marked.
-    let mut acks: HashMap<u64, (u32, i64, bool)> = HashMap::new();
+    // Acknowledgements in flight: the data packet's flow, when it was sent, its one-way delay as
+    // the receiver reported it, whether it was CE-marked.
+    let mut acks: HashMap<u64, (u32, i64, i64, bool)> = HashMap::new();
     let mut delays: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
     let mut rtts = Vec::new();
     let step = (end / 100).max(1);
@@ -440,9 +442,9 @@ pub fn run<S: Sink>(
             if let Some(t0) = sent_at.remove(&p.pkt) {
                 delays[p.dir as usize].push(d.t - t0);
                 let f = &flows[p.flow as usize];
-                if let Some((flow, data_delay, ce)) = acks.remove(&p.pkt) {
+                if let Some((flow, sent, data_delay, ce)) = acks.remove(&p.pkt) {
                     if let Gen::Adaptive(a) = &mut sources[flow as usize].gen {
-                        a.acked(data_delay, t0, d.t, ce);
+                        a.acked(sent, data_delay, t0, d.t, ce);
                     }
                 } else if let (Gen::Adaptive(a), Some((r, bytes))) = (&mut sources[p.flow as usize].gen, f.ack) {
                     // The receiver acknowledges at once, back through the model.
@@ -450,7 +452,7 @@ pub fn run<S: Sink>(
                     let rf = &flows[r as usize];
                     let ap = stack.send(d.t, Offer::new(rf.dir, rf.id, rf.ue, rf.drb_idx, bytes), sink);
                     sent_at.insert(ap, d.t);
-                    acks.insert(ap, (p.flow, data_delay, p.ecn == 3));
+                    acks.insert(ap, (p.flow, t0, data_delay, p.ecn == 3));
                 } else if let Gen::Adaptive(a) = &mut sources[p.flow as usize].gen {
                     a.delivered(t0, d.t, p.ecn);
                 }

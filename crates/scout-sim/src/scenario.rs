@@ -351,6 +351,8 @@ pub enum ControlName {
     Constant,
     /// Copa, delay-based (seed 004 §5.1).
     Copa,
+    /// Google Congestion Control's delay-gradient estimator (seed 004 §5.3).
+    Gcc,
 }
 
 /// Which of Gandalf's compensations an adaptive sender applies.

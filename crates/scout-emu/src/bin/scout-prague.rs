@@ -19,7 +19,7 @@
 //!
 //! ```text
 //! scout-prague recv [--port 5300] [--seconds 12] [--query-ms 500 --query-mbps 60]  # in the UE's namespace
-//! scout-prague send HOST [--port 5300] [--control prague|anbr|hybrid|constant|copa] [--max-mbps 60]
+//! scout-prague send HOST [--port 5300] [--control prague|anbr|hybrid|constant|copa|gcc] [--max-mbps 60]
 //!                        [--start-mbps 5] [--size 1400] [--video-fps 60] [--seconds 10]   # in the DN's
 //! ```
 //!
@@ -114,7 +114,7 @@ struct Args {
 fn usage(why: &str) -> ! {
     eprintln!(
         "scout-prague: {why}\nusage: scout-prague recv [--port P] [--seconds S] [--query-ms MS --query-mbps M]\n       \
-         scout-prague send HOST [--port P] [--control prague|anbr|hybrid|constant|copa] [--max-mbps M] [--start-mbps M] \
+         scout-prague send HOST [--port P] [--control prague|anbr|hybrid|constant|copa|gcc] [--max-mbps M] [--start-mbps M] \
          [--size BYTES] [--video-fps F] [--seconds S]"
     );
     std::process::exit(2)
@@ -156,7 +156,8 @@ fn parse() -> Args {
                     "hybrid" => Control::Hybrid,
                     "constant" => Control::Constant,
                     "copa" => Control::Copa,
-                    o => usage(&format!("--control {o}: accepted: prague, anbr, hybrid, constant, copa")),
+                    "gcc" => Control::Gcc,
+                    o => usage(&format!("--control {o}: accepted: prague, anbr, hybrid, constant, copa, gcc")),
                 }
             }
             "--max-mbps" => a.max_mbps = num(v(), 0.01, 100_000.0),
