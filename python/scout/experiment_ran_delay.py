@@ -33,11 +33,23 @@ GCC_START_MBPS = 10.0
 DIRS = ["dl", "ul"]
 #: The channels: SINR (dB) both ways.
 CHANNELS = {"good": 30.0, "poor": 12.0}
-#: The seed's TDD UL-DL configurations (its Figure 27 and Tables 4-6, 0.5 ms slots), in srsRAN's keys.
+#: The seed's TDD UL-DL configurations (its Figure 27, 0.5 ms slots), in srsRAN's keys, with the
+#: commercial gNBs' HARQ timing it measured (its Tables 4-6): no PUCCH in the special slot, the DL
+#: retransmission kd = 6 (first) or 5 (second) slots after the NACK, the UL retransmission's grant
+#: 6 slots after the failed PUSCH. With these the model's k1, kd, ku, k2 and T_M per slot index
+#: are the seed's (docs/ue-view.md).
 TDDS = {
-    "dddsu": "{dl_ul_tx_period: 5, nof_dl_slots: 3, nof_dl_symbols: 10, nof_ul_slots: 1, nof_ul_symbols: 2}",
-    "dddddddsuu": "{dl_ul_tx_period: 10, nof_dl_slots: 7, nof_dl_symbols: 6, nof_ul_slots: 2, nof_ul_symbols: 4}",
+    "dddsu": (
+        "{dl_ul_tx_period: 5, nof_dl_slots: 3, nof_dl_symbols: 10, nof_ul_slots: 1, nof_ul_symbols: 0}",
+        6,
+    ),
+    "dddddddsuu": (
+        "{dl_ul_tx_period: 10, nof_dl_slots: 7, nof_dl_symbols: 10, nof_ul_slots: 2, nof_ul_symbols: 0}",
+        5,
+    ),
 }
+#: The UL retransmission's grant delay after a failed PUSCH (the seed's Ku), slots.
+UL_RETX_DELAY_SLOTS = 6
 #: Seconds at the start of each run left out of the figures (Copa's slow start).
 WARMUP_S = 2.0
 
@@ -94,7 +106,9 @@ def scenario_sets(cfg: Config) -> list[str]:
     """The `--set` overrides of ``scenarios/ran-delay.yaml`` for one configuration."""
     sinr = CHANNELS[cfg.channel]
     return [
-        f"cell_cfg.tdd_ul_dl_cfg={TDDS[cfg.tdd]}",
+        f"cell_cfg.tdd_ul_dl_cfg={TDDS[cfg.tdd][0]}",
+        f"cell_cfg.pdsch.harq_retx_delay_slots={TDDS[cfg.tdd][1]}",
+        f"cell_cfg.pusch.harq_retx_delay_slots={UL_RETX_DELAY_SLOTS}",
         f"ues[0].channel={{dl_sinr_db: {sinr:g}, ul_sinr_db: {sinr:g}}}",
         f"traffic[0].dir={cfg.dir}",
         f"traffic[0].control={cfg.cc}",

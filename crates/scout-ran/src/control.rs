@@ -6,6 +6,7 @@ use scout_events::{ControlEvent, Dir, Layer, Node};
 use crate::mac::anbr::Recommendation;
 use crate::mac::bsr::BsrFormat;
 use crate::packet::Packet;
+use crate::Instant;
 
 /// What an RLC entity reports (TS 38.322).
 #[derive(Clone, Debug, PartialEq)]
@@ -20,6 +21,10 @@ pub enum RlcControl {
     ReassemblyExpired { trigger: u32 },
     /// t-PollRetransmit expired (§5.3.3.4); POLL_SN.
     PollRetransmitExpired { poll_sn: Option<u32> },
+    /// An AMD PDU retransmitted by ARQ completed SDU `sn` at the receiver after `nof_tx`
+    /// transmissions, the first built at `start`: a retransmission event at the RLC layer (seed
+    /// 004 §3.1.1), `delay` T_R from the first transmission to the last.
+    RetxEvent { sn: u32, nof_tx: u32, start: Instant, delay: i64 },
 }
 
 /// A control event of the model.
@@ -38,7 +43,18 @@ pub enum Control {
     /// A TB of UE `ue` in `dir` decoded after `nof_tx` transmissions of HARQ process `harq`, the
     /// first in `first_slot` (starting at `start`), the last in `slot`: a retransmission event
     /// (seed 004 §3.1.1); `delay` is the retransmission delay T_M, first to last transmission.
-    RetxEvent { ue: u32, dir: Dir, harq: u8, nof_tx: u32, first_slot: u64, slot: u64, start: i64, delay: i64 },
+    /// `k`: the first retransmission's two delays in slots (DL: k1, kd; UL: ku, k2).
+    RetxEvent {
+        ue: u32,
+        dir: Dir,
+        harq: u8,
+        nof_tx: u32,
+        first_slot: u64,
+        slot: u64,
+        start: i64,
+        delay: i64,
+        k: Option<(u64, u64)>,
+    },
     /// A Recommended bit rate query MAC CE (TS 38.321 §5.18.10) for a DL logical channel: taken by
     /// the UE's MAC (`node` UE) or decoded by the gNB (`node` gNB-DU); the bit rate asked, bit/s.
     AnbrQuery { node: Node, ue: u32, drb: u8, bps: u64 },
@@ -100,12 +116,17 @@ impl Control {
                 )),
                 ..row(Node::GnbDu, Layer::Mac, "anbr", r.ue)
             },
-            Control::RetxEvent { ue, dir, harq, nof_tx, first_slot, slot, start, delay } => ControlEvent {
+            Control::RetxEvent { ue, dir, harq, nof_tx, first_slot, slot, start, delay, k } => ControlEvent {
                 dir: Some(*dir),
                 sn: Some(i64::from(*harq)),
                 value: Some(*delay as f64),
                 detail: Some(format!(
-                    "{{\"layer\":\"mac\",\"harq_id\":{harq},\"nof_tx\":{nof_tx},\"first_slot\":{first_slot},\"slot\":{slot},\"start_ns\":{start}}}"
+                    "{{\"layer\":\"mac\",\"harq_id\":{harq},\"nof_tx\":{nof_tx},\"first_slot\":{first_slot},\"slot\":{slot},\"start_ns\":{start}{}}}",
+                    match (k, dir) {
+                        (Some((a, b)), Dir::Dl) => format!(",\"k1\":{a},\"kd\":{b}"),
+                        (Some((a, b)), Dir::Ul) => format!(",\"ku\":{a},\"k2\":{b}"),
+                        (None, _) => String::new(),
+                    }
                 )),
                 // Where the reordering holds the data: the UE for DL, the gNB-DU for UL.
                 ..row(if *dir == Dir::Dl { Node::Ue } else { Node::GnbDu }, Layer::Mac, "retx_event", *ue)
@@ -162,6 +183,16 @@ impl Control {
                         kind: "rlc_t_poll_retransmit_expired",
                         dir: Some(sent(*node)),
                         sn: poll_sn.map(i64::from),
+                        ..r
+                    },
+                    RlcControl::RetxEvent { sn, nof_tx, start, delay } => ControlEvent {
+                        kind: "retx_event",
+                        dir: Some(received(*node)),
+                        sn: Some(i64::from(*sn)),
+                        value: Some(*delay as f64),
+                        detail: Some(format!(
+                            "{{\"layer\":\"rlc\",\"rlc_sn\":{sn},\"nof_tx\":{nof_tx},\"start_ns\":{start}}}"
+                        )),
                         ..r
                     },
                 }
@@ -251,6 +282,7 @@ mod tests {
                 slot: 18,
                 start: 5,
                 delay: 4,
+                k: Some((4, 4)),
             },
             Control::DeliveryStatus { ue: 0, drb: 1, highest: 3, desired: 6_172_672 },
             Control::PdcpDuplicate { node: Node::Ue, ue: 0, drb: 1 },
@@ -260,6 +292,7 @@ mod tests {
             rlc(RlcControl::Duplicate { sn: 1, len: 9 }),
             rlc(RlcControl::ReassemblyExpired { trigger: 1 }),
             rlc(RlcControl::PollRetransmitExpired { poll_sn: None }),
+            rlc(RlcControl::RetxEvent { sn: 1, nof_tx: 2, start: 0, delay: 9 }),
             Control::InFlight { packet: p },
         ] {
             assert!(scout_events::CONTROL_KINDS.contains(&c.row(0).kind), "{c:?}");

@@ -111,6 +111,61 @@ impl Lowpass {
     }
 }
 
+/// The uplink's time-shift synchronisation (§4.3.1, "Handling uplink retransmissions"): the UE's
+/// feed reports retransmission events on the UE's clock, the delays are measured at the remote
+/// receiver on its own. Packets a retransmission held show its signature at the receiver — an
+/// idle gap, then a burst whose first packet's delay jumped by about T_M — so events can be
+/// found in the packets alone ([`packet_events`]), some missed, some false; the shift that makes
+/// the most reported events meet one of them is the clocks' offset ([`time_shift`]).
+///
+/// Arrival times of packets that look like the end of a retransmission event, from the
+/// receiver's samples `(arrival, delay)` in arrival order: the packet's delay exceeds the
+/// previous packet's by at least `min_jump_ns`, it arrived at least that long after it (the
+/// idle period), and the next packet follows within [`RetxCompensation::BURST_NS`] (the burst).
+pub fn packet_events(samples: &[(i64, i64)], min_jump_ns: i64) -> Vec<i64> {
+    samples
+        .windows(3)
+        .filter(|w| {
+            let ((a0, d0), (a1, d1), (a2, _)) = (w[0], w[1], w[2]);
+            d1 - d0 >= min_jump_ns && a1 - a0 >= min_jump_ns && a2 - a1 <= RetxCompensation::BURST_NS
+        })
+        .map(|w| w[1].0)
+        .collect()
+}
+
+/// The shift (ns, to add to the feed's times) within ±`range_ns`, tried in steps of `step_ns`,
+/// at which the most `reported` event ends (feed clock, in order) fall within `tolerance_ns` of
+/// an `identified` one (receiver clock, in order), and the fraction of reported events matched
+/// there; `None` without reported events. Ties go to the smallest |shift|.
+pub fn time_shift(
+    reported: &[i64],
+    identified: &[i64],
+    range_ns: i64,
+    step_ns: i64,
+    tolerance_ns: i64,
+) -> Option<(i64, f64)> {
+    if reported.is_empty() || step_ns <= 0 {
+        return None;
+    }
+    let matched = |shift: i64| {
+        reported
+            .iter()
+            .filter(|&&r| {
+                let t = r + shift;
+                let i = identified.partition_point(|&x| x < t - tolerance_ns);
+                identified.get(i).is_some_and(|&x| x <= t + tolerance_ns)
+            })
+            .count()
+    };
+    let n = range_ns / step_ns;
+    let best = (-n..=n)
+        .map(|k| k * step_ns)
+        .map(|shift| (matched(shift), std::cmp::Reverse(shift.abs()), shift))
+        .max()
+        .expect("at least the zero shift");
+    Some((best.2, best.0 as f64 / reported.len() as f64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +225,41 @@ mod tests {
             (0..400i64).map(|i| g.sample(i * q, 20 * MS + 8 * MS - (i * q % period) * 8 / 10)).collect();
         let (lo, hi) = (outs[40..].iter().min().unwrap(), outs[40..].iter().max().unwrap());
         assert!(hi - lo < MS / 4, "{lo}..{hi}");
+    }
+
+    #[test]
+    fn the_uplink_clocks_offset_is_found_from_the_packets_alone() {
+        // An uplink flow, a packet every 1 ms over a path of 15 ms; the receiver's clock runs
+        // 37.3 ms ahead of the UE's. At random (one ms in 40, an LCG) a TB fails and is
+        // retransmitted 5 ms later: the packets sent in those 5 ms arrive together at its end.
+        // The feed reports those events on the UE's clock — but misses one in five; and one ms
+        // in 150 something the feed does not know of holds the packets 4 ms the same way (false
+        // signatures).
+        let offset = 37_300_000i64;
+        let (mut samples, mut reported) = (vec![], vec![]);
+        let mut held_until = i64::MIN;
+        let mut x = 7u64;
+        for i in 0..20_000i64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = x >> 33;
+            let sent = i * MS;
+            let mut arrive = sent + 15 * MS;
+            if arrive >= held_until && r % 40 == 0 {
+                held_until = arrive + 5 * MS;
+                if r % 200 != 0 {
+                    reported.push(held_until);
+                }
+            } else if arrive >= held_until && r % 150 == 1 {
+                held_until = arrive + 4 * MS;
+            }
+            arrive = arrive.max(held_until);
+            samples.push((arrive + offset, arrive - sent + offset));
+        }
+        let found = packet_events(&samples, 3 * MS);
+        assert!(found.len() >= reported.len(), "{} found, {} reported", found.len(), reported.len());
+        let (shift, ratio) = time_shift(&reported, &found, 100 * MS, 100_000, 200_000).expect("events");
+        assert!((shift - offset).abs() <= 200_000, "shift {shift} vs {offset}");
+        assert!(ratio > 0.95, "{ratio}");
+        assert_eq!(time_shift(&[], &found, 100 * MS, 100_000, 200_000), None);
     }
 }

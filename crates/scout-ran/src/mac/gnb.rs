@@ -41,6 +41,11 @@ pub struct Tb {
     pub query: Option<(u8, u64)>,
     /// The slot of its first transmission.
     pub first_slot: u64,
+    /// Its first retransmission's timing, once known: the slot in between — DL: the HARQ-ACK
+    /// slot that carried the first NACK (first_slot + k1); UL: the PDCCH slot that granted the
+    /// retransmission (first_slot + ku) — and the retransmission's slot (DL: + kd; UL: + k2).
+    /// Seed 004's Tables 4–6.
+    pub retx_timing: (Option<u64>, Option<u64>),
 }
 
 /// One direction of one UE as the gNB's MAC knows it.
@@ -153,6 +158,10 @@ impl GnbMac {
     /// HARQ process `h` of UE `ui` in direction `d`.
     pub fn harq(&self, d: usize, ui: usize, h: usize) -> &HarqProcess<Tb> {
         &self.ues[ui].link[d].harq[h]
+    }
+
+    pub fn harq_mut(&mut self, d: usize, ui: usize, h: usize) -> &mut HarqProcess<Tb> {
+        &mut self.ues[ui].link[d].harq[h]
     }
 
     /// A slot begins: HARQ-ACK room of earlier UL slots is released.
@@ -401,7 +410,17 @@ mod tests {
     use super::*;
 
     fn tb(prbs: u16) -> Tb {
-        Tb { pdus: Vec::new(), mcs: 10, prbs, tbs: 1000, symbols: 12, bsr: None, query: None, first_slot: 0 }
+        Tb {
+            pdus: Vec::new(),
+            mcs: 10,
+            prbs,
+            tbs: 1000,
+            symbols: 12,
+            bsr: None,
+            query: None,
+            first_slot: 0,
+            retx_timing: (None, None),
+        }
     }
 
     fn mac(ues: usize) -> GnbMac {

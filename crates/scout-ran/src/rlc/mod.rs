@@ -57,6 +57,10 @@ pub enum RlcPdu {
         retx: u8,
         /// True when the SDU is not segmented (UM: no SN in the header).
         whole: bool,
+        /// When the SN's first PDU was built, and this one (AM: the receiver's retransmission
+        /// event spans them, seed 004's T_R; not on the air).
+        first_tx: Instant,
+        tx: Instant,
     },
     Status {
         ack_sn: u32,
@@ -100,6 +104,8 @@ pub enum RlcOut {
 struct AmTxEntry {
     sdu: Sdu,
     retx_count: u32,
+    /// When its first PDU was built.
+    first_tx: Instant,
     /// The SDU's last byte has been sent at least once.
     fully_sent: bool,
 }

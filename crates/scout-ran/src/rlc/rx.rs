@@ -6,7 +6,7 @@ use super::*;
 impl RlcEntity {
     /// A data PDU from the MAC (TS 38.322 §5.2.2.2 UM, §5.2.3.2 AM).
     pub fn handle_data(&mut self, now: Instant, pdu: &RlcPdu) {
-        let RlcPdu::Data { sn, sdu, offset, len, poll, whole, .. } = pdu else { return };
+        let RlcPdu::Data { sn, sdu, offset, len, poll, whole, retx, first_tx, tx, .. } = pdu else { return };
         let (sn, sdu, offset, len) = (*sn, *sdu, *offset, *len);
         if self.mode == RlcMode::UmBidir && *whole {
             // Complete UMD SDU without SN: deliver at once.
@@ -24,6 +24,16 @@ impl RlcEntity {
         let fresh = e.add(offset, offset + len);
         if fresh && e.complete() {
             e.delivered = true;
+            if *retx > 0 {
+                // An ARQ retransmission completed the SDU: a retransmission event at the RLC
+                // layer (seed 004 §3.1.1), T_R from the SN's first transmission to this one.
+                self.out.push(RlcOut::Control(RlcControl::RetxEvent {
+                    sn,
+                    nof_tx: u32::from(*retx) + 1,
+                    start: *first_tx,
+                    delay: tx - first_tx,
+                }));
+            }
             self.out.push(RlcOut::Delivered { sdu });
         }
         if sn >= self.rx_next_highest {

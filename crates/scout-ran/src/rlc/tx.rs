@@ -84,10 +84,10 @@ impl RlcEntity {
             } else if let Some(front) = self.retx.front_mut() {
                 *front = (sn, off + take, len - take);
             }
-            let sdu = entry.sdu;
+            let (sdu, first_tx) = (entry.sdu, entry.first_tx);
             let retx = entry.retx_count.min(255) as u8;
             let poll = self.should_poll(now, take, true);
-            pdus.push(RlcPdu::Data { sn, sdu, offset: off, len: take, header, poll, retx, whole });
+            pdus.push(RlcPdu::Data { sn, sdu, offset: off, len: take, header, poll, retx, whole, first_tx, tx: now });
         }
         // New data, while the AM transmit window has room for a new SN.
         while !self.window_full() {
@@ -143,9 +143,12 @@ impl RlcEntity {
             self.queue.bytes -= u64::from(take);
             let sdu = head.sdu;
             let done = head.offset == sdu.len;
+            let mut first_tx = now;
             if self.mode == RlcMode::Am {
-                let e = self.am_tx.entry(sn).or_insert(AmTxEntry { sdu, retx_count: 0, fully_sent: false });
+                let e =
+                    self.am_tx.entry(sn).or_insert(AmTxEntry { sdu, retx_count: 0, first_tx: now, fully_sent: false });
                 e.fully_sent |= done;
+                first_tx = e.first_tx;
             }
             if done {
                 self.queue.sdus.pop_front();
@@ -153,7 +156,7 @@ impl RlcEntity {
                 self.emit_hol();
             }
             let poll = self.mode == RlcMode::Am && self.should_poll(now, take, false);
-            pdus.push(RlcPdu::Data { sn, sdu, offset, len: take, header, poll, retx: 0, whole });
+            pdus.push(RlcPdu::Data { sn, sdu, offset, len: take, header, poll, retx: 0, whole, first_tx, tx: now });
         }
         pdus
     }

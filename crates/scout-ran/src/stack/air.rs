@@ -90,8 +90,11 @@ impl Stack {
             }
             budget.take(prbs);
             served[ui] = u64::from(tbs);
-            let (h, ack_slot) =
-                self.mac.new_dl_tx(s, ui, Tb { pdus, mcs, prbs, tbs, symbols, bsr: None, query: None, first_slot: s });
+            let (h, ack_slot) = self.mac.new_dl_tx(
+                s,
+                ui,
+                Tb { pdus, mcs, prbs, tbs, symbols, bsr: None, query: None, first_slot: s, retx_timing: (None, None) },
+            );
             self.transmit_dl(ui, h, ack_slot, &pdsch, sink);
         }
         self.mac.served(DL, &served);
@@ -173,6 +176,10 @@ impl Stack {
     /// HARQ process `h`'s TB goes to UE `ui` on `pdsch`, its HARQ-ACK in UL slot `ack_slot`: the
     /// MAC `tx` events, the channel's outcome, decoding and feedback as actions.
     fn transmit_dl<S: Sink>(&mut self, ui: usize, h: usize, ack_slot: u64, pdsch: &Pdsch, sink: &mut S) {
+        let hp = self.mac.harq_mut(DL, ui, h);
+        if let (2, Some(tb)) = (hp.nof_tx, hp.tb.as_mut()) {
+            tb.retx_timing.1 = Some(pdsch.slot);
+        }
         let hp = self.mac.harq(DL, ui, h);
         let tb = hp.tb.as_ref().expect("transmitting a process with a TB");
         let retx = hp.nof_tx - 1;
@@ -273,7 +280,12 @@ impl Stack {
         match self.mac.feedback(DL, ui, h, ack, ack_slot) {
             Some((tb, true)) => self.mac.dl_acknowledged(ui, &tb),
             Some((tb, false)) => self.harq_lost(now, ui, tb, Dir::Dl, sink),
-            None => {}
+            None => {
+                // A NACK, retransmission to come: the first one's HARQ-ACK slot is k1's end.
+                if let Some(tb) = self.mac.harq_mut(DL, ui, h).tb.as_mut() {
+                    tb.retx_timing.0.get_or_insert(ack_slot);
+                }
+            }
         }
     }
 
@@ -298,6 +310,10 @@ impl Stack {
         let Some(tb) = self.mac.harq(d, ui, h).tb.as_ref() else { return };
         let (start, last) = (self.grid.start(tb.first_slot), self.grid.start(slot));
         let first_slot = tb.first_slot;
+        let k = match tb.retx_timing {
+            (Some(m), Some(r)) => Some((m - first_slot, r - m)),
+            _ => None,
+        };
         if let Some(v) = &mut self.retx_events {
             v.push((ui as u32, dir, now, last - start));
         }
@@ -313,6 +329,7 @@ impl Stack {
                 slot,
                 start,
                 delay: last - start,
+                k,
             },
         );
     }
@@ -378,6 +395,11 @@ impl Stack {
         let held: Vec<bool> = self.ues.iter().map(|u| u.mac.grants.contains_key(&u_slot)).collect();
         for (ui, h) in self.mac.ul_retransmissions(s, &mut budget, &held) {
             self.ues[ui].mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: None });
+            if let Some(tb) = self.mac.harq_mut(UL, ui, h).tb.as_mut() {
+                if tb.retx_timing.0.is_none() {
+                    tb.retx_timing = (Some(s), Some(u_slot));
+                }
+            }
         }
         let (ues, mac) = (&self.ues, &self.mac);
         let eligible: Vec<bool> = (0..ues.len())
@@ -431,7 +453,11 @@ impl Stack {
                     self.control(sink, t, Control::Bsr { ue: ui as u32, bytes: left });
                 }
                 pdus.shrink_to_fit();
-                self.mac.ul_tb_built(ui, h, Tb { pdus, mcs, prbs, tbs, symbols, bsr, query, first_slot: s });
+                self.mac.ul_tb_built(
+                    ui,
+                    h,
+                    Tb { pdus, mcs, prbs, tbs, symbols, bsr, query, first_slot: s, retx_timing: (None, None) },
+                );
             }
             let hp = self.mac.harq(UL, ui, h);
             let Some(tb) = hp.tb.as_ref() else { continue };

@@ -115,6 +115,12 @@ impl Stack {
                 }
                 RlcOut::Acked { .. } | RlcOut::CeMark { .. } => {}
                 RlcOut::Control(event) => {
+                    if let (crate::control::RlcControl::RetxEvent { delay, .. }, Some(v)) =
+                        (&event, &mut self.retx_events)
+                    {
+                        // The RLC's retransmission events reach the UE's feed as the MAC's do.
+                        v.push((ui as u32, if at_ue { Dir::Dl } else { Dir::Ul }, now, *delay));
+                    }
                     self.control(sink, now, Control::Rlc { node, ue: ui as u32, drb: di as u8 + 1, event })
                 }
             }

@@ -437,7 +437,8 @@ fn every_harq_retransmission_ends_in_a_retx_event_with_its_process_slot_and_dela
                 expected.push((id, first[&id], r.slot, r.retx_index.unwrap()));
             }
         }
-        let events: Vec<_> = h.controls("retx_event").into_iter().filter(|c| c.dir == Some(dir)).collect();
+        let events: Vec<_> =
+            h.controls("retx_event").into_iter().filter(|c| c.dir == Some(dir) && c.layer == Layer::Mac).collect();
         assert!(expected.len() > 20, "{dir:?}: {} decoded retransmissions", expected.len());
         assert_eq!(events.len(), expected.len(), "{dir:?}: one event per decoded retransmission");
         let mut by_index: HashMap<u64, Vec<i64>> = HashMap::new();
@@ -452,6 +453,25 @@ fn every_harq_retransmission_ends_in_a_retx_event_with_its_process_slot_and_dela
             assert_eq!(e.node, if dir == Dir::Dl { Node::Ue } else { Node::GnbDu });
             if *retx == 1 {
                 by_index.entry(s0 % period).or_default().push(delay);
+                // Its two parts (seed 004's Tables 4-6): DL k1 to a UL slot carrying the NACK,
+                // then kd to the DL slot of the retransmission; UL ku to the DL slot whose PDCCH
+                // grants it, then k2 (at least min_k2) to the UL slot of the retransmission.
+                let dl = dir == Dir::Dl;
+                let (a, b) = if dl { ("k1", "kd") } else { ("ku", "k2") };
+                let (ka, kb) = (d[a].as_u64().expect(a), d[b].as_u64().expect(b));
+                assert_eq!(ka + kb, s - s0, "{dir:?}: {a} + {b} is the retransmission's delay");
+                let has = |slot: u64, ul: bool| {
+                    let k = h.stack.duplex.slot_kind(slot % period);
+                    if ul {
+                        k.ul_symbols > 0
+                    } else {
+                        k.dl_symbols > 0
+                    }
+                };
+                // DL: the NACK in a UL slot, the retransmission in a DL one; UL the other way.
+                assert!(has(s0 + ka, dl) && has(s0 + ka + kb, !dl), "{dir:?}: {d}");
+                let least = if dir == Dir::Dl { (4, 2) } else { (1, 4) };
+                assert!(ka >= least.0 && kb >= least.1, "{dir:?}: {d}");
             }
         }
         // A single retransmission's delay is fixed by where in the TDD pattern the first
@@ -488,4 +508,46 @@ fn the_uplink_buffer_period_is_the_lcm_of_tdd_sr_and_bsr_periods() {
     assert_eq!(Harness::with_cell(cell.clone(), &[(20.0, 20.0)]).stack.ul_buffer_period_ns(), 40 * MS);
     cell.mac_cell_group.bsr_cfg.periodic_bsr_timer = -1;
     assert_eq!(Harness::with_cell(cell, &[(20.0, 20.0)]).stack.ul_buffer_period_ns(), 20 * MS);
+}
+
+/// A TB the MAC gives up loses its RLC PDUs; RLC AM's ARQ sends them again (TS 38.322 §5.3.2)
+/// and the retransmission that completes an SDU at the receiver ends a retransmission event at
+/// the RLC layer (seed 004 §3.1.1): T_R from the SN's first transmission to that one — longer
+/// than any HARQ one, since it waits for the receiver's STATUS (t-Reassembly, the report) or
+/// t-PollRetransmit — and it reaches the driver's feed with the MAC's.
+#[test]
+fn an_rlc_retransmission_ends_a_retransmission_event_at_the_rlc_layer() {
+    let mut cell = CellCfg::default();
+    cell.pdsch.max_nof_harq_retxs = 0;
+    cell.pusch.max_nof_harq_retxs = 0;
+    let mut h = Harness::with_cell(cell, &[(12.0, 12.0)]);
+    h.stack.keep_retx_events();
+    let mut t = 0;
+    let mut fed = vec![];
+    while t < 4000 * MS {
+        h.stack.send(t, Offer::new(Dir::Dl, 0, 0, 0, 1250), &mut h.sink);
+        h.stack.send(t, Offer::new(Dir::Ul, 1, 0, 0, 1250), &mut h.sink);
+        t += 5 * MS;
+        h.stack.handle_timeout(t, &mut h.sink);
+        fed.extend(h.stack.take_retx_events());
+    }
+    assert!(h.controls("retx_event").iter().all(|e| !e.detail.as_deref().unwrap().contains("\"mac\"")), "no HARQ retx");
+    for dir in [Dir::Dl, Dir::Ul] {
+        let events: Vec<_> = h.controls("retx_event").into_iter().filter(|c| c.dir == Some(dir)).collect();
+        assert!(events.len() > 10, "{dir:?}: {} RLC retransmission events", events.len());
+        let lost = h.controls("harq_fail").iter().filter(|c| c.dir == Some(dir)).count();
+        assert!(events.len() <= lost * 8, "{dir:?}: {} events from {lost} lost TBs", events.len());
+        for e in &events {
+            let d: serde_json::Value = serde_json::from_str(e.detail.as_deref().unwrap()).unwrap();
+            assert_eq!((e.layer, d["layer"].as_str()), (Layer::Rlc, Some("rlc")));
+            assert_eq!(e.node, if dir == Dir::Dl { Node::Ue } else { Node::GnbDu });
+            assert_eq!(d["rlc_sn"].as_i64(), e.sn);
+            let (start, t_r) = (d["start_ns"].as_i64().unwrap(), e.value.unwrap() as i64);
+            // At least a round of HARQ feedback and a STATUS: well over a slot; and it ended
+            // after its last transmission began.
+            assert!(t_r > 2 * MS && start + t_r <= e.t_ns, "{dir:?}: {e:?}");
+        }
+        let ours: Vec<i64> = fed.iter().filter(|f| f.1 == dir).map(|f| f.3).collect();
+        assert_eq!(ours, events.iter().map(|e| e.value.unwrap() as i64).collect::<Vec<_>>(), "{dir:?}: fed");
+    }
 }
