@@ -38,6 +38,26 @@ def test_retransmission_compensation_raises_copas_throughput_only_where_there_ar
     none, retx = by["none", "good"], by["retx", "good"]
     assert none["harq_retx"] < 5, by
     assert abs(retx["throughput_mbps"] - none["throughput_mbps"]) <= retx["throughput_ci_mbps"] + none["throughput_ci_mbps"], by
+    # Each run holds the delay samples Copa took, as measured and as used: equal without
+    # compensation; with it, some samples lowered (those a retransmission had lifted), none raised.
+    # Seed 1's report draws them against the retransmission events.
+    sql = (
+        "SELECT count(*), count(*) FILTER (value < json_extract(detail, '$.raw_ns')::BIGINT), "
+        "count(*) FILTER (value > json_extract(detail, '$.raw_ns')::BIGINT) FROM control_events WHERE kind = 'cc_sample'"
+    )
+    for comp in ("none", "retx"):
+        r = scout("query", str(out / f"copa-{comp}-dl-poor-dddsu" / "seed1"), sql, "--format", "csv")
+        n, lowered, raised = (int(x) for x in r.stdout.splitlines()[1].split(","))
+        assert n > 5_000 and raised == 0, (comp, r.stdout)
+        assert (lowered == 0) if comp == "none" else (lowered > 100), (comp, r.stdout)
+        page = (out / f"copa-{comp}-dl-poor-dddsu" / "seed1" / "report" / "index.html").read_text()
+        assert 'data-figure="cc"' in page and "retransmission event" in page
+    # In a browser the figure draws the samples and the events, with every other figure.
+    from test_report import browser_check, check_page
+
+    for res in browser_check(out / "copa-retx-dl-poor-dddsu" / "seed1" / "report" / "index.html"):
+        check_page(res)
+        assert res["figures"]["cc"]["points"] > 5_000, res["figures"]["cc"]
     # Every run is an ordinary run directory; seed 1's of each configuration has its report, and
     # the comparison links them.
     page = (out / "report" / "index.html").read_text()

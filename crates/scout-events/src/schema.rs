@@ -374,6 +374,8 @@ pub const CONTROL_KINDS: &[&str] = &[
     "identity",
     "pfcp_request",
     "pfcp_response",
+    // Delay-based senders' samples (simulator).
+    "cc_sample",
 ];
 
 /// Receives the model's telemetry. The model calls it synchronously; a sink must not fail (a writer

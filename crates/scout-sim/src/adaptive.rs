@@ -121,6 +121,9 @@ pub struct Adaptive {
     pub ack_compensation: Option<crate::gandalf::RetxCompensation>,
     /// Gandalf's RAN-aware low-pass of the RTT samples, when switched on.
     pub lowpass: Option<crate::gandalf::Lowpass>,
+    /// The delay samples the controller took (Copa, GCC), for the driver to write: (when it
+    /// reached the sender, as measured, as used) of the signal the controller reads.
+    pub samples: Vec<(i64, i64, i64)>,
 }
 
 impl Adaptive {
@@ -154,6 +157,7 @@ impl Adaptive {
             compensation: None,
             ack_compensation: None,
             lowpass: None,
+            samples: Vec::new(),
             gcc: (control == Control::Gcc).then(|| crate::gcc::Gcc::new(start_bps, max_bps)),
             copa: (control == Control::Copa)
                 .then(|| crate::copa::Copa::new(start_bps / 8.0 * VRTT_MIN_NS / 1e9 / f64::from(size))),
@@ -188,13 +192,15 @@ impl Adaptive {
     /// report reaches the sender `feedback_ns` later (a fixed feedback path).
     pub fn delivered(&mut self, sent: i64, delivered: i64, ecn: u8) {
         let delay = self.received(sent, delivered);
-        self.sample(Report {
+        let raw = delivered - sent;
+        let r = Report {
             at: delivered + self.feedback_ns,
             rtt: delay + self.feedback_ns,
             ce: ecn == 3,
             sent,
             one_way: delay,
-        });
+        };
+        self.sample(r, raw + self.feedback_ns, raw);
     }
 
     /// A packet sent at `sent` reached the receiver at `delivered`: its one-way delay as the
@@ -213,25 +219,23 @@ impl Adaptive {
     pub fn acked(&mut self, sent: i64, data_delay: i64, ack_sent: i64, ack_delivered: i64, ce: bool) {
         let back = ack_delivered - ack_sent;
         let back = self.ack_compensation.as_mut().map_or(back, |c| c.sample(ack_delivered, back));
-        self.sample(Report {
-            at: ack_delivered + self.feedback_ns,
-            rtt: data_delay + back + self.feedback_ns,
-            ce,
-            sent,
-            one_way: data_delay,
-        });
+        let at = ack_delivered + self.feedback_ns;
+        let r = Report { at, rtt: data_delay + back + self.feedback_ns, ce, sent, one_way: data_delay };
+        // The receiver acknowledges at the delivery: the raw one-way delay ends where the ack began.
+        self.sample(r, at - sent, ack_sent - sent);
     }
 
     /// An acknowledgement reaches the sender at `at`: a packet that made the round trip in
     /// `rtt_ns`, CE marked or not (a real sender's, which knows no one-way delay: GCC reads the
     /// RTT's changes instead; reports arrive in time order).
     pub fn report(&mut self, at: i64, rtt_ns: i64, ce: bool) {
-        self.sample(Report { at, rtt: rtt_ns, ce, sent: at - rtt_ns, one_way: rtt_ns });
+        self.sample(Report { at, rtt: rtt_ns, ce, sent: at - rtt_ns, one_way: rtt_ns }, rtt_ns, rtt_ns);
     }
 
     /// A sample on its way to the sender, through the low-pass when that is on — of the signal
-    /// the controller reads: the RTT (Copa, Prague), the one-way delay (GCC).
-    fn sample(&mut self, mut r: Report) {
+    /// the controller reads: the RTT (Copa, Prague), the one-way delay (GCC). `raw_rtt`,
+    /// `raw_one_way`: the signals as measured, before any compensation.
+    fn sample(&mut self, mut r: Report, raw_rtt: i64, raw_one_way: i64) {
         if let Some(l) = &mut self.lowpass {
             if self.control == Control::Gcc {
                 r.one_way = l.sample(r.at, r.one_way);
@@ -239,7 +243,21 @@ impl Adaptive {
                 r.rtt = l.sample(r.at, r.rtt);
             }
         }
+        match self.control {
+            Control::Copa => self.samples.push((r.at, raw_rtt, r.rtt)),
+            Control::Gcc => self.samples.push((r.at, raw_one_way, r.one_way)),
+            _ => {}
+        }
         self.reports.push_back(r);
+    }
+
+    /// The signal a controller reads: `rtt` or `one_way`.
+    pub fn signal(&self) -> &'static str {
+        if self.control == Control::Gcc {
+            "one_way"
+        } else {
+            "rtt"
+        }
     }
 
     /// Compensate the delay samples for the retransmission events the UE's RAN feed reports

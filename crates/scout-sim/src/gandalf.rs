@@ -244,9 +244,9 @@ mod tests {
             let r = x >> 33;
             let sent = i * MS;
             let mut arrive = sent + 15 * MS;
-            if arrive >= held_until && r % 40 == 0 {
+            if arrive >= held_until && r.is_multiple_of(40) {
                 held_until = arrive + 5 * MS;
-                if r % 200 != 0 {
+                if !r.is_multiple_of(200) {
                     reported.push(held_until);
                 }
             } else if arrive >= held_until && r % 150 == 1 {

@@ -401,6 +401,7 @@ pub fn run<S: Sink>(
             if progress(t as f64 / end as f64).is_break() {
                 return Err(SimError::Interrupted { at_ns: t });
             }
+            write_cc_samples(&flows, &mut sources, sink);
             next_progress = (t / step + 1) * step;
         }
         if tg == Some(t) {
@@ -482,6 +483,7 @@ pub fn run<S: Sink>(
         }
     }
     let _ = progress(1.0);
+    write_cc_samples(&flows, &mut sources, sink);
     let in_flight = stack.finish(end, sink);
     let flows_json = flows
         .iter()
@@ -497,6 +499,32 @@ pub fn run<S: Sink>(
         cell: stack.describe(),
         slices: loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect(),
     })
+}
+
+/// The delay samples the delay-based senders took since the last call, as `cc_sample` events:
+/// what the controller used (`value`) and what was measured (`raw_ns`), at the sender.
+fn write_cc_samples<S: Sink>(flows: &[Flow], sources: &mut [Source], sink: &mut S) {
+    for (f, s) in flows.iter().zip(sources.iter_mut()) {
+        let Gen::Adaptive(a) = &mut s.gen else { continue };
+        if a.samples.is_empty() {
+            continue;
+        }
+        let (cc, signal) = (if a.control == adaptive::Control::Gcc { "gcc" } else { "copa" }, a.signal());
+        for (at, raw, used) in std::mem::take(&mut a.samples) {
+            sink.control(ControlEvent {
+                t_ns: at,
+                node: if f.dir == Dir::Dl { Node::Dn } else { Node::Ue },
+                layer: Layer::App,
+                kind: "cc_sample",
+                dir: Some(f.dir),
+                ue: Some(f.ue),
+                drb: Some(f.drb_idx as u8 + 1),
+                sn: Some(i64::from(f.id)),
+                value: Some(used as f64),
+                detail: Some(format!("{{\"cc\":\"{cc}\",\"signal\":\"{signal}\",\"raw_ns\":{raw}}}")),
+            });
+        }
+    }
 }
 
 /// Percentiles as everything in Scout computes them (docs/attribution.md): linear interpolation

@@ -39,6 +39,7 @@ class ReportData:
     percentiles: dict | None = None
     queues: list[dict] = field(default_factory=list)
     rtt: dict | None = None
+    cc: dict | None = None
     tti: dict | None = None
     journeys: list[dict] = field(default_factory=list)
     absent: dict[str, str] = field(default_factory=dict)
@@ -74,6 +75,7 @@ def collect(a: analysis.Analysis, compare: list[analysis.Analysis] | None = None
     d.rtt = rtt(a)
     if d.rtt is None:
         d.absent["rtt"] = "no application RTT samples (app_rtt control rows) in this run"
+    d.cc = cc_samples(a)  # only where a delay-based sender ran: no "absent" line otherwise
     d.tti = tti(a, bin_ns)
     if d.tti is None:
         d.absent["tti"] = "no per-slot allocations (slot_events) in this run"
@@ -234,6 +236,59 @@ def rtt(a: analysis.Analysis) -> dict | None:
             "bin_s": bin_ns / 1e9,
         }
     return out
+
+
+#: Delay samples drawn per flow at most (evenly thinned beyond).
+MAX_CC_SAMPLES = 40_000
+
+
+def cc_samples(a: analysis.Analysis) -> dict | None:
+    """The delay samples each delay-based sender (Copa, GCC) took, as measured and as its
+    controller used them after Gandalf's compensation (`cc_sample` rows), against the
+    retransmission events of its UE (`retx_event`: T_M, T_R) — seed 004's Figures 15-16."""
+    flows = _rows(
+        a.con,
+        "SELECT sn, any_value(ue), any_value(dir), any_value(json_extract_string(detail, '$.cc')), "
+        "any_value(json_extract_string(detail, '$.signal')), count(*) FROM control_events "
+        "WHERE kind = 'cc_sample' GROUP BY sn ORDER BY sn",
+    )
+    if not flows:
+        return None
+    out = []
+    for flow, ue, dir_, cc, signal, n in flows:
+        every = max(1, -(-n // MAX_CC_SAMPLES))
+        pts = _rows(
+            a.con,
+            "SELECT t_ns / 1e9, json_extract(detail, '$.raw_ns')::DOUBLE / 1e6, value / 1e6 FROM ("
+            "SELECT t_ns, detail, value, row_number() OVER (ORDER BY t_ns) AS i FROM control_events "
+            "WHERE kind = 'cc_sample' AND sn = ?) WHERE i % ? = 0 ORDER BY t_ns",
+            [flow, every],
+        )
+        retx = _rows(
+            a.con,
+            "SELECT t_ns / 1e9, value / 1e6, json_extract_string(detail, '$.layer'), dir FROM control_events "
+            "WHERE kind = 'retx_event' AND ue = ? ORDER BY t_ns",
+            [ue],
+        )
+        out.append(
+            {
+                "flow": int(flow),
+                "ue": ue,
+                "dir": dir_,
+                "cc": cc,
+                "signal": signal,
+                "every": every,
+                "t_s": [r[0] for r in pts],
+                "raw_ms": [r[1] for r in pts],
+                "used_ms": [r[2] for r in pts],
+                "retx": {
+                    "t_s": [r[0] for r in retx],
+                    "ms": [r[1] for r in retx],
+                    "what": [f"{r[2] or 'mac'} {r[3]}" for r in retx],
+                },
+            }
+        )
+    return {"flows": out}
 
 
 def tti(a: analysis.Analysis, bin_ns: int) -> dict | None:

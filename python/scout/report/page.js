@@ -213,6 +213,30 @@
     caption("rtt", "Application RTT samples and " + (q ? "the sojourn of " + q.name + ", the queue that correlates best with them (Pearson r = " + q.pearson_r.toFixed(2) + ")" : "no queue sojourn to compare") + ", on one axis in ms starting at zero.");
   }
 
+  // ---- a delay-based sender's samples, raw and as its controller used them, and the RAN's
+  // retransmission events of its UE (seed 004, Figures 15-16), one axis in ms from zero
+  function cc(C) {
+    var root = document.getElementById("plot-cc");
+    C.flows.forEach(function (f) {
+      el("div", { "class": "panel-title" }, root, f.cc + ", flow " + f.flow + " (UE " + f.ue + ", " + f.dir.toUpperCase() + "): " + (f.signal === "rtt" ? "RTT" : "one-way delay") + " samples" + (f.every > 1 ? " (every " + f.every + "th)" : ""));
+      var idx = {};
+      f.t_s.forEach(function (v) { idx[v] = 1; });
+      f.retx.t_s.forEach(function (v) { idx[v] = 1; });
+      var t = Object.keys(idx).map(Number).sort(function (a, b) { return a - b; });
+      var pos = {}; t.forEach(function (v, i) { pos[v] = i; });
+      var raw = t.map(function () { return null; }), used = raw.slice(), ev = raw.slice();
+      f.t_s.forEach(function (v, i) { raw[pos[v]] = f.raw_ms[i]; used[pos[v]] = f.used_ms[i]; });
+      f.retx.t_s.forEach(function (v, i) { ev[pos[v]] = f.retx.ms[i]; });
+      var pts = function (c, size) { return { show: true, size: size, fill: c }; };
+      var series = [{ label: "time (s)" },
+        { label: "as measured (ms)", stroke: "#9c9c9c", width: 0, points: pts("#9c9c9c", 3), value: function (u, v) { return fmtMs(v); } },
+        { label: "as the controller used it (ms)", stroke: "#1f77b4", width: 0, points: pts("#1f77b4", 3), value: function (u, v) { return fmtMs(v); } },
+        { label: "retransmission event: T_M / T_R (ms)", stroke: "#d62728", width: 0, points: pts("#d62728", 6), value: function (u, v) { return fmtMs(v); } }];
+      plot("cc", root, { height: 240, scales: { x: { time: false }, y: zeroBased }, axes: [timeAxis, { label: "ms", size: 60 }], series: series }, [t, raw, used, ev]);
+    });
+    caption("cc", "Each delay-based sender's samples as measured (grey) and as its controller used them after Gandalf's compensation (blue; the same points when none is on), with the retransmission events of its UE (red, at their end, height their delay): a HARQ or RLC retransmission lifts the samples behind it by about its delay.");
+  }
+
   // ---- PRBs per UE per slot
   function tti(T) {
     var root = document.getElementById("plot-tti");
@@ -293,7 +317,7 @@
     caption("journey", "Pick a packet (the slowest, and dropped ones): each layer's events on one time line (hover a mark for its point), its components in path order, and every event.");
   }
 
-  var figs = { attribution: attribution, percentiles: percentiles, queues: queues, rtt: rtt, tti: tti, journey: journey };
+  var figs = { attribution: attribution, percentiles: percentiles, queues: queues, rtt: rtt, cc: cc, tti: tti, journey: journey };
   Object.keys(figs).forEach(function (k) {
     if (document.getElementById("plot-" + k) && D[k]) figs[k](D[k]);
   });

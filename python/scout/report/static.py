@@ -127,6 +127,19 @@ def write(d: ReportData, figdir: Path) -> list[Path]:
         ax.set_xlabel("time (s)")
         ax.legend(fontsize=8, loc="upper right", frameon=False)
         save(fig, "rtt")
+    if d.cc:
+        flows = d.cc["flows"]
+        fig, axes = plt.subplots(len(flows), 1, figsize=(11, 3.0 * len(flows)), sharex=True, squeeze=False)
+        for ax, f in zip(axes[:, 0], flows, strict=True):
+            ax.plot(f["t_s"], f["raw_ms"], ".", ms=2, color="#9c9c9c", label="as measured")
+            ax.plot(f["t_s"], f["used_ms"], ".", ms=2, color="#1f77b4", label="as the controller used it")
+            ax.plot(f["retx"]["t_s"], f["retx"]["ms"], "o", ms=3, color="#d62728", label="retransmission event (T_M, T_R)")
+            ax.set_ylim(bottom=0)
+            ax.set_ylabel("ms")
+            ax.set_title(f"{f['cc']}, flow {f['flow']} ({f['dir']}): {f['signal']} samples", fontsize=9, loc="left")
+            ax.legend(fontsize=7, loc="upper right", frameon=False)
+        axes[-1, 0].set_xlabel("time (s)")
+        save(fig, "cc")
     if d.tti:
         dirs = d.tti["dirs"]
         fig, axes = plt.subplots(len(dirs), 1, figsize=(11, 2.6 * len(dirs)), sharex=True, squeeze=False)
