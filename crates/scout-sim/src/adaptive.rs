@@ -121,9 +121,10 @@ pub struct Adaptive {
     pub ack_compensation: Option<crate::gandalf::RetxCompensation>,
     /// Gandalf's RAN-aware low-pass of the RTT samples, when switched on.
     pub lowpass: Option<crate::gandalf::Lowpass>,
-    /// The delay samples the controller took (Copa, GCC), for the driver to write: (when it
-    /// reached the sender, as measured, as used) of the signal the controller reads.
-    pub samples: Vec<(i64, i64, i64)>,
+    /// The delay samples the controller took (Copa, GCC), kept for the driver to write when it
+    /// asked ([`Adaptive::recording`]): (when it reached the sender, as measured, as used) of the
+    /// signal the controller reads.
+    pub samples: Option<Vec<(i64, i64, i64)>>,
 }
 
 impl Adaptive {
@@ -157,7 +158,7 @@ impl Adaptive {
             compensation: None,
             ack_compensation: None,
             lowpass: None,
-            samples: Vec::new(),
+            samples: None,
             gcc: (control == Control::Gcc).then(|| crate::gcc::Gcc::new(start_bps, max_bps)),
             copa: (control == Control::Copa)
                 .then(|| crate::copa::Copa::new(start_bps / 8.0 * VRTT_MIN_NS / 1e9 / f64::from(size))),
@@ -243,12 +244,20 @@ impl Adaptive {
                 r.rtt = l.sample(r.at, r.rtt);
             }
         }
-        match self.control {
-            Control::Copa => self.samples.push((r.at, raw_rtt, r.rtt)),
-            Control::Gcc => self.samples.push((r.at, raw_one_way, r.one_way)),
-            _ => {}
+        if let Some(v) = &mut self.samples {
+            match self.control {
+                Control::Copa => v.push((r.at, raw_rtt, r.rtt)),
+                Control::Gcc => v.push((r.at, raw_one_way, r.one_way)),
+                _ => {}
+            }
         }
         self.reports.push_back(r);
+    }
+
+    /// Keep the delay samples the controller takes ([`Adaptive::samples`]; the driver drains them).
+    pub fn recording(mut self) -> Adaptive {
+        self.samples = Some(Vec::new());
+        self
     }
 
     /// The signal a controller reads: `rtt` or `one_way`.

@@ -313,6 +313,8 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                     if compensation.lowpass() {
                         a = a.with_lowpass(stack.ul_buffer_period_ns());
                     }
+                    // The delay-based senders' samples go into the run (`cc_sample`).
+                    a = a.recording();
                     ("adaptive", *dir, Gen::Adaptive(Box::new(a)))
                 }
                 TrafficSpec::Ping { interval_ms, size_bytes, .. } => {
@@ -506,11 +508,9 @@ pub fn run<S: Sink>(
 fn write_cc_samples<S: Sink>(flows: &[Flow], sources: &mut [Source], sink: &mut S) {
     for (f, s) in flows.iter().zip(sources.iter_mut()) {
         let Gen::Adaptive(a) = &mut s.gen else { continue };
-        if a.samples.is_empty() {
-            continue;
-        }
         let (cc, signal) = (if a.control == adaptive::Control::Gcc { "gcc" } else { "copa" }, a.signal());
-        for (at, raw, used) in std::mem::take(&mut a.samples) {
+        let Some(samples) = a.samples.as_mut().filter(|v| !v.is_empty()) else { continue };
+        for (at, raw, used) in std::mem::take(samples) {
             sink.control(ControlEvent {
                 t_ns: at,
                 node: if f.dir == Dir::Dl { Node::Dn } else { Node::Ue },
