@@ -166,6 +166,37 @@ def _png(fig) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
+def sweep_report(
+    out: Path, name: str, heading: str, intro: str, figs: list[str], alt: str, rows: list[dict], columns: dict, links
+) -> Path:
+    """OUT/report/index.html of a sweep: its heading, what it runs (`intro`), the figures (base64
+    PNGs, from :func:`_png`), and the summary's table with, per row, links to the reports of its
+    runs (`links(row)`: hrefs relative to the page, ``../CONFIG/seedN/report/index.html``)."""
+    cols = list(columns)
+
+    def run_links(r: dict) -> str:
+        return " ".join(f'<a href="{html.escape(h)}">{html.escape(h.split("/")[-3])}</a>' for h in links(r))
+
+    table = "".join(
+        "<tr>"
+        + "".join(f"<td>{html.escape('' if r[c] is None else str(r[c]))}</td>" for c in cols)
+        + f"<td>{run_links(r)}</td></tr>"
+        for r in rows
+    )
+    imgs = "".join(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{b}">' for b in figs)
+    page = f"""<!doctype html><meta charset="utf-8"><title>{html.escape(name)}</title>
+<style>body{{font-family:sans-serif;margin:2em;max-width:72em}}td,th{{padding:2px 8px;text-align:right}}
+img{{max-width:48%}}</style>
+<h1>{html.escape(heading)}</h1>
+<p>{html.escape(intro)}</p>
+{imgs}
+<table><tr>{"".join(f"<th>{c}</th>" for c in cols)}<th>run reports</th></tr>{table}</table>"""
+    (out / "report").mkdir(parents=True, exist_ok=True)
+    path = out / "report" / "index.html"
+    path.write_text(page)
+    return path
+
+
 def tcp_cc_report(out: Path, rows: list[dict], series: dict[str, dict]) -> Path:
     """OUT/report/index.html: sojourn against RTT over time per run, the congestion window, the table."""
     import matplotlib

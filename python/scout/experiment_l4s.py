@@ -16,14 +16,13 @@ t).
 
 from __future__ import annotations
 
-import base64
-import csv
-import html
-import io
 import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+
+from scout import experiment
+from scout.experiment import _png, sweep_report
 
 #: The seed's L4S threshold pairs (min, max ms) and ANBR windows (ms); the hybrid takes the pairs
 #: but 60-100 (rarely marks: ANBR would decide alone) at a 40 ms window (seed §4.1.5).
@@ -210,45 +209,20 @@ def report(out: Path, rows: list[dict], links: dict[tuple[str, str], list[str]] 
         ax.set_title(f"{load} background load (on/off, {LOADS[load]['mean_mbps']:g} Mbit/s on average on UE 1)")
         ax.legend()
         ax.grid(alpha=0.3)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+        figs.append(_png(fig))
         plt.close(fig)
-        figs.append(base64.b64encode(buf.getvalue()).decode())
-    cols = list(COLUMNS)
     links = links or {}
 
-    def run_links(r: dict) -> str:
-        name = Config(r["method"], r["min_ms"], r["max_ms"], r["window_ms"]).name
-        hrefs = links.get((name, r["load"]), [])
-        return " ".join(f'<a href="{html.escape(h)}">{html.escape(h.split("/")[2])}</a>' for h in hrefs)
+    def run_links(r: dict) -> list[str]:
+        return links.get((Config(r["method"], r["min_ms"], r["max_ms"], r["window_ms"]).name, r["load"]), [])
 
-    table = "".join(
-        "<tr>"
-        + "".join(f"<td>{html.escape('' if r[c] is None else str(r[c]))}</td>" for c in cols)
-        + f"<td>{run_links(r)}</td></tr>"
-        for r in rows
-    )
-    imgs = "".join(f'<img alt="throughput against latency" src="data:image/png;base64,{b}">' for b in figs)
-    page = f"""<!doctype html><meta charset="utf-8"><title>l4s-anbr</title>
-<style>body{{font-family:sans-serif;margin:2em;max-width:72em}}td,th{{padding:2px 8px;text-align:right}}
-img{{max-width:48%}}</style>
-<h1>l4s-anbr: L4S, ANBR and the hybrid (seed 003)</h1>
-<p>{html.escape(__doc__.split(chr(10) + chr(10))[1].replace(chr(10), " ").replace("``", ""))}</p>
-{imgs}
-<table><tr>{"".join(f"<th>{c}</th>" for c in cols)}<th>run reports</th></tr>{table}</table>"""
-    (out / "report").mkdir(parents=True, exist_ok=True)
-    path = out / "report" / "index.html"
-    path.write_text(page)
-    return path
+    intro = __doc__.split(chr(10) + chr(10))[1].replace(chr(10), " ").replace("``", "")
+    heading = "l4s-anbr: L4S, ANBR and the hybrid (seed 003)"
+    return sweep_report(out, "l4s-anbr", heading, intro, figs, "throughput against latency", rows, COLUMNS, run_links)
 
 
 def write_summary(out: Path, rows: list[dict]) -> Path:
-    path = out / "summary.csv"
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(COLUMNS))
-        w.writeheader()
-        w.writerows(rows)
-    return path
+    return experiment.write_summary(out, rows, COLUMNS)
 
 
 def prague_binary() -> Path | None:

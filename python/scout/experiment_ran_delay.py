@@ -17,13 +17,11 @@ a 95 % confidence interval (Student's t).
 
 from __future__ import annotations
 
-import base64
-import csv
-import html
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from scout import experiment
+from scout.experiment import _png, sweep_report
 from scout.experiment_l4s import flow_metrics, mean_ci
 
 CCS = ["copa", "gcc"]
@@ -148,12 +146,7 @@ def summary_row(cfg: Config, runs: list[dict]) -> dict:
 
 
 def write_summary(out: Path, rows: list[dict]) -> Path:
-    path = out / "summary.csv"
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(COLUMNS))
-        w.writeheader()
-        w.writerows(rows)
-    return path
+    return experiment.write_summary(out, rows, COLUMNS)
 
 
 def report(out: Path, rows: list[dict], links: dict[str, list[str]] | None = None) -> Path:
@@ -190,33 +183,13 @@ def report(out: Path, rows: list[dict], links: dict[str, list[str]] | None = Non
             ax.set_title(f"{cc}: {d.upper()}, TDD {tdd.upper()}")
             ax.legend()
             ax.grid(alpha=0.3, axis="y")
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+            figs.append(_png(fig))
             plt.close(fig)
-            figs.append(base64.b64encode(buf.getvalue()).decode())
-    cols = list(COLUMNS)
     links = links or {}
 
-    def run_links(r: dict) -> str:
-        name = Config(r["cc"], r["compensation"], r["dir"], r["channel"], r["tdd"]).name
-        return " ".join(f'<a href="{html.escape(h)}">{html.escape(h.split("/")[2])}</a>' for h in links.get(name, []))
+    def run_links(r: dict) -> list[str]:
+        return links.get(Config(r["cc"], r["compensation"], r["dir"], r["channel"], r["tdd"]).name, [])
 
-    table = "".join(
-        "<tr>"
-        + "".join(f"<td>{html.escape('' if r[c] is None else str(r[c]))}</td>" for c in cols)
-        + f"<td>{run_links(r)}</td></tr>"
-        for r in rows
-    )
-    imgs = "".join(f'<img alt="throughput per compensation" src="data:image/png;base64,{b}">' for b in figs)
     intro = __doc__.split(chr(10) + chr(10))[1].replace(chr(10), " ").replace("``", "")
-    page = f"""<!doctype html><meta charset="utf-8"><title>ran-delay</title>
-<style>body{{font-family:sans-serif;margin:2em;max-width:72em}}td,th{{padding:2px 8px;text-align:right}}
-img{{max-width:48%}}</style>
-<h1>ran-delay: Copa, GCC and the RAN's delays (seed 004)</h1>
-<p>{html.escape(intro)}</p>
-{imgs}
-<table><tr>{"".join(f"<th>{c}</th>" for c in cols)}<th>run reports</th></tr>{table}</table>"""
-    (out / "report").mkdir(parents=True, exist_ok=True)
-    path = out / "report" / "index.html"
-    path.write_text(page)
-    return path
+    heading = "ran-delay: Copa, GCC and the RAN's delays (seed 004)"
+    return sweep_report(out, "ran-delay", heading, intro, figs, "throughput per compensation", rows, COLUMNS, run_links)
