@@ -901,6 +901,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 def run_l4s_anbr(args: argparse.Namespace) -> int:
     """`scout experiment l4s-anbr`: every configuration at every load and seed, simulated; the
     flow's figures per run, a row per configuration and load, the comparison report."""
+    from scout import experiment
     from scout import experiment_l4s as xl
 
     binary = None
@@ -908,7 +909,7 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
         why = _emulator_unavailable(("iperf3",))
         if why:
             raise SystemExit(f"error: scout experiment l4s-anbr --emulate: {why}")
-        binary = xl.prague_binary()
+        binary = experiment.prague_binary()
         if binary is None:
             raise SystemExit(
                 "error: scout experiment l4s-anbr --emulate: scout-prague (the emulator's adaptive sender) is not "
@@ -957,24 +958,9 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
                     run_simulation(scenario, run, seed, duration, xl.scenario_sets(c, load), args.force, quiet=True)
                     per_seed.append(xl.flow_metrics(run))
                 else:
-                    emu_args = argparse.Namespace(
-                        scenario="l4s-anbr",
-                        output=str(run),
-                        force=args.force,
-                        duration=duration + 1.5,
-                        seed=seed,
-                        set=xl.emulate_sets(c, load, duration, binary),
-                        shell=False,
-                        no_offload=False,
+                    run_emulation_quietly(
+                        "l4s-anbr", run, seed, duration + 1.5, xl.emulate_sets(c, load, duration, binary), args.force
                     )
-                    # The emulator's own progress is the sweep's noise; shown only if the run fails.
-                    said = io.StringIO()
-                    try:
-                        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
-                            cmd_emulate(emu_args)
-                    except BaseException:
-                        sys.stderr.write(said.getvalue())
-                        raise
                     per_seed.append(xl.emulated_metrics(run))
                 if seed in reported:
                     # The run's ordinary report (analysis first), as `scout report RUN` writes it.
@@ -999,14 +985,39 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_emulation_quietly(scenario: str, run: Path, seed: int, duration: float, sets: list[str], force: bool) -> None:
+    """One emulated run of an experiment (`scout emulate SCENARIO -o RUN`); the emulator's own
+    progress is the sweep's noise, shown only if the run fails."""
+    emu_args = argparse.Namespace(
+        scenario=scenario, output=str(run), force=force, duration=duration, seed=seed, set=sets, shell=False, no_offload=False
+    )
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            cmd_emulate(emu_args)
+    except BaseException:
+        sys.stderr.write(said.getvalue())
+        raise
+
+
 def run_ran_delay(args: argparse.Namespace) -> int:
     """`scout experiment ran-delay`: Copa with each of Gandalf's compensations, both directions,
     both channels, both TDD patterns, every seed, simulated; a row per configuration, the
     comparison report."""
+    from scout import experiment
     from scout import experiment_ran_delay as xr
 
+    binary = None
     if args.emulate:
-        raise UsageError("--emulate: ran-delay runs in the simulator only (the emulated study is not built yet)")
+        why = _emulator_unavailable(())
+        if why:
+            raise SystemExit(f"error: scout experiment ran-delay --emulate: {why}")
+        binary = experiment.prague_binary()
+        if binary is None:
+            raise SystemExit(
+                "error: scout experiment ran-delay --emulate: scout-prague (the emulator's adaptive sender) is not "
+                "built: cargo build --release -p scout-emu --bin scout-prague"
+            )
     try:
         cfgs = xr.select(xr.configurations(), args.only)
     except ValueError as e:
@@ -1027,8 +1038,9 @@ def run_ran_delay(args: argparse.Namespace) -> int:
             rundir.check(out / c.name / f"seed{seed}", force=args.force, what=f"-o {out}:")
     out.mkdir(parents=True, exist_ok=True)
     scenario = resolve_scenario("ran-delay")
+    where = "emulated (scout-prague; a run takes its duration in wall time)" if binary else "simulated"
     print(
-        f"ran-delay: {len(cfgs)} configurations x {len(seeds)} seeds = {len(cfgs) * len(seeds)} runs of {duration:g} s, simulated"
+        f"ran-delay: {len(cfgs)} configurations x {len(seeds)} seeds = {len(cfgs) * len(seeds)} runs of {duration:g} s, {where}"
     )
     reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
     rows, links, done = [], {}, 0
@@ -1036,8 +1048,14 @@ def run_ran_delay(args: argparse.Namespace) -> int:
         per_seed = []
         for seed in seeds:
             run = out / c.name / f"seed{seed}"
-            run_simulation(scenario, run, seed, duration, xr.scenario_sets(c), args.force, quiet=True)
-            per_seed.append(xr.run_metrics(run))
+            if binary is None:
+                run_simulation(scenario, run, seed, duration, xr.scenario_sets(c), args.force, quiet=True)
+                per_seed.append(xr.run_metrics(run))
+            else:
+                run_emulation_quietly(
+                    "ran-delay", run, seed, duration + 1.5, xr.emulate_sets(c, run, duration, binary), args.force
+                )
+                per_seed.append(xr.emulated_metrics(run))
             if seed in reported:
                 with contextlib.redirect_stderr(io.StringIO()):
                     render_report(_open(str(run)))
@@ -1046,7 +1064,7 @@ def run_ran_delay(args: argparse.Namespace) -> int:
         row = xr.summary_row(c, per_seed)
         rows.append(row)
         print(
-            f"  [{done}/{len(cfgs) * len(seeds)}] {c.compensation:<8} {c.dir} {c.channel:<4} {c.tdd:<10}  throughput "
+            f"  [{done}/{len(cfgs) * len(seeds)}] {c.cc:<4} {c.compensation:<8} {c.dir} {c.channel:<4} {c.tdd:<10}  throughput "
             f"{row['throughput_mbps']:6.2f} Mbit/s (±{row['throughput_ci_mbps']:.2f})  delay {row['delay_ms']:7.2f} ms "
             f"(±{row['delay_ci_ms']:.2f})  HARQ retx {row['harq_retx']:g}"
         )
@@ -1457,8 +1475,7 @@ def build_parser() -> argparse.ArgumentParser:
         "experiment",
         help="run a named study: its runs, a comparison report and summary.csv (tcp-cc: emulator, root)",
         description="Runs the experiment NAME (tcp-cc through the emulator, as root; l4s-anbr and ran-delay in the "
-        "simulator): run "
-        "directories under OUT, "
+        "simulator, or with --emulate through the emulator): run directories under OUT, "
         "each analysed and reported, then OUT/report/index.html comparing them and OUT/summary.csv (one row per "
         "configuration, columns in docs/experiments.md). --list names every experiment.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -1488,8 +1505,9 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument(
         "--emulate",
         action="store_true",
-        help="l4s-anbr: real packets through the emulator instead (root; scout-prague from the DN to UE 0, iperf3 UDP "
-        "to UE 1; a run takes its duration in wall time)",
+        help="l4s-anbr, ran-delay: real packets through the emulator instead (root; a run takes its duration in wall "
+        "time). l4s-anbr: scout-prague from the DN to UE 0, iperf3 UDP to UE 1; ran-delay: scout-prague's Copa or GCC "
+        "between the DN and UE 0, Gandalf on the UE's side reading its live RAN feed",
     )
     xp.add_argument(
         "--reports",

@@ -245,3 +245,15 @@ img{{max-width:100%}}</style></head><body>
     path = out / "report" / "index.html"
     path.write_text(page)
     return path
+
+
+def prague_binary() -> Path | None:
+    """``scout-prague`` (the emulator's adaptive sender and receiver, l4s-anbr and ran-delay
+    ``--emulate``): on PATH, or built in this checkout's ``target/release``."""
+    import shutil
+
+    found = shutil.which("scout-prague")
+    if found:
+        return Path(found)
+    here = Path(__file__).resolve().parents[2] / "target" / "release" / "scout-prague"
+    return here if here.is_file() else None

@@ -225,18 +225,6 @@ def write_summary(out: Path, rows: list[dict]) -> Path:
     return experiment.write_summary(out, rows, COLUMNS)
 
 
-def prague_binary() -> Path | None:
-    """``scout-prague`` (the emulator's adaptive sender): on PATH, or built in this checkout's
-    ``target/release``."""
-    import shutil
-
-    found = shutil.which("scout-prague")
-    if found:
-        return Path(found)
-    here = Path(__file__).resolve().parents[2] / "target" / "release" / "scout-prague"
-    return here if here.is_file() else None
-
-
 def emulate_sets(cfg: Config, load: str, duration_s: float, binary: Path) -> list[str]:
     """The `--set` overrides of one emulated run: the bearer's marking and ANBR as in the
     simulator; instead of the simulator's sources, ``scout-prague``'s video from the DN to UE 0 (its

@@ -13,6 +13,10 @@ retransmission event's delay T_M taken out of the samples it inflated, on the da
 acknowledgements' path; ``lowpass``: the RTT low-passed at the UE's uplink buffer period; ``all``).
 Every configuration runs once per seed; its row in ``summary.csv`` is the mean over the seeds with
 a 95 % confidence interval (Student's t).
+
+With ``--emulate`` the same configurations run through the real-time emulator with real packets:
+``scout-prague``'s Copa or GCC over UDP, Gandalf on the UE's side reading the UE's live RAN feed
+(docs/ue-view.md).
 """
 
 from __future__ import annotations
@@ -124,6 +128,51 @@ def run_metrics(run: Path) -> dict:
     summary = json.loads((run / "run.json").read_text())["summary"]
     m["harq_retx"] = sum(d["harq_retx"] for d in summary["directions"])
     return m
+
+
+def emulate_sets(cfg: Config, run: Path, duration_s: float, binary: Path) -> list[str]:
+    """The `--set` overrides of one emulated run: the cell, channel and HARQ timing as in the
+    simulator; instead of the simulator's adaptive source, ``scout-prague`` — its sender in the DN
+    (``dl``) or in UE 0 (``ul``), its receiver at the other end — with the configuration's
+    controller and compensation, Gandalf on the UE's side reading the UE's live feed, and the
+    simulator's 10 ms of wire on the feedback path. The sender's delay samples go to
+    ``RUN/apps/send-samples.csv``."""
+    sets = [x for x in scenario_sets(cfg) if not x.startswith("traffic")]
+    recv_ns, send_ns, dest = ("ue0", "dn", "$SCOUT_UE") if cfg.dir == "dl" else ("dn", "ue0", "$SCOUT_DN")
+    start = GCC_START_MBPS if cfg.cc == "gcc" else 2.0
+    samples = run.resolve() / "apps" / "send-samples.csv"
+    apps = [
+        f"{{name: recv, ns: {recv_ns}, cmd: '{binary} recv --seconds {duration_s + 1:g} --compensation {cfg.compensation} "
+        f"--warmup-s {WARMUP_S:g}'}}",
+        f"{{name: send, ns: {send_ns}, at_s: 0.5, cmd: '{binary} send {dest} --control {cfg.cc} --start-mbps {start:g} "
+        f"--max-mbps 200 --seconds {duration_s - 0.5:g} --compensation {cfg.compensation} --feedback-ms 10 "
+        f"--samples {samples}'}}",
+    ]
+    return [*sets, "traffic=[]", f"apps=[{', '.join(apps)}]"]
+
+
+def emulated_metrics(run: Path) -> dict:
+    """The flow's figures in an emulated run, from ``scout-prague``'s receiver (packets sent after
+    the warm-up, counted from the first one's sending), and the run's HARQ retransmissions; what
+    Gandalf did at each end (``compensation``: the receiver's and the sender's reports)."""
+    import json
+
+    def last_line(name: str) -> dict:
+        path = run / "apps" / f"{name}.out"
+        lines = path.read_text().strip().splitlines() if path.is_file() else []
+        if not lines:
+            err = (run / "apps" / f"{name}.err").read_text().strip() if (run / "apps" / f"{name}.err").is_file() else ""
+            raise RuntimeError(f"{path}: scout-prague's {name} reported nothing ({err or 'no error output'})")
+        return json.loads(lines[-1])
+
+    recv, send = last_line("recv"), last_line("send")
+    summary = json.loads((run / "run.json").read_text())["summary"]
+    return {
+        "latency_ms": recv["mean_delay_ms"],
+        "throughput_mbps": recv["mbps"],
+        "harq_retx": sum(d["harq_retx"] for d in summary["directions"]),
+        "compensation": {"receiver": recv.get("compensation"), "sender": send.get("compensation")},
+    }
 
 
 def summary_row(cfg: Config, runs: list[dict]) -> dict:

@@ -515,9 +515,9 @@ def test_the_ue_feed_streams_ran_events_live_in_order_under_a_100_mbit_flow(tmp_
 def test_the_l4s_anbr_sweep_runs_in_the_emulator_with_real_packets(tmp_path: Path) -> None:
     # Two configurations through the emulator: scout-prague's constant 60 Mbit/s floods the RLC
     # queue; its Prague on 5-7 ms marks keeps the delay in single-digit ms.
-    from scout import experiment_l4s as xl
+    from scout import experiment
 
-    if xl.prague_binary() is None:
+    if experiment.prague_binary() is None:
         subprocess.run(["cargo", "build", "-q", "--release", "-p", "scout-emu", "--bin", "scout-prague"], check=True)
     out = tmp_path / "xl"
     r = scout(
@@ -531,3 +531,53 @@ def test_the_l4s_anbr_sweep_runs_in_the_emulator_with_real_packets(tmp_path: Pat
     assert constant > 200 and l4s < 20, (constant, l4s)
     assert float(rows["l4s"]["throughput_mbps"]) > 5, rows["l4s"]
     assert (out / "l4s-5-7-low" / "seed1" / "apps" / "bg.out").is_file()
+
+
+def test_the_ran_delay_study_runs_in_the_emulator_with_gandalf_reading_the_live_feed(tmp_path: Path) -> None:
+    # Copa downloading over the poor channel, without and with Gandalf's retransmission
+    # compensation: the receiver in UE 0's namespace reads the UE's live feed, takes each DL
+    # retransmission event's T_M out of the one-way delays of the burst it released, and the sender
+    # uses the corrected delays.
+    import duckdb
+
+    from scout import experiment
+
+    if experiment.prague_binary() is None:
+        subprocess.run(["cargo", "build", "-q", "--release", "-p", "scout-emu", "--bin", "scout-prague"], check=True)
+    out = tmp_path / "xr"
+    r = scout(
+        "experiment", "ran-delay", "-o", str(out), "--emulate", "--only", "copa,dl,poor,dddsu,none,retx",
+        "--seeds", "1", "--duration", "8", "--reports", "none",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert "emulated (scout-prague" in r.stdout, r.stdout
+    rows = {row["compensation"]: row for row in csv.DictReader((out / "summary.csv").open())}
+    assert set(rows) == {"none", "retx"} and all(float(x["throughput_mbps"]) > 1 for x in rows.values()), rows
+
+    def ends(config: str) -> tuple[dict, dict, Path]:
+        run = out / config / "seed1"
+        recv, send = (json.loads((run / "apps" / f"{n}.out").read_text().splitlines()[-1]) for n in ("recv", "send"))
+        return recv, send, run
+
+    recv, send, _ = ends("copa-none-dl-poor-dddsu")
+    assert "compensation" not in recv and "feed" not in recv, "no compensation: the receiver does not subscribe"
+    assert send["samples"]["mean_raw_ms"] == send["samples"]["mean_used_ms"]
+
+    recv, send, run = ends("copa-retx-dl-poor-dddsu")
+    feed, comp = recv["feed"], recv["compensation"]
+    assert feed["missed"] == 0 and feed["ul_buffer_period_ms"] == 20.0, feed
+    # Every DL retransmission event the model made while the receiver listened reached it.
+    f = str(run / "events" / "control.parquet")
+    sql = (
+        f"SELECT count(*) FILTER (WHERE t_ns < 8.5e9), count(*), max(value) FROM '{f}' "
+        "WHERE kind = 'retx_event' AND dir = 'dl' AND ue = 0"
+    )
+    before_end, total, max_tm = duckdb.sql(sql).fetchone()
+    assert 0 < before_end <= feed["retx_events"] <= total, (feed, before_end, total)
+    # Samples were corrected, each by at most the longest T_M; the sender used the corrections.
+    assert comp["corrected"] > 50 and 0 < comp["removed_ms"] / comp["corrected"] <= max_tm / 1e6, (comp, max_tm)
+    s = send["samples"]
+    removed_at_sender = (s["mean_raw_ms"] - s["mean_used_ms"]) * s["n"]
+    assert abs(removed_at_sender - comp["removed_ms"]) <= 0.05 * comp["removed_ms"], (s, comp)
+    rows_csv = (run / "apps" / "send-samples.csv").read_text().splitlines()
+    assert rows_csv[0] == "t_ns,raw_ns,used_ns" and len(rows_csv) == s["n"] + 1

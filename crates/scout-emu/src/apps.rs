@@ -2,8 +2,8 @@
 //! output kept in the run (`apps/NAME.out`, `apps/NAME.err`), ended with the emulation.
 //!
 //! Each runs as `ip netns exec NS sh -c CMD` in a process group of its own, with `SCOUT_DN` and
-//! `SCOUT_UE` set to the DN's and the UE's IPv4 address and `SCOUT_FEED` to the UE's live feed
-//! socket (`crate::feed`). At the end every group still running gets
+//! `SCOUT_UE` set to the DN's and the UE's IPv4 address and, in a UE's namespace, `SCOUT_FEED` to
+//! the UE's live feed socket (`crate::feed`). At the end every group still running gets
 //! SIGTERM, then SIGKILL after 2 s; `run.json` `apps` lists each with its exit status.
 
 use std::fs::File;
@@ -154,9 +154,13 @@ impl App {
         } else {
             cmd.args(["netns", "exec", &self.ns, "sh", "-c", &self.spec.cmd]);
         }
-        cmd.env("SCOUT_DN", netns::DN_ADDR4.to_string())
-            .env("SCOUT_UE", netns::ue_addr4(ue).to_string())
-            .env("SCOUT_FEED", crate::feed::socket(dir.parent().unwrap_or(dir), ue));
+        cmd.env("SCOUT_DN", netns::DN_ADDR4.to_string()).env("SCOUT_UE", netns::ue_addr4(ue).to_string());
+        // The RAN feed is the UE's view: a server in the DN sees no modem (as `scout exec`).
+        if self.spec.ue().is_some() {
+            cmd.env("SCOUT_FEED", crate::feed::socket(dir.parent().unwrap_or(dir), ue));
+        } else {
+            cmd.env_remove("SCOUT_FEED");
+        }
         if !self.ends_emulation {
             std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
             let (o, e) = (dir.join(format!("{}.out", self.name)), dir.join(format!("{}.err", self.name)));

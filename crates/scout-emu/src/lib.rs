@@ -12,6 +12,7 @@
 //! - [`apps`]: the scenario's applications, started in their namespaces;
 //! - [`tcp`]: the applications' TCP state from the kernel's `tcp_probe` tracepoint;
 //! - [`packet`]: a packet's flow and ICMP echo; [`timing`]: the clock and the loop's lateness.
+//! - [`feed`]: the UEs' live RAN feeds; [`feed_client`]: a subscription to one, from Rust.
 //!
 //! `docs/emulator.md` describes how it works and what it does not model.
 
@@ -19,6 +20,7 @@ pub mod apps;
 pub mod driver;
 pub mod egress;
 pub mod feed;
+pub mod feed_client;
 pub mod iperf3;
 pub mod netns;
 pub mod offload;

@@ -26,24 +26,41 @@ pub struct RetxEvent {
 }
 
 /// The compensator of one flow's samples.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct RetxCompensation {
     events: VecDeque<RetxEvent>,
-    /// The burst being released: its event's end and the corrected delay its packets get.
+    /// The burst being released: when its first packet was read and the corrected delay its
+    /// packets get.
     burst: Option<(i64, i64)>,
+    /// How late after an event's end its burst's first packet may be read.
+    late_ns: i64,
     /// Samples corrected so far, and the delay taken out of them in total (ns).
     pub corrected: u64,
     pub removed_ns: i64,
 }
 
+impl Default for RetxCompensation {
+    fn default() -> RetxCompensation {
+        RetxCompensation::new()
+    }
+}
+
 impl RetxCompensation {
-    /// Packets released within this long of an event's end belong to its burst (a TB's packets
-    /// and those behind it reach the application within the same instant in the model; a real
-    /// receiver's socket adds a little).
+    /// Packets read within this long of the burst's first belong to it (a TB's packets and those
+    /// behind it are released within the same instant; a real receiver reads them one by one).
     pub const BURST_NS: i64 = 200_000;
 
+    /// A compensator whose samples are taken where the model delivers (the simulator: the
+    /// burst's first packet is delivered at its event's end).
     pub fn new() -> RetxCompensation {
-        RetxCompensation::default()
+        RetxCompensation::reading_late(Self::BURST_NS)
+    }
+
+    /// A compensator whose samples are taken up to `late_ns` after the model delivered them (a
+    /// real application reading its socket during an emulation: the event's end is the model's
+    /// time, the sample's the application's).
+    pub fn reading_late(late_ns: i64) -> RetxCompensation {
+        RetxCompensation { events: VecDeque::new(), burst: None, late_ns, corrected: 0, removed_ns: 0 }
     }
 
     /// The feed reported a retransmission event.
@@ -54,12 +71,12 @@ impl RetxCompensation {
     /// A packet delivered at `delivered` after `delay` ns (one-way, or a round trip's sample
     /// taken at its delivery): the delay to use.
     pub fn sample(&mut self, delivered: i64, delay: i64) -> i64 {
-        // Events whose burst has passed are done with.
-        while self.events.front().is_some_and(|e| e.end + Self::BURST_NS < delivered) {
+        // Events whose burst can no longer start are done with.
+        while self.events.front().is_some_and(|e| e.end + self.late_ns < delivered) {
             self.events.pop_front();
         }
-        if let Some((end, target)) = self.burst {
-            if delivered <= end + Self::BURST_NS {
+        if let Some((first, target)) = self.burst {
+            if delivered <= first + Self::BURST_NS {
                 return self.take(delay, target);
             }
             self.burst = None;
@@ -68,7 +85,7 @@ impl RetxCompensation {
             Some(e) if delivered >= e.end && delay >= e.delay => {
                 let e = self.events.pop_front().expect("peeked");
                 let target = delay - e.delay;
-                self.burst = Some((e.end, target));
+                self.burst = Some((delivered, target));
                 self.take(delay, target)
             }
             _ => delay,
@@ -188,6 +205,21 @@ mod tests {
         assert!(out.iter().all(|&d| d == 10 * MS), "{:?}", out.iter().map(|d| d / MS).collect::<Vec<_>>());
         assert_eq!(g.corrected, 4);
         assert_eq!(g.removed_ns, (4 + 3 + 2 + 1) * MS);
+    }
+
+    #[test]
+    fn a_burst_read_late_is_corrected_by_a_compensator_that_allows_for_it() {
+        // The same burst released at 34 ms, read by an application 0.7 ms later, 50 µs apart.
+        let run = |mut g: RetxCompensation| {
+            g.event(RetxEvent { end: 34 * MS, delay: 4 * MS });
+            let read = |i: i64| 34 * MS + 700_000 + i * 50_000;
+            let out: Vec<i64> = (0..4).map(|i| g.sample(read(i), read(i) - (20 + i) * MS)).collect();
+            (out, g.corrected)
+        };
+        let (out, n) = run(RetxCompensation::reading_late(MS));
+        assert_eq!(n, 4);
+        assert!(out.iter().all(|&d| d == 10 * MS + 700_000), "{out:?}");
+        assert_eq!(run(RetxCompensation::new()).1, 0, "the simulator's compensator expects no read delay");
     }
 
     #[test]

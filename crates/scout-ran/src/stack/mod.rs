@@ -287,17 +287,20 @@ impl Stack {
         Ok(stack)
     }
 
-    /// Cell facts for `run.json`.
+    /// Cell facts for `run.json` and the UE feed's first line: what the UE's RRC configuration
+    /// tells it, and the period of its uplink buffer's delay derived from them
+    /// ([`Stack::ul_buffer_period_ns`]: Gandalf's low-pass needs it).
     pub fn describe(&self) -> String {
         let bsr = &self.cfg.cell.mac_cell_group.bsr_cfg;
         format!(
-            "{{\"prbs\":{},\"slot_ns\":{},\"pattern\":\"{}\",\"sr_period_slots\":{},\"periodic_bsr_ms\":{},\"retx_bsr_ms\":{}}}",
+            "{{\"prbs\":{},\"slot_ns\":{},\"pattern\":\"{}\",\"sr_period_slots\":{},\"periodic_bsr_ms\":{},\"retx_bsr_ms\":{},\"ul_buffer_period_ns\":{}}}",
             self.prbs,
             self.grid.slot_ns(),
             self.duplex.describe(),
             self.sr_period_slots,
             bsr.periodic_bsr_timer,
-            bsr.retx_bsr_timer
+            bsr.retx_bsr_timer,
+            self.ul_buffer_period_ns()
         )
     }
 
