@@ -854,6 +854,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         return run_l4s_anbr(args)
     if e.name == "ran-delay":
         return run_ran_delay(args)
+    if e.name == "rlc-modes":
+        return run_rlc_modes(args)
     if args.duration is None:
         args.duration = 20.0
     why = _emulator_unavailable(("iperf3",))
@@ -1070,6 +1072,70 @@ def run_ran_delay(args: argparse.Namespace) -> int:
         )
     csv_path = xr.write_summary(out, rows)
     page = xr.report(out, rows, links)
+    print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout report {out}/CONFIG/seedN")
+    return 0
+
+
+def run_rlc_modes(args: argparse.Namespace) -> int:
+    """`scout experiment rlc-modes`: iperf3 TCP and UDP over RLC AM and UM on a good and a poor
+    channel, every seed, through the emulator; a row per configuration, the comparison report."""
+    from scout import experiment_rlc as xm
+
+    if args.emulate:
+        raise UsageError("--emulate: rlc-modes always runs through the emulator (iperf3 and the kernel's TCP)")
+    why = _emulator_unavailable(("iperf3",))
+    if why:
+        raise SystemExit(f"error: scout experiment rlc-modes: {why}")
+    try:
+        cfgs = xm.select(xm.configurations(), args.only)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not cfgs:
+        raise UsageError(f"--only {args.only}: selects no configuration")
+    if args.seeds < 1:
+        raise UsageError(f"--seeds {args.seeds}: accepted: 1 or more")
+    duration = args.duration if args.duration is not None else 40.0
+    if duration <= xm.WARMUP_S + 1:
+        raise UsageError(f"--duration {duration:g}: accepted: more than {xm.WARMUP_S + 1:g} s")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    seeds = list(range(1, args.seeds + 1))
+    for c in cfgs:
+        for seed in seeds:
+            rundir.check(out / c.name / f"seed{seed}", force=args.force, what=f"-o {out}:")
+    out.mkdir(parents=True, exist_ok=True)
+    n = len(cfgs) * len(seeds)
+    print(f"rlc-modes: {len(cfgs)} configurations x {len(seeds)} seeds = {n} runs of {duration:g} s of iperf3, emulated")
+    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
+    rows, links, series, layers, done = [], {}, {}, {}, 0
+    for c in cfgs:
+        per_seed = []
+        for seed in seeds:
+            run = out / c.name / f"seed{seed}"
+            run_emulation_quietly("rlc-modes", run, seed, duration + 3, xm.scenario_sets(c, duration), args.force)
+            m, ser = xm.run_metrics(run, c.proto)
+            per_seed.append(m)
+            if seed == seeds[0]:
+                if c.proto == "tcp":
+                    series[c.name] = ser
+                with contextlib.redirect_stderr(io.StringIO()):
+                    a = _open(str(run))
+                layers[c.name] = xm.layer_means(run)
+                if seed in reported:
+                    with contextlib.redirect_stderr(io.StringIO()):
+                        render_report(a)
+                    links.setdefault(c.name, []).append(f"../{c.name}/seed{seed}/report/index.html")
+            done += 1
+        row = xm.summary_row(c, per_seed)
+        rows.append(row)
+        cwnd = "" if row["cwnd_mean"] is None else f"  cwnd {row['cwnd_mean']:7.1f} (±{row['cwnd_ci']:.1f})"
+        print(
+            f"  [{done}/{n}] {c.proto} {c.rlc_mode} {c.channel:<4}  throughput {row['throughput_mbps']:7.2f} Mbit/s "
+            f"(±{row['throughput_ci_mbps']:.2f}){cwnd}  RLC retx {row['rlc_retx']:g}  HARQ retx {row['harq_retx']:g}"
+        )
+    csv_path = xm.write_summary(out, rows)
+    page = xm.report(out, rows, series, layers, links)
     print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout report {out}/CONFIG/seedN")
     return 0
 
@@ -1474,8 +1540,8 @@ def build_parser() -> argparse.ArgumentParser:
     xp = sub.add_parser(
         "experiment",
         help="run a named study: its runs, a comparison report and summary.csv (tcp-cc: emulator, root)",
-        description="Runs the experiment NAME (tcp-cc through the emulator, as root; l4s-anbr and ran-delay in the "
-        "simulator, or with --emulate through the emulator): run directories under OUT, "
+        description="Runs the experiment NAME (tcp-cc and rlc-modes through the emulator, as root; l4s-anbr and "
+        "ran-delay in the simulator, or with --emulate through the emulator): run directories under OUT, "
         "each analysed and reported, then OUT/report/index.html comparing them and OUT/summary.csv (one row per "
         "configuration, columns in docs/experiments.md). --list names every experiment.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -1489,18 +1555,22 @@ def build_parser() -> argparse.ArgumentParser:
         type=SECONDS_POSITIVE,
         default=None,
         metavar="S",
-        help="seconds of traffic per run (default: tcp-cc 20, l4s-anbr 30, ran-delay 20)",
+        help="seconds of traffic per run (default: tcp-cc 20, l4s-anbr 30, ran-delay 20, rlc-modes 40)",
     )
     xp.add_argument(
-        "--seeds", type=int, default=5, metavar="N", help="l4s-anbr, ran-delay: runs per configuration (and load; default 5)"
+        "--seeds",
+        type=int,
+        default=5,
+        metavar="N",
+        help="l4s-anbr, ran-delay, rlc-modes: runs per configuration (and load; default 5)",
     )
     xp.add_argument("--loads", default="low,high", help="l4s-anbr: background loads to run (default low,high)")
     xp.add_argument(
         "--only",
         default=None,
         metavar="NAMES",
-        help="l4s-anbr: only these configurations (e.g. constant,l4s-5-7,anbr-40); ran-delay: only these values of its "
-        "dimensions (e.g. dl,poor or none,all,dddsu)",
+        help="l4s-anbr: only these configurations (e.g. constant,l4s-5-7,anbr-40); ran-delay, rlc-modes: only these "
+        "values of its dimensions (e.g. dl,poor or none,all,dddsu; udp,poor)",
     )
     xp.add_argument(
         "--emulate",
@@ -1513,7 +1583,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--reports",
         choices=("first", "all", "none"),
         default="first",
-        help="l4s-anbr, ran-delay: write the ordinary report (scout report) of seed 1's run of each configuration "
+        help="l4s-anbr, ran-delay, rlc-modes: write the ordinary report (scout report) of seed 1's run of each configuration "
         "(first, the default), of every run (all: ~3 s a run), or of none; the comparison links them",
     )
     xp.add_argument("--force", action="store_true", help="replace the experiment's earlier runs in OUT")

@@ -58,9 +58,17 @@ EXPERIMENTS = {
     "ran-delay": Experiment(
         "ran-delay",
         "seed 004: Copa and GCC with Gandalf's compensation of their delay samples (none, retx, lowpass, all), DL and UL, a good "
-        "and a poor channel, the seed's two TDD patterns, five seeds each, in the simulator (no root); throughput "
-        "and delay with 95 % CIs",
+        "and a poor channel, the seed's two TDD patterns, five seeds each, in the simulator (no root; --emulate: "
+        "real UDP through the emulator, Gandalf reading the UE's live feed); throughput and delay with 95 % CIs",
         "ran-delay",
+        [],
+    ),
+    "rlc-modes": Experiment(
+        "rlc-modes",
+        "seed 002: iperf3 TCP (CUBIC) and UDP over RLC AM and UM, on a good (-76 dBm RSRP) and a poor (-115 dBm) "
+        "channel, five 40-s runs each, through the emulator (root); throughput with 95 % CIs, CUBIC's cwnd from the "
+        "kernel, RLC and HARQ retransmissions, the delay per layer",
+        "rlc-modes",
         [],
     ),
 }
@@ -257,3 +265,20 @@ def prague_binary() -> Path | None:
         return Path(found)
     here = Path(__file__).resolve().parents[2] / "target" / "release" / "scout-prague"
     return here if here.is_file() else None
+
+
+def select(cfgs: list, only: str | None, dims: dict[str, list[str]]) -> list:
+    """The configurations ``--only`` keeps: a comma list of values of the sweep's dimensions
+    (``dims``: each configuration attribute's values), e.g. ``dl,poor`` or ``none,all,dddsu``;
+    within a dimension any value given matches, across dimensions all must. Raises ValueError
+    naming an unknown value and what is accepted."""
+    if not only:
+        return cfgs
+    want: dict[str, set[str]] = {}
+    for term in (t.strip() for t in only.split(",")):
+        dim = next((d for d, values in dims.items() if term in values), None)
+        if dim is None:
+            accepted = ", ".join(v for values in dims.values() for v in values)
+            raise ValueError(f"--only {term}: not a value of any dimension; accepted: {accepted}")
+        want.setdefault(dim, set()).add(term)
+    return [c for c in cfgs if all(getattr(c, d) in v for d, v in want.items())]

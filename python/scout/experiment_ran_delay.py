@@ -88,20 +88,11 @@ def configurations() -> list[Config]:
 
 
 def select(cfgs: list[Config], only: str | None) -> list[Config]:
-    """The configurations `--only` keeps: a comma list of values of the dimensions (e.g.
-    ``dl,poor`` or ``none,all,dddsu``); within a dimension any value given matches, across
-    dimensions all must. Raises ValueError naming an unknown value and what is accepted."""
-    if not only:
-        return cfgs
-    dims = {"compensation": COMPENSATIONS, "dir": DIRS, "channel": list(CHANNELS), "tdd": list(TDDS), "cc": CCS}
-    want: dict[str, set[str]] = {}
-    for term in (t.strip() for t in only.split(",")):
-        dim = next((d for d, values in dims.items() if term in values), None)
-        if dim is None:
-            accepted = ", ".join(v for values in dims.values() for v in values)
-            raise ValueError(f"--only {term}: not a value of any dimension; accepted: {accepted}")
-        want.setdefault(dim, set()).add(term)
-    return [c for c in cfgs if all(getattr(c, d) in v for d, v in want.items())]
+    """The configurations `--only` keeps (:func:`scout.experiment.select` over this sweep's
+    dimensions)."""
+    return experiment.select(
+        cfgs, only, {"compensation": COMPENSATIONS, "dir": DIRS, "channel": list(CHANNELS), "tdd": list(TDDS), "cc": CCS}
+    )
 
 
 def scenario_sets(cfg: Config) -> list[str]:

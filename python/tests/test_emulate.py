@@ -546,13 +546,13 @@ def test_the_ran_delay_study_runs_in_the_emulator_with_gandalf_reading_the_live_
         subprocess.run(["cargo", "build", "-q", "--release", "-p", "scout-emu", "--bin", "scout-prague"], check=True)
     out = tmp_path / "xr"
     r = scout(
-        "experiment", "ran-delay", "-o", str(out), "--emulate", "--only", "copa,dl,poor,dddsu,none,retx",
+        "experiment", "ran-delay", "-o", str(out), "--emulate", "--only", "copa,dl,ul,poor,dddsu,none,retx",
         "--seeds", "1", "--duration", "8", "--reports", "none",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr + r.stdout
     assert "emulated (scout-prague" in r.stdout, r.stdout
-    rows = {row["compensation"]: row for row in csv.DictReader((out / "summary.csv").open())}
-    assert set(rows) == {"none", "retx"} and all(float(x["throughput_mbps"]) > 1 for x in rows.values()), rows
+    rows = {(row["dir"], row["compensation"]): row for row in csv.DictReader((out / "summary.csv").open())}
+    assert len(rows) == 4 and all(float(x["throughput_mbps"]) > 1 for x in rows.values()), rows
 
     def ends(config: str) -> tuple[dict, dict, Path]:
         run = out / config / "seed1"
@@ -581,3 +581,43 @@ def test_the_ran_delay_study_runs_in_the_emulator_with_gandalf_reading_the_live_
     assert abs(removed_at_sender - comp["removed_ms"]) <= 0.05 * comp["removed_ms"], (s, comp)
     rows_csv = (run / "apps" / "send-samples.csv").read_text().splitlines()
     assert rows_csv[0] == "t_ns,raw_ns,used_ns" and len(rows_csv) == s["n"] + 1
+
+    # The upload: the sender is in UE 0's namespace and corrects both legs itself — its data's
+    # delays with the UE's UL events, its acknowledgements' with the DL ones — and low-passes
+    # nothing (retx only).
+    recv, send, _ = ends("copa-retx-ul-poor-dddsu")
+    comp = send["compensation"]
+    assert "compensation" not in recv, "the DN's receiver has no feed"
+    assert comp["feed"]["missed"] == 0 and comp["feed"]["retx_events"] > 0, comp
+    assert comp["data_path"]["corrected"] > 0 and comp["ack_path"]["corrected"] > 0, comp
+    assert comp["lowpass_period_ms"] == 0.0
+    assert send["samples"]["mean_used_ms"] < send["samples"]["mean_raw_ms"], send["samples"]
+
+
+def test_the_rlc_modes_study_compares_am_and_um_with_iperf3_through_the_emulator(tmp_path: Path) -> None:
+    # Seed 002's study, shortened: UDP over RLC AM and UM on both channels, two 5-s runs each,
+    # and one TCP run for CUBIC's window.
+    if shutil.which("iperf3") is None:
+        pytest.skip("iperf3 is not installed")
+    out = tmp_path / "xm"
+    r = scout("experiment", "rlc-modes", "-o", str(out), "--only", "udp", "--seeds", "2", "--duration", "5", "--reports", "none")
+    assert r.returncode == 0, r.stderr + r.stdout
+    rows = {(x["rlc_mode"], x["channel"]): x for x in csv.DictReader((out / "summary.csv").open())}
+    assert set(rows) == {("am", "good"), ("um", "good"), ("am", "poor"), ("um", "poor")}, rows
+    thr = {k: (float(x["throughput_mbps"]), float(x["throughput_ci_mbps"])) for k, x in rows.items()}
+    # Poor radio: UM carries at least what AM does (no RLC retransmissions, no status PDUs,
+    # smaller headers); AM retransmits there and UM never does.
+    assert thr[("um", "poor")][0] >= thr[("am", "poor")][0], thr
+    assert float(rows[("um", "poor")]["rlc_retx"]) == 0 and float(rows[("um", "good")]["rlc_retx"]) == 0, rows
+    # Good radio: the two agree within their confidence intervals.
+    (a, a_ci), (u, u_ci) = thr[("am", "good")], thr[("um", "good")]
+    assert abs(a - u) <= a_ci + u_ci + 0.02 * max(a, u), thr
+    assert thr[("am", "good")][0] > 3 * thr[("am", "poor")][0], "the poor channel carries far less"
+    page = (out / "report" / "index.html").read_text()
+    assert "rlc-modes" in page and page.count("<img") >= 3
+    out2 = tmp_path / "xm-tcp"
+    r = scout("experiment", "rlc-modes", "-o", str(out2), "--only", "tcp,good,am", "--seeds", "1", "--duration", "5")
+    assert r.returncode == 0, r.stderr + r.stdout
+    (row,) = list(csv.DictReader((out2 / "summary.csv").open()))
+    assert float(row["cwnd_mean"]) > 10 and float(row["throughput_mbps"]) > 5, row
+    assert (out2 / "tcp-am-good" / "seed1" / "report" / "index.html").is_file()
