@@ -609,9 +609,10 @@ def test_the_rlc_modes_study_compares_am_and_um_with_iperf3_through_the_emulator
     # smaller headers); AM retransmits there and UM never does.
     assert thr[("um", "poor")][0] >= thr[("am", "poor")][0], thr
     assert float(rows[("um", "poor")]["rlc_retx"]) == 0 and float(rows[("um", "good")]["rlc_retx"]) == 0, rows
-    # Good radio: the two agree within their confidence intervals.
-    (a, a_ci), (u, u_ci) = thr[("am", "good")], thr[("um", "good")]
-    assert abs(a - u) <= a_ci + u_ci + 0.02 * max(a, u), thr
+    # Good radio: the two agree (the model is nearly deterministic: its runs' CIs are narrower
+    # than UM's 0.2 % header saving, so the bound is 2 %; docs/experiments.md).
+    (a, _), (u, _) = thr[("am", "good")], thr[("um", "good")]
+    assert abs(a - u) <= 0.02 * max(a, u), thr
     assert thr[("am", "good")][0] > 3 * thr[("am", "poor")][0], "the poor channel carries far less"
     page = (out / "report" / "index.html").read_text()
     assert "rlc-modes" in page and page.count("<img") >= 3
