@@ -1002,6 +1002,32 @@ def run_emulation_quietly(scenario: str, run: Path, seed: int, duration: float, 
         raise
 
 
+def _sweep_runs(args: argparse.Namespace, select, cfgs: list, default_s: float, floor_s: float, floor_text: str):
+    """A seeded sweep's arguments checked and its output prepared: the configurations `--only`
+    keeps (``select``), the seeds, the duration (more than ``floor_s``), and OUT with no run of
+    the sweep in the way (``OUT/CONFIG/seedN``, unless ``--force``)."""
+    try:
+        cfgs = select(cfgs, args.only)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not cfgs:
+        raise UsageError(f"--only {args.only}: selects no configuration")
+    if args.seeds < 1:
+        raise UsageError(f"--seeds {args.seeds}: accepted: 1 or more")
+    duration = args.duration if args.duration is not None else default_s
+    if duration <= floor_s:
+        raise UsageError(f"--duration {duration:g}: accepted: more than {floor_text}")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    seeds = list(range(1, args.seeds + 1))
+    for c in cfgs:
+        for seed in seeds:
+            rundir.check(out / c.name / f"seed{seed}", force=args.force, what=f"-o {out}:")
+    out.mkdir(parents=True, exist_ok=True)
+    return cfgs, seeds, duration, out
+
+
 def run_ran_delay(args: argparse.Namespace) -> int:
     """`scout experiment ran-delay`: Copa with each of Gandalf's compensations, both directions,
     both channels, both TDD patterns, every seed, simulated; a row per configuration, the
@@ -1020,25 +1046,8 @@ def run_ran_delay(args: argparse.Namespace) -> int:
                 "error: scout experiment ran-delay --emulate: scout-prague (the emulator's adaptive sender) is not "
                 "built: cargo build --release -p scout-emu --bin scout-prague"
             )
-    try:
-        cfgs = xr.select(xr.configurations(), args.only)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if not cfgs:
-        raise UsageError(f"--only {args.only}: selects no configuration")
-    if args.seeds < 1:
-        raise UsageError(f"--seeds {args.seeds}: accepted: 1 or more")
-    duration = args.duration if args.duration is not None else 20.0
-    if duration <= xr.WARMUP_S:
-        raise UsageError(f"--duration {duration:g}: accepted: more than the {xr.WARMUP_S:g} s warm-up")
-    out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"-o {out}: exists and is not a directory")
-    seeds = list(range(1, args.seeds + 1))
-    for c in cfgs:
-        for seed in seeds:
-            rundir.check(out / c.name / f"seed{seed}", force=args.force, what=f"-o {out}:")
-    out.mkdir(parents=True, exist_ok=True)
+    warmup = f"the {xr.WARMUP_S:g} s warm-up"
+    cfgs, seeds, duration, out = _sweep_runs(args, xr.select, xr.configurations(), 20.0, xr.WARMUP_S, warmup)
     scenario = resolve_scenario("ran-delay")
     where = "emulated (scout-prague; a run takes its duration in wall time)" if binary else "simulated"
     print(
@@ -1086,25 +1095,8 @@ def run_rlc_modes(args: argparse.Namespace) -> int:
     why = _emulator_unavailable(("iperf3",))
     if why:
         raise SystemExit(f"error: scout experiment rlc-modes: {why}")
-    try:
-        cfgs = xm.select(xm.configurations(), args.only)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if not cfgs:
-        raise UsageError(f"--only {args.only}: selects no configuration")
-    if args.seeds < 1:
-        raise UsageError(f"--seeds {args.seeds}: accepted: 1 or more")
-    duration = args.duration if args.duration is not None else 40.0
-    if duration <= xm.WARMUP_S + 1:
-        raise UsageError(f"--duration {duration:g}: accepted: more than {xm.WARMUP_S + 1:g} s")
-    out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"-o {out}: exists and is not a directory")
-    seeds = list(range(1, args.seeds + 1))
-    for c in cfgs:
-        for seed in seeds:
-            rundir.check(out / c.name / f"seed{seed}", force=args.force, what=f"-o {out}:")
-    out.mkdir(parents=True, exist_ok=True)
+    floor = xm.WARMUP_S + 1
+    cfgs, seeds, duration, out = _sweep_runs(args, xm.select, xm.configurations(), 40.0, floor, f"{floor:g} s")
     n = len(cfgs) * len(seeds)
     print(f"rlc-modes: {len(cfgs)} configurations x {len(seeds)} seeds = {n} runs of {duration:g} s of iperf3, emulated")
     reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
