@@ -9,8 +9,10 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -1655,13 +1657,59 @@ def _undo_unfinished() -> list[str]:
     return removed
 
 
+#: Taken, and never given back, by whoever reports the command's end (`_fail`, or the watchdog
+#: below), so that it is reported once.
+_ENDING = threading.Lock()
+
+
 def _fail(prog: str, message: str, status: int) -> int:
+    _ENDING.acquire()
     removed = _undo_unfinished()
     line = f"{prog}: {message}"
     if removed:
         line += "; removed the " + ", ".join(removed)
     print(line, file=sys.stderr)
     return status
+
+
+_WAKEUP: list[socket.socket] = []
+
+#: How long a command without a graceful stop may take to answer Ctrl-C or SIGTERM on its own.
+PROMPT_STOP_S = 0.5
+
+
+def _stop_promptly_on_signal(prog: str) -> None:
+    """For the commands that only read a run and write derived files (analyze, report, export,
+    query): a stop signal is answered within `PROMPT_STOP_S` even when the work is inside a native
+    phase that does not look at interrupts (DuckDB finalising a COPY or an aggregate can take
+    seconds under load). Python's C-level handler writes each signal to a wakeup socket at once;
+    a thread waiting on it gives the main thread its chance, then removes the unfinished files
+    and exits with the signal's status. Commands with a graceful stop (emulate, simulate, probe,
+    which write a run on Ctrl-C) do not use this."""
+    r, w = socket.socketpair()
+    w.setblocking(False)
+    _WAKEUP.append(w)  # the handler writes to its descriptor: it must stay open
+    signal.set_wakeup_fd(w.fileno(), warn_on_full_buffer=False)
+
+    def watch() -> None:
+        got = r.recv(1)
+        if not got:
+            return
+        time.sleep(PROMPT_STOP_S)
+        if not _ENDING.acquire(blocking=False):
+            return  # the main thread is reporting the end itself
+        signum = got[0]
+        what = "stopped by SIGTERM" if signum == signal.SIGTERM else "interrupted (Ctrl-C)"
+        removed = _undo_unfinished()
+        line = f"{prog}: {what}"
+        if removed:
+            line += "; removed the " + ", ".join(removed)
+        with contextlib.suppress(OSError):
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+        os._exit(128 + signum)
+
+    threading.Thread(target=watch, name="scout-stop", daemon=True).start()
 
 
 def _on_sigterm(signum, frame) -> None:
@@ -1673,6 +1721,8 @@ def main(argv: list[str] | None = None) -> int:
     prog = f"scout {args.command}"
     # SIGTERM stops the work like Ctrl-C: native code sees it at its next check and returns.
     signal.signal(signal.SIGTERM, _on_sigterm)
+    if args.command in ("analyze", "report", "export", "query"):
+        _stop_promptly_on_signal(prog)
     try:
         return args.func(args)
     except BrokenPipeError:
