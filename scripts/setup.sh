@@ -70,6 +70,7 @@ build() {
     .venv/bin/python -c 'import scout._native'
 }
 step "the Rust extension scout._native (cargo, release; minutes on a fresh machine)" build
-# The emulator's adaptive sender (UDP Prague, ANBR), for `scout experiment l4s-anbr --emulate`.
-step "scout-prague (target/release/scout-prague)" cargo build --release -q -p scout-emu --bin scout-prague
+# The emulator's adaptive sender (UDP Prague, ANBR), for `scout experiment l4s-anbr --emulate`,
+# and Scout's UPF process (docs/upf.md).
+step "scout-prague and scout-upf (target/release/)" cargo build --release -q -p scout-emu --bin scout-prague --bin scout-upf
 echo "setup: done (activate with: . .venv/bin/activate)"

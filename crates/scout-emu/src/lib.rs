@@ -12,6 +12,8 @@
 //! - [`apps`]: the scenario's applications, started in their namespaces;
 //! - [`tcp`]: the applications' TCP state from the kernel's `tcp_probe` tracepoint;
 //! - [`packet`]: a packet's flow and ICMP echo; [`timing`]: the clock and the loop's lateness.
+//! - [`upf`]: a slice's real UPF process (`scout-upf`) in its namespace, linked to the gNB and
+//!   the data network.
 //! - [`feed`]: the UEs' live RAN feeds; [`feed_client`]: a subscription to one, from Rust.
 //!
 //! `docs/emulator.md` describes how it works and what it does not model.
@@ -30,6 +32,7 @@ pub mod tcp;
 pub mod thread;
 pub mod timing;
 pub mod tun;
+pub mod upf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EmuError {

@@ -69,7 +69,7 @@ fn setup_err(what: impl Into<String>, message: impl Into<String>) -> EmuError {
 }
 
 /// Runs `ip` with `args`, and `stdin` as its batch input when given.
-fn ip(args: &[&str], stdin: Option<&str>) -> Result<String, EmuError> {
+pub(crate) fn ip(args: &[&str], stdin: Option<&str>) -> Result<String, EmuError> {
     let mut cmd = Command::new("ip");
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });

@@ -5,8 +5,10 @@
 //! [`encode`] makes a datagram's bytes, [`decode`] reads one back; unknown IEs are skipped, as
 //! §7.2.3.2 asks of a receiver.
 //!
-//! The IEs and their encodings: TS 29.244 Table 8.1.2-1 (types) and §8.2 (values). Not carried:
-//! URRs, QERs, BARs, SDF filters, IPv6, F-TEID allocation by the UPF (CH).
+//! The IEs and their encodings: TS 29.244 Table 8.1.2-1 (types) and §8.2 (values). QERs carry
+//! only their QFI (the one a downlink packet's PDU Session Container gets, §5.4.3) with open
+//! gates. Not carried: URRs, BARs, MBR/GBR in QERs, SDF filters, IPv6, F-TEID allocation by the
+//! UPF (CH).
 
 use std::net::Ipv4Addr;
 
@@ -18,12 +20,14 @@ mod ie {
     pub const CREATE_PDR: u16 = 1;
     pub const PDI: u16 = 2;
     pub const CREATE_FAR: u16 = 3;
+    pub const CREATE_QER: u16 = 7;
     pub const FORWARDING_PARAMETERS: u16 = 4;
     pub const UPDATE_FAR: u16 = 10;
     pub const UPDATE_FORWARDING_PARAMETERS: u16 = 11;
     pub const REMOVE_PDR: u16 = 15;
     pub const REMOVE_FAR: u16 = 16;
     pub const CAUSE: u16 = 19;
+    pub const GATE_STATUS: u16 = 25;
     pub const SOURCE_INTERFACE: u16 = 20;
     pub const F_TEID: u16 = 21;
     pub const PRECEDENCE: u16 = 29;
@@ -37,6 +41,7 @@ mod ie {
     pub const OUTER_HEADER_REMOVAL: u16 = 95;
     pub const RECOVERY_TIME_STAMP: u16 = 96;
     pub const FAR_ID: u16 = 108;
+    pub const QER_ID: u16 = 109;
     pub const QFI: u16 = 124;
 }
 
@@ -46,6 +51,7 @@ pub mod cause {
     pub const REQUEST_REJECTED: u8 = 64;
     pub const SESSION_CONTEXT_NOT_FOUND: u8 = 65;
     pub const MANDATORY_IE_MISSING: u8 = 66;
+    pub const RULE_CREATION_MODIFICATION_FAILURE: u8 = 69;
     pub const NO_ESTABLISHED_PFCP_ASSOCIATION: u8 = 72;
 }
 
@@ -95,6 +101,16 @@ pub struct Pdr {
     /// Take the GTP-U/UDP/IPv4 header off (uplink).
     pub remove_outer_header: bool,
     pub far_id: u32,
+    /// The QER whose QFI the packets get (downlink).
+    pub qer_id: Option<u32>,
+}
+
+/// A QoS Enforcement Rule (§7.5.2.5), as far as Scout's UPF enforces one: the QFI it gives the
+/// packets of the PDRs that name it (gates open; no bit rates).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Qer {
+    pub id: u32,
+    pub qfi: u8,
 }
 
 /// What a FAR does with the packets (Apply Action §8.2.26).
@@ -140,6 +156,7 @@ pub enum Message {
         cp_addr: Ipv4Addr,
         pdrs: Vec<Pdr>,
         fars: Vec<Far>,
+        qers: Vec<Qer>,
     },
     /// The UPF's F-SEID.
     SessionEstablishmentResponse {
@@ -151,6 +168,7 @@ pub enum Message {
     SessionModificationRequest {
         create_pdrs: Vec<Pdr>,
         create_fars: Vec<Far>,
+        create_qers: Vec<Qer>,
         update_fars: Vec<Far>,
         remove_pdrs: Vec<u16>,
         remove_fars: Vec<u32>,
@@ -269,6 +287,17 @@ fn pdr_ies(p: &Pdr) -> Vec<u8> {
         put(&mut g, ie::OUTER_HEADER_REMOVAL, &[0]); // §8.2.64: GTP-U/UDP/IPv4
     }
     put(&mut g, ie::FAR_ID, &p.far_id.to_be_bytes());
+    if let Some(q) = p.qer_id {
+        put(&mut g, ie::QER_ID, &q.to_be_bytes());
+    }
+    g
+}
+
+fn qer_ies(q: &Qer) -> Vec<u8> {
+    let mut g = Vec::new();
+    put(&mut g, ie::QER_ID, &q.id.to_be_bytes());
+    put(&mut g, ie::GATE_STATUS, &[0]); // §8.2.7: UL and DL gates OPEN
+    put(&mut g, ie::QFI, &[q.qfi & 0x3f]);
     g
 }
 
@@ -316,7 +345,7 @@ pub fn encode(p: &Pfcp) -> Vec<u8> {
             put(&mut body, ie::CAUSE, &[*cause]);
             recovery(&mut body, *r);
         }
-        Message::SessionEstablishmentRequest { node, cp_seid, cp_addr, pdrs, fars } => {
+        Message::SessionEstablishmentRequest { node, cp_seid, cp_addr, pdrs, fars, qers } => {
             put(&mut body, ie::NODE_ID, &node_id(*node));
             put(&mut body, ie::F_SEID, &f_seid(*cp_seid, *cp_addr));
             for x in pdrs {
@@ -325,13 +354,23 @@ pub fn encode(p: &Pfcp) -> Vec<u8> {
             for x in fars {
                 put(&mut body, ie::CREATE_FAR, &far_ies(x, false));
             }
+            for x in qers {
+                put(&mut body, ie::CREATE_QER, &qer_ies(x));
+            }
         }
         Message::SessionEstablishmentResponse { node, cause, up_seid, up_addr } => {
             put(&mut body, ie::NODE_ID, &node_id(*node));
             put(&mut body, ie::CAUSE, &[*cause]);
             put(&mut body, ie::F_SEID, &f_seid(*up_seid, *up_addr));
         }
-        Message::SessionModificationRequest { create_pdrs, create_fars, update_fars, remove_pdrs, remove_fars } => {
+        Message::SessionModificationRequest {
+            create_pdrs,
+            create_fars,
+            create_qers,
+            update_fars,
+            remove_pdrs,
+            remove_fars,
+        } => {
             for x in remove_pdrs {
                 let mut g = Vec::new();
                 put(&mut g, ie::PDR_ID, &x.to_be_bytes());
@@ -347,6 +386,9 @@ pub fn encode(p: &Pfcp) -> Vec<u8> {
             }
             for x in create_fars {
                 put(&mut body, ie::CREATE_FAR, &far_ies(x, false));
+            }
+            for x in create_qers {
+                put(&mut body, ie::CREATE_QER, &qer_ies(x));
             }
             for x in update_fars {
                 put(&mut body, ie::UPDATE_FAR, &far_ies(x, true));
@@ -462,7 +504,23 @@ fn pdr_of(v: &[u8], at: usize) -> Result<Pdr, Error> {
         qfi,
         remove_outer_header: g.iter().any(|x| x.0 == ie::OUTER_HEADER_REMOVAL),
         far_id: u32_of(far),
+        qer_id: match g.iter().find(|x| x.0 == ie::QER_ID) {
+            Some(&(_, v, _)) if v.len() >= 4 => Some(u32_of(v)),
+            Some(&(_, _, o)) => return Err(Error { what: "QER ID (IE 109) is too short".into(), offset: o }),
+            None => None,
+        },
     })
+}
+
+fn qer_of(v: &[u8], at: usize) -> Result<Qer, Error> {
+    let g = walk(v, at)?;
+    let (id, _) = need(&g, ie::QER_ID, 4, "QER ID", at)?;
+    let (gate, go) = need(&g, ie::GATE_STATUS, 1, "Gate Status", at)?;
+    if gate[0] & 0x0f != 0 {
+        return Err(Error { what: "a closed gate (Scout's UPF keeps both gates open)".into(), offset: go });
+    }
+    let (q, _) = need(&g, ie::QFI, 1, "QFI", at)?;
+    Ok(Qer { id: u32_of(id), qfi: q[0] & 0x3f })
 }
 
 fn far_of(v: &[u8], at: usize) -> Result<Far, Error> {
@@ -545,6 +603,7 @@ pub fn decode(d: &[u8]) -> Result<Pfcp, Error> {
                 cp_addr,
                 pdrs: many(ie::CREATE_PDR).map(|x| pdr_of(x.1, x.2)).collect::<Result<_, _>>()?,
                 fars: many(ie::CREATE_FAR).map(|x| far_of(x.1, x.2)).collect::<Result<_, _>>()?,
+                qers: many(ie::CREATE_QER).map(|x| qer_of(x.1, x.2)).collect::<Result<_, _>>()?,
             }
         }
         51 => {
@@ -566,6 +625,7 @@ pub fn decode(d: &[u8]) -> Result<Pfcp, Error> {
             Message::SessionModificationRequest {
                 create_pdrs: many(ie::CREATE_PDR).map(|x| pdr_of(x.1, x.2)).collect::<Result<_, _>>()?,
                 create_fars: many(ie::CREATE_FAR).map(|x| far_of(x.1, x.2)).collect::<Result<_, _>>()?,
+                create_qers: many(ie::CREATE_QER).map(|x| qer_of(x.1, x.2)).collect::<Result<_, _>>()?,
                 update_fars: many(ie::UPDATE_FAR).map(|x| far_of(x.1, x.2)).collect::<Result<_, _>>()?,
                 remove_pdrs: id_in(ie::REMOVE_PDR, ie::PDR_ID, 2)?.into_iter().map(|x| x as u16).collect(),
                 remove_fars: id_in(ie::REMOVE_FAR, ie::FAR_ID, 4)?,
@@ -590,7 +650,7 @@ mod tests {
 
     /// A PDU session's rules as an SMF installs them: uplink from the gNB's tunnel to the core,
     /// downlink to the UE's address into the gNB's tunnel.
-    fn session() -> (Vec<Pdr>, Vec<Far>) {
+    fn session() -> (Vec<Pdr>, Vec<Far>, Vec<Qer>) {
         let pdrs = vec![
             Pdr {
                 id: 1,
@@ -601,6 +661,7 @@ mod tests {
                 qfi: Some(9),
                 remove_outer_header: true,
                 far_id: 1,
+                qer_id: None,
             },
             Pdr {
                 id: 2,
@@ -611,17 +672,18 @@ mod tests {
                 qfi: None,
                 remove_outer_header: false,
                 far_id: 2,
+                qer_id: Some(1),
             },
         ];
         let fars = vec![
             Far { id: 1, action: Action::Forward, destination: Some(Interface::Core), outer_header: None },
             Far { id: 2, action: Action::Buffer, destination: None, outer_header: None },
         ];
-        (pdrs, fars)
+        (pdrs, fars, vec![Qer { id: 1, qfi: 9 }])
     }
 
     fn messages() -> Vec<Pfcp> {
-        let (pdrs, fars) = session();
+        let (pdrs, fars, qers) = session();
         let gnb_tunnel = Tunnel { teid: 0x0000_0a0b, addr: GNB };
         vec![
             Pfcp { seid: 0, seq: 1, msg: Message::AssociationSetupRequest { node: SMF, recovery: 3_900_000_000 } },
@@ -639,7 +701,14 @@ mod tests {
             Pfcp {
                 seid: 0,
                 seq: 3,
-                msg: Message::SessionEstablishmentRequest { node: SMF, cp_seid: 0x1111, cp_addr: SMF, pdrs, fars },
+                msg: Message::SessionEstablishmentRequest {
+                    node: SMF,
+                    cp_seid: 0x1111,
+                    cp_addr: SMF,
+                    pdrs,
+                    fars,
+                    qers,
+                },
             },
             Pfcp {
                 seid: 0x1111,
@@ -659,6 +728,7 @@ mod tests {
                 msg: Message::SessionModificationRequest {
                     create_pdrs: vec![],
                     create_fars: vec![],
+                    create_qers: vec![Qer { id: 2, qfi: 5 }],
                     update_fars: vec![Far {
                         id: 2,
                         action: Action::Forward,
@@ -733,6 +803,7 @@ mod tests {
                 cp_addr: SMF,
                 pdrs: vec![],
                 fars: vec![],
+                qers: vec![],
             },
         };
         let mut bytes = encode(&no_fseid);

@@ -1,0 +1,177 @@
+//! Scout's UPF as a process (`scout-upf`) in its namespace, driven over N4 by the SMF's client,
+//! with real GTP-U from the gNB's namespace and real UDP in the data network's (root; skipped
+//! with the reason where root, TUN or iproute2 are missing, never in CI).
+
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::path::Path;
+use std::time::Duration;
+
+use scout_emu::netns::{self, DN_ADDR4};
+use scout_emu::upf::{create_gnb, UpfSite};
+use scout_upf::gtpu::{self, GTPU_PORT};
+use scout_upf::pfcp::{Action, Tunnel, PFCP_PORT};
+use scout_upf::smf::Smf;
+
+fn missing() -> Option<String> {
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun".into());
+    }
+    if std::process::Command::new("ip").arg("-V").output().is_err() {
+        return Some("ip (iproute2) is not installed".into());
+    }
+    None
+}
+
+/// Runs `f` on a thread inside namespace `ns`: a socket it makes stays in that namespace.
+fn in_ns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let path = format!("/var/run/netns/{ns}");
+    std::thread::spawn(move || {
+        let target = std::fs::File::open(&path).expect("the namespace");
+        // SAFETY: setns on a valid descriptor; it changes only this short-lived thread.
+        assert_eq!(unsafe { libc::setns(std::os::fd::AsRawFd::as_raw_fd(&target), libc::CLONE_NEWNET) }, 0);
+        f()
+    })
+    .join()
+    .expect("the thread")
+}
+
+/// Removes the test's namespaces however it ends.
+struct Namespaces(Vec<String>);
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for ns in &self.0 {
+            let _ = netns::remove(ns);
+        }
+    }
+}
+
+const UE: Ipv4Addr = Ipv4Addr::new(10, 45, 0, 2);
+
+/// An IPv4/UDP packet from `src:sport` to `dst:dport` (UDP checksum 0: none, RFC 768).
+fn udp4(src: Ipv4Addr, sport: u16, dst: Ipv4Addr, dport: u16, payload: &[u8]) -> Vec<u8> {
+    let total = (28 + payload.len()) as u16;
+    let mut p = vec![0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0];
+    p[2..4].copy_from_slice(&total.to_be_bytes());
+    p.extend_from_slice(&src.octets());
+    p.extend_from_slice(&dst.octets());
+    let mut s: u32 = p.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    p[10..12].copy_from_slice(&(!(s as u16)).to_be_bytes());
+    p.extend_from_slice(&sport.to_be_bytes());
+    p.extend_from_slice(&dport.to_be_bytes());
+    p.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 0]);
+    p.extend_from_slice(payload);
+    p
+}
+
+/// The next datagram on `s` within `ms`, if one comes.
+fn recv(s: &UdpSocket, ms: u64) -> Option<Vec<u8>> {
+    s.set_read_timeout(Some(Duration::from_millis(ms))).unwrap();
+    let mut buf = [0u8; 4096];
+    s.recv_from(&mut buf).ok().map(|(n, _)| buf[..n].to_vec())
+}
+
+#[test]
+fn the_upf_forwards_gtpu_both_ways_as_its_pfcp_rules_say() {
+    if let Some(why) = missing() {
+        if std::env::var_os("CI").is_some() {
+            panic!("the UPF's test must run in CI: {why}");
+        }
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let pid = std::process::id();
+    let gnb = create_gnb(pid).expect("the gNB's namespace");
+    let dn = netns::ns_name(pid, "dn");
+    let mut nss = Namespaces(vec![gnb.clone()]);
+    let ok = std::process::Command::new("ip").args(["netns", "add", &dn]).status().unwrap().success();
+    assert!(ok);
+    nss.0.push(dn.clone());
+    for args in [vec!["link", "set", "lo", "up"], vec!["addr", "add", &format!("{DN_ADDR4}/32"), "dev", "lo"]] {
+        assert!(std::process::Command::new("ip").args(["-netns", &dn]).args(&args).status().unwrap().success());
+    }
+    let bin = Path::new(env!("CARGO_BIN_EXE_scout-upf"));
+    let mut site = UpfSite::create(pid, 0, "embb", &[UE], &gnb, &dn, bin).expect("the UPF's namespace and process");
+    let a = site.addrs;
+
+    let (gnb_n3, mut smf) = in_ns(&gnb, move || {
+        let n3 = UdpSocket::bind(SocketAddrV4::new(a.gnb_n3, GTPU_PORT)).unwrap();
+        let smf =
+            Smf::bind(SocketAddrV4::new(a.smf_n4, PFCP_PORT).into(), SocketAddrV4::new(a.upf_n4, PFCP_PORT).into());
+        (n3, smf.unwrap())
+    });
+    let server = in_ns(&dn, || UdpSocket::bind(SocketAddrV4::new(DN_ADDR4, 9000)).unwrap());
+    // The UPF may still be starting: association setup retransmits until it answers.
+    smf.t1 = Duration::from_millis(200);
+    smf.n1 = 25;
+    smf.associate().expect("association setup");
+    smf.heartbeat().expect("heartbeat");
+
+    let up_tunnel = Tunnel { teid: 0x100, addr: a.upf_n3 };
+    let gnb_tunnel = Tunnel { teid: 0x200, addr: a.gnb_n3 };
+    let (mut session, took) = smf.establish(UE, up_tunnel, Some(gnb_tunnel), 9).expect("session establishment");
+    assert!(took < Duration::from_secs(1));
+
+    let upf_n3 = SocketAddrV4::new(a.upf_n3, GTPU_PORT);
+    let mut g = Vec::new();
+    let send_ul = |g: &mut Vec<u8>, teid: u32, what: &[u8]| {
+        gtpu::encap(g, teid, gtpu::UL_PDU_SESSION_INFORMATION, 9, &udp4(UE, 5000, DN_ADDR4, 9000, what));
+        gnb_n3.send_to(g, upf_n3).unwrap();
+    };
+    let send_dl = |what: &[u8]| server.send_to(what, SocketAddrV4::new(UE, 5000)).unwrap();
+
+    // Uplink: decapsulated to N6, the server receives the UE's datagram.
+    send_ul(&mut g, 0x100, b"ul-1");
+    assert_eq!(recv(&server, 2000).as_deref(), Some(&b"ul-1"[..]), "the uplink reaches the data network");
+    // Downlink: into the gNB's tunnel, with the QER's QFI in a DL PDU Session Container.
+    let dl_arrives = |teid: u32, what: &[u8]| {
+        send_dl(what);
+        let d = recv(&gnb_n3, 2000).unwrap_or_else(|| panic!("no downlink G-PDU for {what:?}"));
+        let h = gtpu::decode(&d).expect("a G-PDU");
+        assert_eq!((h.msg_type, h.teid), (gtpu::GTPU_G_PDU, teid));
+        assert_eq!((h.pdu_type, h.qfi), (Some(gtpu::DL_PDU_SESSION_INFORMATION), Some(9)));
+        assert_eq!(&h.payload[16..20], &UE.octets(), "the inner packet goes to the UE");
+        assert!(h.payload.ends_with(what));
+    };
+    dl_arrives(0x200, b"dl-1");
+
+    // Modification: a path switch moves the downlink to another tunnel; a drop stops it.
+    smf.modify_downlink(&mut session, Action::Forward, Some(Tunnel { teid: 0x300, addr: a.gnb_n3 })).unwrap();
+    dl_arrives(0x300, b"dl-2");
+    smf.modify_downlink(&mut session, Action::Drop, None).unwrap();
+    send_dl(b"dl-3");
+    assert_eq!(recv(&gnb_n3, 300), None, "a dropping FAR forwards nothing");
+    smf.modify_downlink(&mut session, Action::Forward, None).unwrap();
+    dl_arrives(0x300, b"dl-4");
+
+    // A tunnel no PDR matches, and a session deleted: nothing reaches the data network.
+    send_ul(&mut g, 0x999, b"ul-2");
+    assert_eq!(recv(&server, 300), None);
+    smf.delete(&session).expect("session deletion");
+    send_ul(&mut g, 0x100, b"ul-3");
+    assert_eq!(recv(&server, 300), None, "a deleted session forwards nothing");
+    assert!(smf.delete(&session).is_err(), "a second deletion finds no session");
+
+    let report = site.stop().expect("the UPF's report");
+    let c = &report["counters"];
+    let n = |k: &str| c[k].as_u64().unwrap_or_else(|| panic!("{k} in {report}"));
+    assert_eq!((n("ul_forwarded"), n("ul_no_rule"), n("dl_forwarded"), n("dl_far_drop")), (1, 2, 3, 1), "{report}");
+    assert_eq!((n("ul_malformed"), n("n4_undecodable"), n("ul_queue_full"), n("dl_queue_full")), (0, 0, 0, 0));
+    assert_eq!(report["sessions"], 0);
+    assert_eq!(report["upf"], "embb");
+    let site_ns = site.ns.clone();
+    drop(site);
+    drop(nss);
+    let left =
+        String::from_utf8(std::process::Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    for ns in [&site_ns, &gnb, &dn] {
+        assert!(!left.lines().any(|l| l.split_whitespace().next() == Some(ns)), "{ns} remains");
+    }
+}
