@@ -48,7 +48,7 @@ struct Args {
 }
 
 fn usage(why: &str) -> ! {
-    eprintln!(
+    let text = format!(
         "scout-upf: {why}\nusage: scout-upf --n3 ADDR --n4 ADDR --pool CIDR [--name NAME] [--tun DEV] [--queue N] \
          [--seconds S]\n  --n3 ADDR   the address GTP-U (port {GTPU_PORT}) is received on\n  --n4 ADDR   the \
          address PFCP (port {PFCP_PORT}) is received on; also the UPF's Node ID\n  --pool CIDR the UEs' \
@@ -57,6 +57,11 @@ fn usage(why: &str) -> ! {
          forwarding worker's queue, packets (default 4096)\n  --seconds S stop after S seconds (default: at \
          SIGTERM or SIGINT)"
     );
+    if why.is_empty() {
+        println!("{}", text.trim_start_matches("scout-upf: \n"));
+        std::process::exit(0)
+    }
+    eprintln!("{text}");
     std::process::exit(2)
 }
 
@@ -73,7 +78,7 @@ fn parse() -> Args {
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         if k == "--help" || k == "-h" {
-            usage("Scout's UPF");
+            usage("");
         }
         let v = it.next().unwrap_or_else(|| usage(&format!("{k} needs a value")));
         let addr = |v: &str| v.parse().unwrap_or_else(|_| usage(&format!("{k} {v}: not an IPv4 address")));
