@@ -10,7 +10,8 @@
 //! In the UPF's namespace the kernel forwards between `n6` and the UPF's TUN device: the pool
 //! routes to `upf0`, the data network's address through `n6`. In the data network's namespace
 //! each UE of the slice is routed through `n6u<i>` (more specific than the pool's route). IPv6 is
-//! off in the gNB's and UPFs' namespaces (the UPF forwards IPv4, as its PFCP reads it).
+//! off in the gNB's and UPFs' namespaces and on `n6u<i>` (the UPF forwards IPv4, as its PFCP
+//! reads it).
 
 use std::io::Read;
 use std::net::Ipv4Addr;
@@ -66,6 +67,55 @@ pub fn create_gnb(pid: u32) -> Result<String, EmuError> {
     Ok(ns)
 }
 
+/// Turns off transmit checksum offload of device `dev` in namespace `ns` (what `ethtool -K DEV
+/// tx off` does: `SIOCETHTOOL` with `ETHTOOL_STXCSUM`, linux/ethtool.h), so that packets leave it
+/// with their checksums complete.
+pub fn tx_checksum_off(ns: &str, dev: &str) -> Result<(), EmuError> {
+    const SIOCETHTOOL: libc::c_ulong = 0x8946;
+    const ETHTOOL_STXCSUM: u32 = 0x17;
+    #[repr(C)]
+    struct EthtoolValue {
+        cmd: u32,
+        data: u32,
+    }
+    #[repr(C)]
+    struct IfReq {
+        name: [libc::c_char; libc::IFNAMSIZ],
+        data: *mut EthtoolValue,
+        _pad: [u8; 16],
+    }
+    let (path, dev_s, what) =
+        (format!("/var/run/netns/{ns}"), dev.to_string(), format!("tx checksum offload of {dev} in {ns}"));
+    let r = std::thread::spawn(move || -> std::io::Result<()> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        let target = std::fs::File::open(&path)?;
+        // SAFETY: setns on a valid descriptor; it changes only this short-lived thread.
+        if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: socket(2); the descriptor is owned at once.
+        let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a descriptor we just opened.
+        let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+        let mut v = EthtoolValue { cmd: ETHTOOL_STXCSUM, data: 0 };
+        let mut req = IfReq { name: [0; libc::IFNAMSIZ], data: &mut v, _pad: [0; 16] };
+        for (d, s) in req.name.iter_mut().zip(dev_s.bytes().take(libc::IFNAMSIZ - 1)) {
+            *d = s as libc::c_char;
+        }
+        // SAFETY: SIOCETHTOOL reads a `struct ifreq` whose data points at an ethtool_value.
+        if unsafe { libc::ioctl(sock.as_raw_fd(), SIOCETHTOOL, &mut req) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    })
+    .join()
+    .unwrap_or_else(|_| Err(std::io::Error::other("the thread panicked")));
+    r.map_err(|e| setup_err(what, e.to_string()))
+}
+
 /// A UPF process serving one slice, in its namespace.
 pub struct UpfSite {
     pub ns: String,
@@ -115,6 +165,14 @@ impl UpfSite {
                 a.upf_n3, a.upf_n4, a.upf_n6, a.dn_n6
             ),
         )?;
+        // The N6 link carries IPv4 only (as the UPF forwards it): no router solicitations or
+        // MLD reports from the data network's side, which the probe would see as packets.
+        sysctl(dn, &format!("net/ipv6/conf/{d6}/disable_ipv6"), "1")?;
+        // Checksums complete on the wire: with the veth's transmit checksum offload the data
+        // network's UDP packets would cross N6 with only the pseudo-header's sum in their
+        // checksum, completed later by the UPF's TUN device — the probe and a capture on `n6`
+        // would see another packet than the UPF sends on N3, and not pair it (docs/probe.md).
+        tx_checksum_off(dn, &d6)?;
         let mut dn_batch = format!("addr add {}/24 dev {d6}\nlink set dev {d6} up\n", a.dn_n6);
         for ue in ues {
             dn_batch += &format!("route replace {ue}/32 via {} dev {d6}\n", a.upf_n6);

@@ -51,7 +51,8 @@ impl Drop for Namespaces {
 
 const UE: Ipv4Addr = Ipv4Addr::new(10, 45, 0, 2);
 
-/// An IPv4/UDP packet from `src:sport` to `dst:dport` (UDP checksum 0: none, RFC 768).
+/// An IPv4/UDP packet from `src:sport` to `dst:dport` (UDP checksum 0: none, RFC 768), IP
+/// identification 1.
 fn udp4(src: Ipv4Addr, sport: u16, dst: Ipv4Addr, dport: u16, payload: &[u8]) -> Vec<u8> {
     let total = (28 + payload.len()) as u16;
     let mut p = vec![0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0];
@@ -71,6 +72,22 @@ fn udp4(src: Ipv4Addr, sport: u16, dst: Ipv4Addr, dport: u16, payload: &[u8]) ->
     p
 }
 
+/// Room for every datagram a test sends before it reads (SO_RCVBUFFORCE: root).
+fn deep(s: &UdpSocket) {
+    let v: libc::c_int = 8 << 20;
+    // SAFETY: setsockopt(2) with a pointer to an int and its size.
+    let r = unsafe {
+        libc::setsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(s),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(r, 0, "SO_RCVBUFFORCE");
+}
+
 /// The next datagram on `s` within `ms`, if one comes.
 fn recv(s: &UdpSocket, ms: u64) -> Option<Vec<u8>> {
     s.set_read_timeout(Some(Duration::from_millis(ms))).unwrap();
@@ -78,14 +95,29 @@ fn recv(s: &UdpSocket, ms: u64) -> Option<Vec<u8>> {
     s.recv_from(&mut buf).ok().map(|(n, _)| buf[..n].to_vec())
 }
 
-#[test]
-fn the_upf_forwards_gtpu_both_ways_as_its_pfcp_rules_say() {
+/// The namespaces are named after the process: one test at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The gNB's and the data network's namespaces, slice 0's UPF between them, the gNB's N3 socket,
+/// an associated SMF, and a UDP server on the data network's address (port 9000).
+struct Bed {
+    site: UpfSite,
+    gnb_n3: UdpSocket,
+    smf: Smf,
+    server: UdpSocket,
+    gnb: String,
+    dn: String,
+    // Last: the namespaces go after the UPF's.
+    nss: Namespaces,
+}
+
+fn bed() -> Option<Bed> {
     if let Some(why) = missing() {
         if std::env::var_os("CI").is_some() {
-            panic!("the UPF's test must run in CI: {why}");
+            panic!("the UPF's tests must run in CI: {why}");
         }
         eprintln!("skipping: {why}");
-        return;
+        return None;
     }
     let pid = std::process::id();
     let gnb = create_gnb(pid).expect("the gNB's namespace");
@@ -98,9 +130,8 @@ fn the_upf_forwards_gtpu_both_ways_as_its_pfcp_rules_say() {
         assert!(std::process::Command::new("ip").args(["-netns", &dn]).args(&args).status().unwrap().success());
     }
     let bin = Path::new(env!("CARGO_BIN_EXE_scout-upf"));
-    let mut site = UpfSite::create(pid, 0, "embb", &[UE], &gnb, &dn, bin).expect("the UPF's namespace and process");
+    let site = UpfSite::create(pid, 0, "embb", &[UE], &gnb, &dn, bin).expect("the UPF's namespace and process");
     let a = site.addrs;
-
     let (gnb_n3, mut smf) = in_ns(&gnb, move || {
         let n3 = UdpSocket::bind(SocketAddrV4::new(a.gnb_n3, GTPU_PORT)).unwrap();
         let smf =
@@ -112,6 +143,25 @@ fn the_upf_forwards_gtpu_both_ways_as_its_pfcp_rules_say() {
     smf.t1 = Duration::from_millis(200);
     smf.n1 = 25;
     smf.associate().expect("association setup");
+    smf.t1 = Duration::from_millis(500);
+    smf.n1 = 3;
+    Some(Bed { site, gnb_n3, smf, server, gnb, dn, nss })
+}
+
+/// No namespace of `names` remains.
+fn gone(names: &[String]) {
+    let left =
+        String::from_utf8(std::process::Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    for ns in names {
+        assert!(!left.lines().any(|l| l.split_whitespace().next() == Some(ns.as_str())), "{ns} remains");
+    }
+}
+
+#[test]
+fn the_upf_forwards_gtpu_both_ways_as_its_pfcp_rules_say() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(Bed { mut site, gnb_n3, mut smf, server, gnb, dn, nss }) = bed() else { return };
+    let a = site.addrs;
     smf.heartbeat().expect("heartbeat");
 
     let up_tunnel = Tunnel { teid: 0x100, addr: a.upf_n3 };
@@ -169,9 +219,82 @@ fn the_upf_forwards_gtpu_both_ways_as_its_pfcp_rules_say() {
     let site_ns = site.ns.clone();
     drop(site);
     drop(nss);
-    let left =
-        String::from_utf8(std::process::Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
-    for ns in [&site_ns, &gnb, &dn] {
-        assert!(!left.lines().any(|l| l.split_whitespace().next() == Some(ns)), "{ns} remains");
+    gone(&[site_ns, gnb, dn]);
+}
+
+#[test]
+fn the_probe_on_the_upfs_n3_and_n6_pairs_every_packet_it_forwarded() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = scout_probe::testbench::unavailable() {
+        if std::env::var_os("CI").is_some() {
+            panic!("the probe's test must run in CI: {why}");
+        }
+        return eprintln!("skipping: {why}");
     }
+    let Some(Bed { mut site, gnb_n3, mut smf, server, gnb, dn, nss }) = bed() else { return };
+    let a = site.addrs;
+    let side = |iface: &str| scout_probe::Side { netns: Some(site.ns.clone()), iface: iface.into() };
+    let opts = scout_probe::Options {
+        upfs: vec![scout_probe::Upf { n3: side("n3"), n6: side("n6"), slice: "embb".into() }],
+        pfcp: vec![side("n4")],
+        ..scout_probe::Options::default()
+    };
+    let dir = std::env::temp_dir().join(format!("scout-upf-probe-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let probe = scout_probe::testbench::Running::start(opts, dir.join("run")).expect("the probe attached");
+
+    let (mut session, _) = smf
+        .establish(UE, Tunnel { teid: 0x100, addr: a.upf_n3 }, Some(Tunnel { teid: 0x200, addr: a.gnb_n3 }), 9)
+        .expect("session establishment");
+    let upf_n3 = SocketAddrV4::new(a.upf_n3, GTPU_PORT);
+    deep(&gnb_n3);
+    deep(&server);
+    let (n, mut g) = (400u32, Vec::new());
+    for i in 0..n {
+        // Each datagram distinct (the probe pairs by identity: the payload is part of it).
+        let what = format!("packet {i}");
+        gtpu::encap(
+            &mut g,
+            0x100,
+            gtpu::UL_PDU_SESSION_INFORMATION,
+            9,
+            &udp4(UE, 5000, DN_ADDR4, 9000, what.as_bytes()),
+        );
+        gnb_n3.send_to(&g, upf_n3).unwrap();
+        server.send_to(what.as_bytes(), SocketAddrV4::new(UE, 5000)).unwrap();
+        if i % 50 == 49 {
+            // A path switch now and then, timed by the SMF and captured on N4 by the probe.
+            let teid = 0x200 + (i / 50) % 2;
+            smf.modify_downlink(&mut session, Action::Forward, Some(Tunnel { teid, addr: a.gnb_n3 })).unwrap();
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let (mut ul, mut dl) = (0u32, 0u32);
+    while recv(&server, 300).is_some() {
+        ul += 1;
+    }
+    while recv(&gnb_n3, 300).is_some() {
+        dl += 1;
+    }
+    smf.delete(&session).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let meta = probe.finish().expect("the probe's run");
+    let report = site.stop().expect("the UPF's report");
+    let c = |k: &str| report["counters"][k].as_u64().unwrap();
+    assert_eq!((c("ul_forwarded"), c("dl_forwarded")), (u64::from(ul), u64::from(dl)), "{report}");
+    assert_eq!((ul, dl), (n, n), "every packet came through");
+    let pr = &meta["probe_result"];
+    assert_eq!(pr["pairs"]["ul"].as_u64(), Some(c("ul_forwarded")), "{pr}");
+    assert_eq!(pr["pairs"]["dl"].as_u64(), Some(c("dl_forwarded")), "{pr}");
+    assert_eq!(pr["unmatched"]["n3"], 0, "{pr}");
+    assert_eq!(pr["unmatched"]["n6"], 0, "{pr}");
+    // N4: establishment, 8 modifications, deletion — each request answered and paired.
+    let pfcp = &pr["pfcp"][0];
+    assert_eq!(pfcp["pairs"].as_u64(), Some(10), "{pfcp}");
+    assert_eq!(pfcp["unanswered_requests"].as_array().map(Vec::len), Some(0), "{pfcp}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let site_ns = site.ns.clone();
+    drop(site);
+    drop(nss);
+    gone(&[site_ns, gnb, dn]);
 }
