@@ -148,6 +148,9 @@ def print_summary(name: str, result: dict, wall: float, verb: str = "simulated")
     else:
         print("  drops: none")
     print(f"  in flight at end: {s['in_flight_packets']:,}")
+    to_core = (result.get("n3") or {}).get("to_core_packets")
+    if to_core:
+        print(f"  uplink handed to real UPF(s) at the gNB's N3: {to_core:,} (the model's journeys end there)")
     if s.get("app_rtt"):
         r = s["app_rtt"]
         print(f"  app RTT (ping): p50 {fmt_ms(r['p50_ns'])} ms, p99 {fmt_ms(r['p99_ns'])} ms")
@@ -796,6 +799,8 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr, flush=True)
         last[0] = elapsed
 
+    from scout import experiment
+
     try:
         text = _native.emulate(
             str(scenario),
@@ -807,6 +812,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             ready=ready,
             progress=progress,
             offload=not args.no_offload,
+            upf_binary=str(upf) if (upf := experiment.upf_binary()) else None,
         )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
@@ -815,7 +821,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         sys.stderr.write("\n")
     meta = json.loads(text)
     wall = time.monotonic() - t0
-    result = {"summary": meta["summary"], "events": meta["counts"]["events"], "run": str(out)}
+    result = {"summary": meta["summary"], "events": meta["counts"]["events"], "run": str(out), "n3": meta["emulator"].get("n3")}
     print_summary(scenario.stem, result, wall, verb="emulated")
     em = meta["emulator"]
     t = em["timing"]
@@ -829,6 +835,19 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         status = f"exit {a['exit_code']}" if a.get("exit_code") is not None else f"signal {a.get('signal')}"
         where = f", output {out / a['stdout']}" if a.get("stdout") else ""
         print(f"  app {a['name']} ({a['ns']}: {a['cmd']}): {status}{where}")
+    for c in em.get("core") or []:
+        # A slice served by Scout's real UPF process (docs/upf.md).
+        u, p, n3 = c["upf"], c["pfcp"], em["n3"]
+        k = u.get("counters", {})
+        est = p["establishment_ms"]
+        print(
+            f"  real UPF {c['slice']} ({c['namespace']}): {k.get('ul_forwarded', 0):,} up and "
+            f"{k.get('dl_forwarded', 0):,} down forwarded; N4 association {p['association_ms']:.2f} ms, "
+            f"{len(est)} session(s) established in {max(est, default=0):.2f} ms at most"
+            + (f"; error: {u['error']}" if "error" in u else "")
+        )
+        if n3["uplink_not_ipv4"]:
+            print(f"    {n3['uplink_not_ipv4']:,} uplink packets not IPv4, not sent to the UPF (it forwards IPv4)")
     skipped = {k: v for k, v in meta["counts"]["skipped_inputs"].items() if v}
     if skipped:
         print("  not taken into the model: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items()))

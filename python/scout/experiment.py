@@ -255,16 +255,27 @@ img{{max-width:100%}}</style></head><body>
     return path
 
 
-def prague_binary() -> Path | None:
-    """``scout-prague`` (the emulator's adaptive sender and receiver, l4s-anbr and ran-delay
-    ``--emulate``): on PATH, or built in this checkout's ``target/release``."""
+def tool_binary(name: str) -> Path | None:
+    """One of the emulator's own executables: on PATH, or built in this checkout's
+    ``target/release`` (``scripts/setup.sh`` builds them)."""
     import shutil
 
-    found = shutil.which("scout-prague")
+    found = shutil.which(name)
     if found:
         return Path(found)
-    here = Path(__file__).resolve().parents[2] / "target" / "release" / "scout-prague"
+    here = Path(__file__).resolve().parents[2] / "target" / "release" / name
     return here if here.is_file() else None
+
+
+def prague_binary() -> Path | None:
+    """``scout-prague`` (the emulator's adaptive sender and receiver, l4s-anbr and ran-delay
+    ``--emulate``)."""
+    return tool_binary("scout-prague")
+
+
+def upf_binary() -> Path | None:
+    """``scout-upf``, Scout's UPF process (slices with ``upf_process: true``, docs/upf.md)."""
+    return tool_binary("scout-upf")
 
 
 def select(cfgs: list, only: str | None, dims: dict[str, list[str]]) -> list:

@@ -79,6 +79,31 @@ def test_emulate_runs_the_apps_and_writes_an_analysable_run(tmp_path: Path) -> N
     assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])
 
 
+def test_a_slice_served_by_a_real_upf_process(tmp_path: Path) -> None:
+    """`core.slices[].upf_process: true`: the slice's packets cross Scout's UPF process over real
+    GTP-U and PFCP (docs/upf.md); the run says what the UPF did, and analyses."""
+    sc = tmp_path / "real-upf.yaml"
+    sc.write_text(
+        "name: real-upf\nduration_s: 3\ncore: {slices: [{name: embb, upf_process: true}]}\nues: [{count: 1, slice: embb}]\n"
+        "apps: [{name: pinger, ns: ue0, at_s: 0.2, cmd: 'ping -c 10 -i 0.1 $SCOUT_DN'}]\n"
+    )
+    out = tmp_path / "run"
+    r = scout("emulate", str(sc), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "real UPF embb" in r.stdout and "1 session(s) established" in r.stdout, r.stdout
+    assert " 0% packet loss" in (out / "apps" / "pinger.out").read_text()
+    meta = json.loads((out / "run.json").read_text())
+    core = meta["emulator"]["core"][0]
+    assert core["upf"]["counters"]["ul_forwarded"] >= 10 and core["upf"]["counters"]["dl_forwarded"] >= 10, core
+    assert meta["emulator"]["n3"]["to_core_packets"] >= 10
+    r = scout("analyze", str(out))
+    assert r.returncode == 0, r.stderr
+    assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])
+    # The simulator has no real UPF: it says so, naming the key.
+    r = scout("simulate", str(sc), "-o", str(tmp_path / "sim"))
+    assert r.returncode != 0 and "core.slices[0].upf_process" in r.stderr and "scout emulate" in r.stderr, r.stderr
+
+
 def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path) -> None:
     sc = tmp_path / "idle.yaml"
     sc.write_text("name: idle\nduration_s: 60\nues: [{count: 2}]\n")

@@ -115,11 +115,14 @@ pub struct Options {
     /// TUN devices with TCP segmentation and checksum offloads (the default; `false`: one
     /// packet per read and write).
     pub offload: bool,
+    /// The `scout-upf` executable, for slices whose scenario asks for a real UPF
+    /// (`core.slices[].upf_process`).
+    pub upf_binary: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { duration_s: None, seed: None, shell: false, offload: true }
+        Options { duration_s: None, seed: None, shell: false, offload: true, upf_binary: None }
     }
 }
 
@@ -137,6 +140,11 @@ pub struct Progress {
 enum Side {
     Dn,
     Ue(u32),
+    /// A real UPF's downlink G-PDU at the gNB's N3: to UE `ue`, with the QFI it carried.
+    Core {
+        ue: u32,
+        qfi: Option<u8>,
+    },
 }
 
 /// A packet inside the model: its bytes, when it entered and where its checksum is left for the
@@ -195,6 +203,15 @@ struct Counts {
     anbr_queries: u64,
     anbr_queries_refused: u64,
     anbr_query_invalid: u64,
+    /// The gNB's N3 towards real UPFs: G-PDUs received; datagrams that are not G-PDUs, or
+    /// whose TEID is no UE's of that UPF's slice; uplink packets not sent (not IPv4 — the UPF
+    /// forwards IPv4 — or the socket's queue full).
+    n3_gpdus: u64,
+    n3_not_gpdu: u64,
+    n3_unknown_teid: u64,
+    n3_ul_sent: u64,
+    n3_ul_not_ipv4: u64,
+    n3_ul_send_failed: u64,
 }
 
 /// The model, the devices and what lies between them: one step of the loop at a time.
@@ -232,6 +249,11 @@ struct Datapath<'t> {
     tcp_pending: VecDeque<ControlEvent>,
     /// `CLOCK_MONOTONIC` at the emulation's start.
     t0: i64,
+    /// The gNB's N3 links to real UPFs, and which link serves each slice.
+    core: Vec<crate::upf::CoreLink>,
+    core_of_slice: Vec<Option<usize>>,
+    /// A G-PDU's bytes on the way out.
+    gpdu: Vec<u8>,
 }
 
 impl Datapath<'_> {
@@ -251,7 +273,7 @@ impl Datapath<'_> {
         }
         let mut open = std::mem::take(&mut self.open);
         open.clear();
-        open.extend(0..=self.topo.ues.len());
+        open.extend(0..=self.topo.ues.len() + self.core.len());
         let mut result = Ok(());
         'rounds: for _ in 0..READ_BATCH {
             let mut i = 0;
@@ -284,6 +306,9 @@ impl Datapath<'_> {
     /// Reads one packet from device `dev` (the DN's, then each UE's) into `inbound`; returns
     /// whether there was one.
     fn read_one(&mut self, dev: usize) -> io::Result<bool> {
+        if dev > self.topo.ues.len() {
+            return self.read_n3(dev - self.topo.ues.len() - 1);
+        }
         let side = if dev == 0 { Side::Dn } else { Side::Ue(dev as u32 - 1) };
         let Some(tun) = self.topo.device(dev) else { return Ok(false) };
         // Read into one large buffer, kept in one of packet size: a packet waiting in a deep RLC
@@ -311,6 +336,39 @@ impl Datapath<'_> {
             None => true,
         };
         self.counts.gso_refused += u64::from(refused);
+        Ok(true)
+    }
+
+    /// Reads one datagram from the gNB's N3 link `k` to a real UPF: a downlink G-PDU's inner
+    /// packet goes to `inbound` for the UE its TEID names; returns whether there was one.
+    fn read_n3(&mut self, k: usize) -> io::Result<bool> {
+        let n = match self.core[k].sock.recv(&mut self.scratch) {
+            Ok(n) => n,
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        self.counts.reads += 1;
+        let t = mono_ns() - self.t0;
+        let g = match scout_upf::gtpu::decode(&self.scratch[..n]) {
+            Ok(g) if g.msg_type == scout_upf::gtpu::GTPU_G_PDU => g,
+            _ => {
+                self.counts.n3_not_gpdu += 1;
+                return Ok(true);
+            }
+        };
+        let ue = g.teid & 0x0fff_ffff;
+        let ours = g.teid == crate::upf::gnb_teid(ue)
+            && (ue as usize) < self.topo.ues.len()
+            && self.core_of_slice.get(usize::from(self.stack.slice_of(ue))) == Some(&Some(k));
+        if !ours {
+            self.counts.n3_unknown_teid += 1;
+            return Ok(true);
+        }
+        self.counts.n3_gpdus += 1;
+        let mut buf = self.pool.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(g.payload);
+        self.inbound.push_back((t, Side::Core { ue, qfi: g.qfi }, buf, None));
         Ok(true)
     }
 
@@ -393,6 +451,17 @@ impl Datapath<'_> {
         }
         let (ue, ul) = match side {
             Side::Ue(i) => (i, true),
+            Side::Core { ue, qfi } => {
+                // The real UPF chose the QoS flow: the UE's DRB of that QFI (its first when none).
+                let drb_idx = qfi.and_then(|q| self.stack.drb_index(ue, q)).unwrap_or(0);
+                let flow = self.flows.id(false, ue, drb_idx, tuple);
+                let len = bytes.len() as u32;
+                let mut tap = Tap { w: &mut self.w, dropped: &mut self.dropped, feed: &mut self.feed };
+                let offer = Offer::new(Dir::Dl, flow, ue, drb_idx, len).ecn(ecn(&bytes));
+                let pkt = self.stack.arrive_n3(t, offer, &mut tap);
+                self.held.insert(pkt, Held { t_in: t, bytes, partial });
+                return;
+            }
             Side::Dn => match self.ue_of.get(&tuple.2) {
                 Some(&i) => (i, false),
                 None => {
@@ -449,6 +518,27 @@ impl Datapath<'_> {
             }
             let dev = if dir == Dir::Ul { 0 } else { 1 + d.packet.ue as usize };
             batch.push(Out { dev, t: d.t, bytes: h.bytes, partial: h.partial });
+        }
+        // Uplink packets of real UPFs' slices: into their tunnels, to the UPF, at once.
+        for d in self.stack.take_handoffs() {
+            let Some(mut h) = self.held.remove(&d.packet.pkt) else { continue };
+            let link = self.core_of_slice.get(usize::from(d.packet.slice)).copied().flatten();
+            match (link, h.bytes.first().map(|b| b >> 4)) {
+                (Some(k), Some(4)) => {
+                    offload::complete_checksum(&mut h.bytes, h.partial);
+                    let ue = d.packet.ue;
+                    let teid = crate::upf::upf_teid(ue);
+                    let pdu = scout_upf::gtpu::UL_PDU_SESSION_INFORMATION;
+                    scout_upf::gtpu::encap(&mut self.gpdu, teid, pdu, d.packet.qfi, &h.bytes);
+                    let link = &self.core[k];
+                    match link.sock.send_to(&self.gpdu, link.upf_n3) {
+                        Ok(_) => self.counts.n3_ul_sent += 1,
+                        Err(_) => self.counts.n3_ul_send_failed += 1,
+                    }
+                }
+                _ => self.counts.n3_ul_not_ipv4 += 1,
+            }
+            self.pool.push(h.bytes);
         }
         // ANBR recommendations the UEs' MACs received: to their applications, a UDP datagram each
         // to port ANBR_PORT from the DN's address, one JSON line.
@@ -549,7 +639,9 @@ fn run_datapath<'t>(mut dp: Datapath<'t>, end: i64, shared: &Shared) -> Done<'t>
     let privileges = thread::drop_privileges();
     let mut fds: Vec<libc::pollfd> = std::iter::once(&dp.topo.dn)
         .chain(dp.topo.ues.iter())
-        .map(|e| libc::pollfd { fd: e.tun.as_ref().map_or(-1, |t| t.raw_fd()), events: libc::POLLIN, revents: 0 })
+        .map(|e| e.tun.as_ref().map_or(-1, |t| t.raw_fd()))
+        .chain(dp.core.iter().map(|c| std::os::fd::AsRawFd::as_raw_fd(&c.sock)))
+        .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
         .collect();
     let (mut next_checkpoint, mut next_count) = (CHECKPOINT_EVERY_NS, 0);
     let mut now;
@@ -672,7 +764,39 @@ pub fn emulate(
     let n_ues = stack.nof_ues() as u32;
     netns::remove_stale()?;
     let mut topo = Topology::create(n_ues, opts.offload)?;
-    let names: Vec<String> = topo.namespaces().map(str::to_string).collect();
+    // Slices served by a real UPF process (docs/upf.md): their namespaces, links and sessions.
+    let real: Vec<crate::upf::RealSlice> = loaded
+        .scenario
+        .core
+        .slices
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.upf_process)
+        .map(|(i, s)| crate::upf::RealSlice {
+            slice: i as u8,
+            name: s.name.clone(),
+            ues: (0..n_ues)
+                .filter(|&u| usize::from(stack.slice_of(u)) == i)
+                .map(|u| (u, netns::ue_addr4(u), stack.qfi_of(u, 0)))
+                .collect(),
+        })
+        .collect();
+    let (mut real_core, core_links) = if real.is_empty() {
+        (None, Vec::new())
+    } else {
+        let bin = opts.upf_binary.as_deref().ok_or_else(|| EmuError::Setup {
+            what: "core.slices[].upf_process".into(),
+            message: "needs the scout-upf executable (cargo build --release -p scout-emu --bin scout-upf; scripts/setup.sh builds it)".into(),
+        })?;
+        let (c, l) = crate::upf::RealCore::start(topo.pid, &topo.dn.ns, bin, &real)?;
+        (Some(c), l)
+    };
+    let mut core_of_slice = vec![None; loaded.scenario.core.slices.len()];
+    for (k, l) in core_links.iter().enumerate() {
+        core_of_slice[usize::from(l.slice)] = Some(k);
+    }
+    let mut names: Vec<String> = topo.namespaces().map(str::to_string).collect();
+    names.extend(real_core.as_ref().map(|c| c.namespaces()).unwrap_or_default());
     let slices: Vec<String> = loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect();
     let clock = json!({"name": "emulator", "offset_ns": 0, "note": "CLOCK_MONOTONIC since the emulation started; model time is wall time"});
     let mut meta = scout_sim::run_meta(loaded, "emulator", seed, duration, clock);
@@ -726,6 +850,9 @@ pub fn emulate(
         tcp_in: None,
         tcp_pending: VecDeque::new(),
         t0,
+        core: core_links,
+        core_of_slice,
+        gpdu: Vec::with_capacity(65_536),
     };
     let ue_of = dp.ue_of.clone();
     let (tcp, tcp_why_not) = match tcp {
@@ -821,6 +948,8 @@ pub fn emulate(
     written.absorb(egress.inline);
     let (segments, writes) = written.segments_and_writes();
     let (write_late, device_full) = (written.late, written.device_full);
+    let core_json = real_core.as_mut().map(|c| c.finish());
+    drop(real_core);
     let problems = topo.teardown();
     let mut outcome = Outcome {
         stats: stack.stats.clone(),
@@ -874,6 +1003,13 @@ pub fn emulate(
             "note": "TCP super-packets (GSO) are cut into the segments the kernel would have sent before the model sees them; a flow's segments delivered together are joined again (as GRO) on the way out",
         }),
         "cleanup_problems": problems,
+        "core": core_json,
+        "n3": {
+            "gpdus_received": counts.n3_gpdus, "not_gpdu": counts.n3_not_gpdu, "unknown_teid": counts.n3_unknown_teid,
+            "uplink_sent": counts.n3_ul_sent, "uplink_not_ipv4": counts.n3_ul_not_ipv4, "uplink_send_failed": counts.n3_ul_send_failed,
+            "to_core_packets": stack.stats.to_core_pkts, "from_core_packets": stack.stats.from_core_pkts,
+            "note": "the gNB's N3 towards real UPF processes (core.slices[].upf_process): the model's journeys of these slices' packets begin (downlink) and end (uplink) at the gNB's N3; the UPF's own counters are in core[].upf",
+        },
         "tcp_info": tcp_json,
         "feed": feed_json,
     });

@@ -87,6 +87,19 @@ fn fold(mut acc: u64) -> u16 {
     acc as u16
 }
 
+/// Completes the checksum a packet left to the device (`partial`: where it starts and where
+/// the field is, the pseudo-header sum already in the field), as a device without checksum
+/// offload would before sending it on (a real UPF's TUN device does not).
+pub fn complete_checksum(p: &mut [u8], partial: Partial) {
+    let Some((start, offset)) = partial else { return };
+    let (start, field) = (usize::from(start), usize::from(start) + usize::from(offset));
+    if field + 2 > p.len() || start > field {
+        return;
+    }
+    let c = !fold(sum(&p[start..], 0));
+    p[field..field + 2].copy_from_slice(&c.to_be_bytes());
+}
+
 /// The IPv4 header checksum of `ip[..ihl]`, written in place.
 pub(crate) fn ipv4_checksum(ip: &mut [u8], ihl: usize) {
     ip[10..12].fill(0);

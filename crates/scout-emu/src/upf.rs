@@ -67,6 +67,25 @@ pub fn create_gnb(pid: u32) -> Result<String, EmuError> {
     Ok(ns)
 }
 
+/// Runs `f` on a thread of its own inside namespace `ns`: a socket it makes stays in `ns`.
+pub fn in_ns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
+    let path = format!("/var/run/netns/{ns}");
+    std::thread::spawn(move || {
+        use std::os::fd::AsRawFd;
+        let target = std::fs::File::open(&path)?;
+        // SAFETY: setns on a valid descriptor; it changes only this short-lived thread.
+        if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        f()
+    })
+    .join()
+    .unwrap_or_else(|_| Err(std::io::Error::other("the thread panicked")))
+}
+
 /// Turns off transmit checksum offload of device `dev` in namespace `ns` (what `ethtool -K DEV
 /// tx off` does: `SIOCETHTOOL` with `ETHTOOL_STXCSUM`, linux/ethtool.h), so that packets leave it
 /// with their checksums complete.
@@ -84,15 +103,9 @@ pub fn tx_checksum_off(ns: &str, dev: &str) -> Result<(), EmuError> {
         data: *mut EthtoolValue,
         _pad: [u8; 16],
     }
-    let (path, dev_s, what) =
-        (format!("/var/run/netns/{ns}"), dev.to_string(), format!("tx checksum offload of {dev} in {ns}"));
-    let r = std::thread::spawn(move || -> std::io::Result<()> {
+    let (dev_s, what) = (dev.to_string(), format!("tx checksum offload of {dev} in {ns}"));
+    in_ns(ns, move || {
         use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-        let target = std::fs::File::open(&path)?;
-        // SAFETY: setns on a valid descriptor; it changes only this short-lived thread.
-        if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
         // SAFETY: socket(2); the descriptor is owned at once.
         let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
         if raw < 0 {
@@ -111,9 +124,7 @@ pub fn tx_checksum_off(ns: &str, dev: &str) -> Result<(), EmuError> {
         }
         Ok(())
     })
-    .join()
-    .unwrap_or_else(|_| Err(std::io::Error::other("the thread panicked")));
-    r.map_err(|e| setup_err(what, e.to_string()))
+    .map_err(|e| setup_err(what, e.to_string()))
 }
 
 /// A UPF process serving one slice, in its namespace.
@@ -219,4 +230,157 @@ impl Drop for UpfSite {
             eprintln!("scout emulate: cleanup: {e}");
         }
     }
+}
+
+/// The gNB's downlink tunnel of UE `ue` (what the UPF puts its downlink into).
+pub fn gnb_teid(ue: u32) -> u32 {
+    0x1000_0000 | ue
+}
+
+/// The UPF's uplink tunnel of UE `ue` (what the gNB puts its uplink into).
+pub fn upf_teid(ue: u32) -> u32 {
+    0x2000_0000 | ue
+}
+
+/// The gNB's end of one real UPF's N3: its socket (non-blocking, in the gNB's namespace) and
+/// where the UPF listens.
+pub struct CoreLink {
+    pub slice: u8,
+    pub sock: std::net::UdpSocket,
+    pub upf_n3: std::net::SocketAddrV4,
+}
+
+/// One slice to serve with a real UPF: its index, name and UEs (index, IPv4 address, the QFI
+/// of their downlink).
+pub struct RealSlice {
+    pub slice: u8,
+    pub name: String,
+    pub ues: Vec<(u32, Ipv4Addr, u8)>,
+}
+
+/// The emulator's real core: the gNB's namespace, a UPF per slice that asked for one, and the
+/// SMF's PDU sessions on each.
+pub struct RealCore {
+    sites: Vec<UpfSite>,
+    smfs: Vec<(scout_upf::smf::Smf, Vec<scout_upf::smf::PduSession>, Value)>,
+    pub gnb: String,
+}
+
+use serde_json::{json, Value};
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+impl RealCore {
+    /// Creates the gNB's namespace and each slice's UPF (`bin`: `scout-upf`) beside the data
+    /// network's namespace `dn`, associates an SMF with each and establishes every UE's PDU
+    /// session; returns the core and the gNB's N3 links.
+    pub fn start(pid: u32, dn: &str, bin: &Path, slices: &[RealSlice]) -> Result<(RealCore, Vec<CoreLink>), EmuError> {
+        use scout_upf::pfcp::{Tunnel, PFCP_PORT};
+        use scout_upf::smf::Smf;
+        use std::net::{SocketAddrV4, UdpSocket};
+        let gnb = create_gnb(pid)?;
+        let mut core = RealCore { sites: Vec::new(), smfs: Vec::new(), gnb: gnb.clone() };
+        let mut links = Vec::new();
+        for (k, rs) in slices.iter().enumerate() {
+            let addrs: Vec<Ipv4Addr> = rs.ues.iter().map(|u| u.1).collect();
+            let site = UpfSite::create(pid, k as u8, &rs.name, &addrs, &gnb, dn, bin)?;
+            let a = site.addrs;
+            core.sites.push(site);
+            let what = format!("the gNB's N3 and N4 sockets for slice {}", rs.name);
+            let (sock, smf) = in_ns(&gnb, move || {
+                let sock = UdpSocket::bind(SocketAddrV4::new(a.gnb_n3, scout_upf::gtpu::GTPU_PORT))?;
+                deep_receive_buffer(&sock);
+                sock.set_nonblocking(true)?;
+                let smf = Smf::bind(
+                    SocketAddrV4::new(a.smf_n4, PFCP_PORT).into(),
+                    SocketAddrV4::new(a.upf_n4, PFCP_PORT).into(),
+                )
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+                Ok((sock, smf))
+            })
+            .map_err(|e| setup_err(what, e.to_string()))?;
+            let mut smf = smf;
+            let n4 =
+                |e: scout_upf::smf::SmfError| setup_err(format!("N4 to the UPF of slice {}", rs.name), e.to_string());
+            // The UPF may still be starting: heartbeats until it answers (a UPF answers them
+            // before any association), so that the association's time is its own.
+            (smf.t1, smf.n1) = (std::time::Duration::from_millis(20), 250);
+            smf.heartbeat().map_err(n4)?;
+            (smf.t1, smf.n1) = (std::time::Duration::from_millis(500), 3);
+            let assoc = smf.associate().map_err(n4)?;
+            let mut sessions = Vec::new();
+            let mut est = Vec::new();
+            for &(ue, addr, qfi) in &rs.ues {
+                let up = Tunnel { teid: upf_teid(ue), addr: a.upf_n3 };
+                let down = Tunnel { teid: gnb_teid(ue), addr: a.gnb_n3 };
+                let (s, t) = smf.establish(addr, up, Some(down), qfi).map_err(n4)?;
+                sessions.push(s);
+                est.push(ms(t));
+            }
+            let timings = json!({"association_ms": ms(assoc), "establishment_ms": est});
+            core.smfs.push((smf, sessions, timings));
+            links.push(CoreLink {
+                slice: rs.slice,
+                sock,
+                upf_n3: SocketAddrV4::new(a.upf_n3, scout_upf::gtpu::GTPU_PORT),
+            });
+        }
+        Ok((core, links))
+    }
+
+    /// The namespaces it made (the gNB's, then each UPF's).
+    pub fn namespaces(&self) -> Vec<String> {
+        std::iter::once(self.gnb.clone()).chain(self.sites.iter().map(|s| s.ns.clone())).collect()
+    }
+
+    /// Deletes every PDU session (timed), stops the UPFs and reports each: its slice, namespace,
+    /// addresses, N4 timings and the UPF's own report (its counters).
+    pub fn finish(&mut self) -> Value {
+        let mut out = Vec::new();
+        for (site, (smf, sessions, timings)) in self.sites.iter_mut().zip(self.smfs.iter_mut()) {
+            let del: Vec<Value> = sessions
+                .iter()
+                .map(|s| smf.delete(s).map_or_else(|e| json!(e.to_string()), |t| json!(ms(t))))
+                .collect();
+            let upf = site.stop().unwrap_or_else(|e| json!({"error": e}));
+            let a = site.addrs;
+            out.push(json!({
+                "slice": site.slice, "namespace": site.ns,
+                "n3": {"gnb": a.gnb_n3.to_string(), "upf": a.upf_n3.to_string()},
+                "n4": {"smf": a.smf_n4.to_string(), "upf": a.upf_n4.to_string()},
+                "n6": {"upf": a.upf_n6.to_string(), "dn": a.dn_n6.to_string()},
+                "pfcp": {"association_ms": timings["association_ms"], "establishment_ms": timings["establishment_ms"],
+                         "deletion_ms": del, "stale_responses": smf.stale_responses},
+                "upf": upf,
+            }));
+        }
+        Value::Array(out)
+    }
+}
+
+impl Drop for RealCore {
+    fn drop(&mut self) {
+        self.sites.clear(); // each removes its namespace
+        if let Err(e) = remove(&self.gnb) {
+            eprintln!("scout emulate: cleanup: {e}");
+        }
+    }
+}
+
+/// A receive buffer for bursts (root may exceed `rmem_max`: `SO_RCVBUFFORCE`); best effort.
+pub fn deep_receive_buffer(s: &std::net::UdpSocket) {
+    use std::os::fd::AsRawFd;
+    let v: libc::c_int = 8 << 20;
+    // SAFETY: setsockopt(2) with a pointer to an int and its size.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
 }

@@ -69,12 +69,16 @@ impl Drop for TempDir {
 /// Runs the emulation in a thread; `apps` runs with the namespaces' names once they are up, then
 /// the emulation stops. Returns the finished run's `run.json`.
 fn with_emulation(text: &str, out: &Path, apps: impl FnOnce(&[String])) -> Value {
+    with_emulation_opts(text, out, Options::default(), apps)
+}
+
+fn with_emulation_opts(text: &str, out: &Path, opts: Options, apps: impl FnOnce(&[String])) -> Value {
     let l = loaded(text);
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     let (s2, out2) = (stop.clone(), out.to_path_buf());
     let h = std::thread::spawn(move || {
-        emulate(&l, &out2, &Options::default(), &mut |names| tx.send(names.to_vec()).unwrap(), &mut |_| {
+        emulate(&l, &out2, &opts, &mut |names| tx.send(names.to_vec()).unwrap(), &mut |_| {
             if s2.load(Ordering::Relaxed) {
                 std::ops::ControlFlow::Break(())
             } else {
@@ -313,5 +317,52 @@ fn udp_prague_through_l4s_marking_keeps_the_queue_short() {
     assert!(
         deep["mean_delay_ms"].as_f64().unwrap() > 5.0 * recv["mean_delay_ms"].as_f64().unwrap(),
         "{deep} vs {recv}"
+    );
+}
+
+/// A slice served by Scout's real UPF process (`core.slices[].upf_process`, docs/upf.md): ping
+/// from UE 0 crosses the model's RAN, the gNB's N3 as real GTP-U, the UPF's namespace and back.
+#[test]
+fn ping_through_a_slice_with_a_real_upf() {
+    require_root!();
+    let d = TempDir::new("real-upf");
+    let out = d.0.join("run");
+    let text =
+        "name: real-upf\nduration_s: 30\ncore:\n  slices:\n  - {name: embb, upf_process: true}\n  - {name: iot}\n\
+                ues: [{count: 2, slice: embb}, {count: 1, slice: iot}]\ntraffic: []\n";
+    let opts = Options { upf_binary: Some(PathBuf::from(env!("CARGO_BIN_EXE_scout-upf"))), ..Options::default() };
+    let (mut real, mut model) = (Vec::new(), Vec::new());
+    let meta = with_emulation_opts(text, &out, opts, |names| {
+        assert!(names.iter().any(|n| n.ends_with("-upf0")) && names.iter().any(|n| n.ends_with("-gnb")), "{names:?}");
+        real = ping(&names[1], &["-c", "20", "-i", "0.05", "-W", "1", "10.45.0.1"]);
+        // UE 2 is on the other slice: the model's UPF stage, as before.
+        model = ping(&names[3], &["-c", "10", "-i", "0.05", "-W", "1", "10.45.0.1"]);
+    });
+    assert_eq!((real.len(), model.len()), (20, 10), "every echo request answered on both slices");
+    let emu = &meta["emulator"];
+    let n3 = &emu["n3"];
+    let n = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("{v} in {emu}"));
+    assert!(n(&n3["uplink_sent"]) >= 20 && n(&n3["gpdus_received"]) >= 20, "{n3}");
+    assert_eq!((n(&n3["unknown_teid"]), n(&n3["not_gpdu"]), n(&n3["uplink_send_failed"])), (0, 0, 0), "{n3}");
+    assert_eq!(n(&n3["from_core_packets"]), n(&n3["gpdus_received"]), "{n3}");
+    let core = &emu["core"][0];
+    assert_eq!(core["slice"], "embb");
+    let c = &core["upf"]["counters"];
+    // The UPF forwarded every IPv4 packet the gNB sent it, and every one back came to the gNB.
+    assert_eq!(n(&c["ul_forwarded"]), n(&n3["uplink_sent"]), "{core}");
+    assert_eq!(n(&c["dl_forwarded"]), n(&n3["gpdus_received"]), "{core}");
+    assert_eq!((n(&c["ul_no_rule"]), n(&c["dl_no_rule"])), (0, 0), "{core}");
+    assert_eq!(core["upf"]["sessions"], 0, "every session deleted: {core}");
+    let pfcp = &core["pfcp"];
+    assert_eq!(pfcp["establishment_ms"].as_array().map(Vec::len), Some(2), "a session per UE of the slice: {pfcp}");
+    assert!(pfcp["deletion_ms"].as_array().unwrap().iter().all(Value::is_f64), "{pfcp}");
+    // The model's round trip of each echo still holds for the real UPF's slice (request into the
+    // UE's PDCP to reply delivered): 30 rows, one per echo.
+    assert_eq!(control_rows(&out, "app_rtt").len(), 30);
+    let med = |v: &mut Vec<(u64, f64)>| median(&mut v.iter().map(|x| x.1).collect::<Vec<_>>());
+    eprintln!(
+        "ping median: real UPF {:.3} ms, model's UPF {:.3} ms; N3 {n3}; PFCP {pfcp}",
+        med(&mut real),
+        med(&mut model)
     );
 }

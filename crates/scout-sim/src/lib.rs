@@ -362,6 +362,14 @@ pub fn run<S: Sink>(
     sink: &mut S,
     progress: &mut dyn FnMut(f64) -> ControlFlow<()>,
 ) -> Result<Outcome, SimError> {
+    if let Some(i) = loaded.scenario.core.slices.iter().position(|s| s.upf_process) {
+        return Err(SimError::Scenario(ScenarioError::Key {
+            file: loaded.file.clone(),
+            key: format!("core.slices[{i}].upf_process"),
+            message: "a real UPF process runs only in `scout emulate`; accepted here: false (the model's UPF stage)"
+                .into(),
+        }));
+    }
     let (mut stack, flows, mut sources) = build(loaded, seed, duration_s)?;
     let end = (duration_s * 1e9) as i64;
     let mut heap: BinaryHeap<Reverse<(i64, usize, u32)>> = BinaryHeap::new();

@@ -30,7 +30,16 @@ def headline(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table, ce: ir.Table) 
         return _upf(meta, j, ce)
     if source == "srsran":
         return _gnb(meta, j, ld, se)
-    return {"covers": "every packet from ingress to egress (N6 to the UE's application, and back)", "figures": [], "absent": []}
+    covers = "every packet from ingress to egress (N6 to the UE's application, and back)"
+    real = [c["slice"] for c in (meta.get("emulator") or {}).get("core") or []]
+    if real:
+        # Slices served by a real UPF process: the model sees their packets from the gNB's N3
+        # (downlink) and up to it (uplink); the UPF's hop is its own (docs/upf.md).
+        covers += (
+            f"; for the slice(s) with a real UPF ({', '.join(real)}): from the gNB's N3 to the UE and back to the "
+            "gNB's N3 (their uplink packets are 'incomplete': they leave the model there)"
+        )
+    return {"covers": covers, "figures": [], "absent": []}
 
 
 def _upf(meta: dict, j: ir.Table, ce: ir.Table) -> dict:

@@ -174,6 +174,11 @@ pub struct SliceCfg {
     pub sd: Option<u32>,
     #[serde(default = "default_upf_exec")]
     pub upf: ExecutorCfg,
+    /// The slice's UPF is a real process outside the model (`scout emulate` only, docs/upf.md):
+    /// the model's journey of its packets begins (downlink) and ends (uplink) at the gNB's N3;
+    /// its `upf` stage is not used for them.
+    #[serde(default)]
+    pub upf_process: bool,
 }
 
 fn default_sst() -> u8 {
@@ -197,7 +202,13 @@ pub struct CoreCfg {
 impl Default for CoreCfg {
     fn default() -> Self {
         CoreCfg {
-            slices: vec![SliceCfg { name: "default".into(), sst: 1, sd: None, upf: default_upf_exec() }],
+            slices: vec![SliceCfg {
+                name: "default".into(),
+                sst: 1,
+                sd: None,
+                upf: default_upf_exec(),
+                upf_process: false,
+            }],
             // A single-server testbed (SCOUT §4: srsRAN CU/DU and Open5GS on one COTS server):
             // links are the host's own, tens of µs. Set them for a distributed deployment.
             n3: LinkCfg { delay_us: 20.0, rate_mbps: 10_000.0 },

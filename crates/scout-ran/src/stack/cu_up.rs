@@ -71,6 +71,17 @@ impl Stack {
                 self.emit(sink, started, Node::GnbCu, Layer::Gtpu, Point::ProcBegin, &p);
                 self.emit(sink, now, Node::GnbCu, Layer::Gtpu, Point::ProcEnd, &p);
                 let len = p.bytes + GTPU_OVERHEAD;
+                if self.upf_process.get(usize::from(p.slice)).copied().unwrap_or(false) {
+                    // A real UPF's slice: the packet leaves the model on N3, in its tunnel.
+                    let mut e = self.ev(now, Node::GnbCu, Layer::N3, Point::Tx, &p);
+                    e.bytes = len;
+                    sink.packet(e);
+                    if self.live.remove(&p.pkt).is_some() {
+                        self.stats.to_core_pkts += 1;
+                        self.handoffs.push(Delivery { packet: p, t: now });
+                    }
+                    return;
+                }
                 let at = self.n3_ul.send(now, len);
                 self.schedule(at, Action::N3Arrive(Job { p, count: 0, len }));
             }

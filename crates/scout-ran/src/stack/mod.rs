@@ -101,6 +101,10 @@ pub struct Stats {
     pub harq_retx: [u64; 2],
     pub harq_fail: [u64; 2],
     pub slots: u64,
+    /// Uplink packets handed to a slice's real UPF at the gNB's N3 (`upf_process`), and
+    /// downlink packets that came from one: their journeys in the model end or begin there.
+    pub to_core_pkts: u64,
+    pub from_core_pkts: u64,
 }
 
 #[derive(Default)]
@@ -210,6 +214,10 @@ pub struct Stack {
     next_pkt: u64,
     live: IdMap<Packet>,
     deliveries: Vec<Delivery>,
+    /// Uplink packets leaving at the gNB's N3 for a real UPF (`SliceCfg::upf_process`).
+    handoffs: Vec<Delivery>,
+    /// Per slice: its UPF is a real process outside the model.
+    upf_process: Vec<bool>,
     /// ANBR recommendations the gNB sent, for the driver (the UE's applications).
     recommendations: Vec<Recommendation>,
     /// Retransmission events for the driver, when it asked for them (`keep_retx_events`): (UE,
@@ -278,6 +286,8 @@ impl Stack {
             next_pkt: 0,
             live: IdMap::default(),
             deliveries: Vec::new(),
+            handoffs: Vec::new(),
+            upf_process: cfg.core.slices.iter().map(|s| s.upf_process).collect(),
             recommendations: Vec::new(),
             retx_events: None,
             stats: Stats::default(),
@@ -364,6 +374,34 @@ impl Stack {
     /// Drains all deliveries, oldest first.
     pub fn take_deliveries(&mut self) -> Vec<Delivery> {
         std::mem::take(&mut self.deliveries)
+    }
+
+    /// Drains the uplink packets that left at the gNB's N3 for a real UPF, oldest first: the
+    /// driver puts each into its GTP-U tunnel.
+    pub fn take_handoffs(&mut self) -> Vec<Delivery> {
+        std::mem::take(&mut self.handoffs)
+    }
+
+    /// The slice of UE `ue`.
+    pub fn slice_of(&self, ue: u32) -> u8 {
+        self.ues[ue as usize].slice
+    }
+
+    /// The QFI of UE `ue`'s DRB `drb_idx`.
+    pub fn qfi_of(&self, ue: u32, drb_idx: usize) -> u8 {
+        self.ues[ue as usize].drbs[drb_idx].qfi
+    }
+
+    /// A downlink packet that a real UPF sent into the gNB's tunnel arrives at the gNB's N3 at
+    /// `now` (`offer.bytes`: the inner packet) and goes on through GTP-U, SDAP and PDCP as any
+    /// other. Its journey in the model begins here. Returns its id.
+    pub fn arrive_n3<S: Sink>(&mut self, now: Instant, offer: Offer, sink: &mut S) -> u64 {
+        debug_assert_eq!(offer.dir, Dir::Dl);
+        let p = self.new_packet(&offer);
+        self.stats.from_core_pkts += 1;
+        let len = p.bytes + GTPU_OVERHEAD;
+        self.run(now, Action::N3Arrive(Job { p, count: 0, len }), sink);
+        p.pkt
     }
 
     /// The ANBR recommendations sent since the last call, oldest first (`qos[].anbr`): what each

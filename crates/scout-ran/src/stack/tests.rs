@@ -107,6 +107,32 @@ fn a_good_channel_decodes_first_time_and_the_uplink_asks_before_it_sends() {
 }
 
 #[test]
+fn a_real_upfs_slice_begins_and_ends_its_journeys_at_the_gnbs_n3() {
+    let mut h = Harness::new(&[(30.0, 30.0)]);
+    h.stack.upf_process = vec![true];
+    // Downlink from the UPF's tunnel: enters at the gNB's N3, reaches the UE's application.
+    let dl = h.stack.arrive_n3(0, Offer::new(Dir::Dl, 0, 0, 0, 1000), &mut h.sink);
+    // Uplink: leaves the model at the gNB's N3, in its tunnel; nothing reaches the model's N6.
+    let ul = h.stack.send(0, Offer::new(Dir::Ul, 1, 0, 0, 1000), &mut h.sink);
+    h.run_to(100);
+    let points = |pkt: u64| -> Vec<(Node, Layer, Point)> {
+        h.sink.packets.iter().filter(|e| e.pkt == pkt).map(|e| (e.node, e.layer, e.point)).collect()
+    };
+    let (d, u) = (points(dl), points(ul));
+    assert_eq!(d.first(), Some(&(Node::GnbCu, Layer::N3, Point::Arrive)), "{d:?}");
+    assert_eq!(d.last(), Some(&(Node::Ue, Layer::App, Point::Deliver)), "{d:?}");
+    assert_eq!(u.last(), Some(&(Node::GnbCu, Layer::N3, Point::Tx)), "{u:?}");
+    assert!(!u.iter().any(|p| p.0 == Node::Upf || p.0 == Node::Dn), "{u:?}");
+    assert!(!d.iter().any(|p| p.0 == Node::Upf || p.0 == Node::Dn), "{d:?}");
+    assert_eq!(h.stack.stats.delivered_pkts, [1, 0]);
+    assert_eq!((h.stack.stats.from_core_pkts, h.stack.stats.to_core_pkts), (1, 1));
+    let handed = h.stack.take_handoffs();
+    assert_eq!(handed.len(), 1);
+    assert_eq!(handed[0].packet.pkt, ul);
+    assert_eq!(h.stack.in_flight().count(), 0, "a packet handed to the core is no longer the model's");
+}
+
+#[test]
 fn two_ues_share_the_cell_round_robin() {
     let mut h = Harness::new(&[(25.0, 20.0), (25.0, 20.0)]);
     // Both backlogged: more than one slot carries.
