@@ -813,6 +813,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             progress=progress,
             offload=not args.no_offload,
             upf_binary=str(upf) if (upf := experiment.upf_binary()) else None,
+            probe=args.probe,
         )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
@@ -846,8 +847,18 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             f"{len(est)} session(s) established in {max(est, default=0):.2f} ms at most"
             + (f"; error: {u['error']}" if "error" in u else "")
         )
+        pr = em.get("probe")
+        if pr and "error" in pr:
+            print(f"    probe: error: {pr['error']}")
         if n3["uplink_not_ipv4"]:
             print(f"    {n3['uplink_not_ipv4']:,} uplink packets not IPv4, not sent to the UPF (it forwards IPv4)")
+    pr = em.get("probe")
+    if pr and "error" not in pr:
+        print(
+            f"  probe on the real UPF(s): {pr['pairs']['ul']:,} up and {pr['pairs']['dl']:,} down paired N3<->N6, "
+            f"unmatched {pr['unmatched']['n3']:,} on N3 and {pr['unmatched']['n6']:,} on N6, {pr['pfcp_pairs'] or 0} PFCP "
+            f"request/response pairs -> {out / 'upf'} (scout analyze {out / 'upf'})"
+        )
     skipped = {k: v for k, v in meta["counts"]["skipped_inputs"].items() if v}
     if skipped:
         print("  not taken into the model: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items()))
@@ -1546,6 +1557,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-offload",
         action="store_true",
         help="TUN devices without TCP segmentation offload: one packet per system call (slower; for comparison)",
+    )
+    em.add_argument(
+        "--probe",
+        action="store_true",
+        help="run `scout probe` on every real UPF (slices with upf_process: true) during the emulation: its N3/N6 "
+        "pairs and N4 PFCP pairs go to RUN/upf, a run of its own (docs/upf.md); needs BTF and clang-built probe",
     )
     _run_output_args(em)
     em.set_defaults(func=cmd_emulate)

@@ -88,9 +88,17 @@ def test_a_slice_served_by_a_real_upf_process(tmp_path: Path) -> None:
         "apps: [{name: pinger, ns: ue0, at_s: 0.2, cmd: 'ping -c 10 -i 0.1 $SCOUT_DN'}]\n"
     )
     out = tmp_path / "run"
-    r = scout("emulate", str(sc), "-o", str(out))
+    r = scout("emulate", str(sc), "-o", str(out), "--probe")
     assert r.returncode == 0, r.stderr
     assert "real UPF embb" in r.stdout and "1 session(s) established" in r.stdout, r.stdout
+    # The probe on the UPF's N3 and N6 paired exactly what the UPF forwarded: a run of its own.
+    pr = json.loads((out / "run.json").read_text())["emulator"]["probe"]
+    assert "error" not in pr, pr
+    counters = json.loads((out / "run.json").read_text())["emulator"]["core"][0]["upf"]["counters"]
+    assert (pr["pairs"]["ul"], pr["pairs"]["dl"]) == (counters["ul_forwarded"], counters["dl_forwarded"]), (pr, counters)
+    assert pr["unmatched"] == {"n3": 0, "n6": 0}, pr
+    r = scout("analyze", str(out / "upf"))
+    assert r.returncode == 0 and "UPF forwarding delay UL, slice embb" in r.stdout, r.stdout + r.stderr
     assert " 0% packet loss" in (out / "apps" / "pinger.out").read_text()
     meta = json.loads((out / "run.json").read_text())
     core = meta["emulator"]["core"][0]

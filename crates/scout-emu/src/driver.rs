@@ -118,11 +118,14 @@ pub struct Options {
     /// The `scout-upf` executable, for slices whose scenario asks for a real UPF
     /// (`core.slices[].upf_process`).
     pub upf_binary: Option<std::path::PathBuf>,
+    /// Run `scout probe` on every real UPF's N3, N6 and N4 during the emulation, into the run
+    /// directory `upf/` inside the run.
+    pub probe: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { duration_s: None, seed: None, shell: false, offload: true, upf_binary: None }
+        Options { duration_s: None, seed: None, shell: false, offload: true, upf_binary: None, probe: false }
     }
 }
 
@@ -814,6 +817,22 @@ pub fn emulate(
     })?;
     meta["emulator"]["feed"] = json!(feed.paths());
     let w = RunWriter::create_checkpointed(out, meta, &slices)?;
+    // The probe on the real UPFs, attached before any application starts.
+    let probe = match (&real_core, opts.probe) {
+        (_, false) => None,
+        (None, true) => {
+            return Err(EmuError::Setup {
+                what: "--probe".into(),
+                message: "no slice has a real UPF to probe; accepted with core.slices[].upf_process: true".into(),
+            })
+        }
+        (Some(core), true) => {
+            let p = scout_probe::testbench::Running::start(core.probe_options(), out.join("upf")).map_err(|e| {
+                EmuError::Setup { what: "--probe (scout probe on the real UPFs)".into(), message: e.to_string() }
+            })?;
+            Some(p)
+        }
+    };
     let mut apps = Apps::new(&loaded.scenario.apps, out, &names, opts.shell);
     ready(&names);
 
@@ -949,6 +968,16 @@ pub fn emulate(
     let (segments, writes) = written.segments_and_writes();
     let (write_late, device_full) = (written.late, written.device_full);
     let core_json = real_core.as_mut().map(|c| c.finish());
+    // The probe last (it sees the sessions' deletion on N4), while the UPFs' namespaces exist.
+    let probe_json = probe.map(|p| match p.finish() {
+        Ok(m) => {
+            let r = &m["probe_result"];
+            json!({"run": "upf", "pairs": r["pairs"], "unmatched": r["unmatched"], "ringbuf_lost": r["ringbuf_lost"],
+                   "pfcp_pairs": r["pfcp"].as_array().map(|a| a.iter().filter_map(|x| x["pairs"].as_u64()).sum::<u64>()),
+                   "note": "scout probe on every real UPF's n3, n6 and n4: a run of its own in upf/ (scout analyze RUN/upf)"})
+        }
+        Err(e) => json!({"error": e.to_string()}),
+    });
     drop(real_core);
     let problems = topo.teardown();
     let mut outcome = Outcome {
@@ -1004,6 +1033,7 @@ pub fn emulate(
         }),
         "cleanup_problems": problems,
         "core": core_json,
+        "probe": probe_json,
         "n3": {
             "gpdus_received": counts.n3_gpdus, "not_gpdu": counts.n3_not_gpdu, "unknown_teid": counts.n3_unknown_teid,
             "uplink_sent": counts.n3_ul_sent, "uplink_not_ipv4": counts.n3_ul_not_ipv4, "uplink_send_failed": counts.n3_ul_send_failed,

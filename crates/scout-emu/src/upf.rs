@@ -330,6 +330,20 @@ impl RealCore {
         Ok((core, links))
     }
 
+    /// `scout probe` on every UPF: N3 and N6 paired per slice, PFCP captured on N4.
+    pub fn probe_options(&self) -> scout_probe::Options {
+        let side = |ns: &str, iface: &str| scout_probe::Side { netns: Some(ns.to_string()), iface: iface.into() };
+        scout_probe::Options {
+            upfs: self
+                .sites
+                .iter()
+                .map(|s| scout_probe::Upf { n3: side(&s.ns, "n3"), n6: side(&s.ns, "n6"), slice: s.slice.clone() })
+                .collect(),
+            pfcp: self.sites.iter().map(|s| side(&s.ns, "n4")).collect(),
+            ..scout_probe::Options::default()
+        }
+    }
+
     /// The namespaces it made (the gNB's, then each UPF's).
     pub fn namespaces(&self) -> Vec<String> {
         std::iter::once(self.gnb.clone()).chain(self.sites.iter().map(|s| s.ns.clone())).collect()
