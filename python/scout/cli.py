@@ -838,7 +838,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         print(f"  app {a['name']} ({a['ns']}: {a['cmd']}): {status}{where}")
     for c in em.get("core") or []:
         # A slice served by Scout's real UPF process (docs/upf.md).
-        u, p, n3 = c["upf"], c["pfcp"], em["n3"]
+        u, p = c["upf"], c["pfcp"]
         k = u.get("counters", {})
         est = p["establishment_ms"]
         print(
@@ -850,8 +850,8 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         pr = em.get("probe")
         if pr and "error" in pr:
             print(f"    probe: error: {pr['error']}")
-        if n3["uplink_not_ipv4"]:
-            print(f"    {n3['uplink_not_ipv4']:,} uplink packets not IPv4, not sent to the UPF (it forwards IPv4)")
+    if (em.get("n3") or {}).get("uplink_not_ipv4"):
+        print(f"    {em['n3']['uplink_not_ipv4']:,} uplink packets not IPv4, not sent to a real UPF (it forwards IPv4)")
     pr = em.get("probe")
     if pr and "error" not in pr:
         print(
@@ -882,12 +882,16 @@ def cmd_experiment(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.name}: no such experiment; accepted: {', '.join(experiment.EXPERIMENTS)}")
     if not args.output:
         raise UsageError("give -o OUT: the directory for the experiment's runs, report and summary.csv")
+    if args.seeds is None:
+        args.seeds = 1 if e.name == "upf-slices" else 5
     if e.name == "l4s-anbr":
         return run_l4s_anbr(args)
     if e.name == "ran-delay":
         return run_ran_delay(args)
     if e.name == "rlc-modes":
         return run_rlc_modes(args)
+    if e.name == "upf-slices":
+        return run_upf_slices(args)
     if args.duration is None:
         args.duration = 20.0
     why = _emulator_unavailable(("iperf3",))
@@ -911,6 +915,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             set=experiment.tcp_cc_sets(cfg, args.duration),
             shell=False,
             no_offload=False,
+            probe=False,
         )
         with experiment.cubic_hystart(args.hystart if cfg == "cubic" else None) as note:
             if note:
@@ -1019,11 +1024,21 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_emulation_quietly(scenario: str, run: Path, seed: int, duration: float, sets: list[str], force: bool) -> None:
-    """One emulated run of an experiment (`scout emulate SCENARIO -o RUN`); the emulator's own
-    progress is the sweep's noise, shown only if the run fails."""
+def run_emulation_quietly(
+    scenario: str, run: Path, seed: int, duration: float, sets: list[str], force: bool, probe: bool = False
+) -> None:
+    """One emulated run of an experiment (`scout emulate SCENARIO -o RUN`, `--probe` with
+    ``probe``); the emulator's own progress is the sweep's noise, shown only if the run fails."""
     emu_args = argparse.Namespace(
-        scenario=scenario, output=str(run), force=force, duration=duration, seed=seed, set=sets, shell=False, no_offload=False
+        scenario=scenario,
+        output=str(run),
+        force=force,
+        duration=duration,
+        seed=seed,
+        set=sets,
+        shell=False,
+        no_offload=False,
+        probe=probe,
     )
     said = io.StringIO()
     try:
@@ -1164,6 +1179,59 @@ def run_rlc_modes(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_upf_slices(args: argparse.Namespace) -> int:
+    """`scout experiment upf-slices`: three slices with a real UPF each, eMBB's uplink at the
+    light, medium and heavy load, the probe on every UPF; a row per slice, load and pairing, the
+    comparison report."""
+    from scout import experiment
+    from scout import experiment_upf as xu
+
+    if args.emulate:
+        raise UsageError("--emulate: upf-slices always runs through the emulator (real UPF processes)")
+    why = _emulator_unavailable(("iperf3",))
+    if why:
+        raise SystemExit(f"error: scout experiment upf-slices: {why}")
+    if experiment.upf_binary() is None:
+        raise SystemExit(
+            "error: scout experiment upf-slices: scout-upf is not built (cargo build --release -p scout-emu --bin scout-upf)"
+        )
+    cfgs, seeds, duration, out = _sweep_runs(args, xu.select, xu.configurations(), 20.0, 2.0, "2 s")
+    n = len(cfgs) * len(seeds)
+    print(f"upf-slices: {len(cfgs)} loads x {len(seeds)} seeds = {n} runs of {duration:g} s, emulated with 3 real UPFs")
+    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
+    rows, links, delays, done = [], {}, {}, 0
+    for c in cfgs:
+        merged: dict | None = None
+        for seed in seeds:
+            run = out / c.name / f"seed{seed}"
+            run_emulation_quietly("upf-slices", run, seed, duration + 3, xu.scenario_sets(c, duration), args.force, probe=True)
+            m = xu.run_metrics(run)
+            if merged is None:
+                merged = m
+            else:
+                for s in xu.SLICES:
+                    for k in ("identity", "nearest", "pfcp_mod_us"):
+                        merged[s][k] = merged[s][k] + m[s][k]
+            if seed in reported:
+                with contextlib.redirect_stderr(io.StringIO()):
+                    render_report(_open(str(run / "upf")))
+                links.setdefault(c.name, []).append(f"../{c.name}/seed{seed}/upf/report/index.html")
+            done += 1
+        delays[c.name] = merged
+        new = xu.summary_rows(c, merged)
+        rows.extend(new)
+        for r in new:
+            if r["pairing"] == "identity":
+                print(
+                    f"  [{done}/{n}] {c.load:<6} {r['slice']:<5} {r['pairs']:>7,} pairs  N3->N6 p50 {r['p50_us']} µs, "
+                    f"p99 {r['p99_us']} µs, p99.9 {r['p999_us']} µs; PFCP modification p50 {r['pfcp_mod_p50_us']} µs"
+                )
+    csv_path = xu.write_summary(out, rows)
+    page = xu.report(out, rows, delays, links)
+    print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout analyze {out}/LOAD/seedN/upf (the probe's run)")
+    return 0
+
+
 def cmd_exec(args: argparse.Namespace) -> int:
     """Runs a command in a running emulation's namespace."""
     target = Path(args.run)
@@ -1273,6 +1341,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             set=[],
             shell=False,
             no_offload=False,
+            probe=False,
         )
         print()
         cmd_emulate(args_emu)
@@ -1590,9 +1659,9 @@ def build_parser() -> argparse.ArgumentParser:
     xp.add_argument(
         "--seeds",
         type=int,
-        default=5,
+        default=None,
         metavar="N",
-        help="l4s-anbr, ran-delay, rlc-modes: runs per configuration (and load; default 5)",
+        help="l4s-anbr, ran-delay, rlc-modes, upf-slices: runs per configuration (and load; default 5, upf-slices 1)",
     )
     xp.add_argument("--loads", default="low,high", help="l4s-anbr: background loads to run (default low,high)")
     xp.add_argument(

@@ -71,6 +71,14 @@ EXPERIMENTS = {
         "rlc-modes",
         [],
     ),
+    "upf-slices": Experiment(
+        "upf-slices",
+        "seed 001: three slices (eMBB, URLLC, mMTC), each with Scout's real UPF process, eMBB's uplink at 5, 20 and 50 "
+        "Mbit/s, through the emulator (root); per slice the N3->N6 delay (p50/p99/p99.9, CDFs) from the probe's identity "
+        "pairs and from the seed's nearest-preceding pairing, isolation, PFCP modification latency under each load",
+        "upf-slices",
+        [],
+    ),
 }
 
 

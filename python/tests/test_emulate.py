@@ -655,3 +655,40 @@ def test_the_rlc_modes_study_compares_am_and_um_with_iperf3_through_the_emulator
     (row,) = list(csv.DictReader((out2 / "summary.csv").open()))
     assert float(row["cwnd_mean"]) > 10 and float(row["throughput_mbps"]) > 5, row
     assert (out2 / "tcp-am-good" / "seed1" / "report" / "index.html").is_file()
+
+
+def test_the_upf_slices_study_measures_each_slices_real_upf_by_identity(tmp_path: Path) -> None:
+    # Seed 001's study, shortened: the three loads, 6 s each, three real UPFs and the probe.
+    if shutil.which("iperf3") is None:
+        pytest.skip("iperf3 is not installed")
+    out = tmp_path / "xu"
+    r = scout("experiment", "upf-slices", "-o", str(out), "--duration", "6", "--reports", "none")
+    assert r.returncode == 0, r.stderr + r.stdout
+    lines = (out / "summary.csv").read_text().splitlines()
+    assert lines[0] == "slice,load,pairs,p50_us,p99_us,p999_us,pfcp_mod_p50_us,pfcp_mod_p99_us,pairing", lines[0]
+    rows = {(x["slice"], x["load"], x["pairing"]): x for x in csv.DictReader((out / "summary.csv").open())}
+    slices, loads = ("embb", "urllc", "mmtc"), ("light", "medium", "heavy")
+    assert set(rows) == {(s, x, p) for s in slices for x in loads for p in ("identity", "nearest")}, sorted(rows)
+
+    def f(s: str, x: str, k: str, p: str = "identity") -> float:
+        return float(rows[(s, x, p)][k])
+
+    for x in loads:
+        meta = json.loads((out / x / "seed1" / "run.json").read_text())
+        probe = meta["emulator"]["probe"]
+        # Every pair is an identity pair: each packet the UPF forwarded, paired with itself.
+        assert probe["unmatched"] == {"n3": 0, "n6": 0}, probe
+        for c in meta["emulator"]["core"]:
+            assert int(rows[(c["slice"], x, "identity")]["pairs"]) == c["upf"]["counters"]["ul_forwarded"], (x, c)
+            # PFCP modification latency under this load, every 200 ms.
+            assert len(c["pfcp"]["modification_ms"]) >= 15 and not c["pfcp"]["modification_errors"], c["pfcp"]
+        for s in slices:
+            assert f(s, x, "pfcp_mod_p50_us") > 0 and f(s, x, "pfcp_mod_p99_us") >= f(s, x, "pfcp_mod_p50_us")
+    # eMBB's UPF: its delay grows with its load.
+    assert f("embb", "heavy", "p99_us") > f("embb", "light", "p99_us"), [rows[("embb", x, "identity")] for x in loads]
+    # Isolation: URLLC's own UPF keeps its p99 within its light-load band (below the light load's
+    # p99.9) when eMBB's is heavy.
+    assert f("urllc", "heavy", "p99_us") <= f("urllc", "light", "p999_us"), [rows[("urllc", x, "identity")] for x in loads]
+    # The seed's nearest-preceding pairing underestimates a queueing UPF's delay.
+    assert f("embb", "heavy", "p50_us", "nearest") < f("embb", "heavy", "p50_us")
+    assert (out / "report" / "index.html").is_file()

@@ -778,6 +778,7 @@ pub fn emulate(
         .map(|(i, s)| crate::upf::RealSlice {
             slice: i as u8,
             name: s.name.clone(),
+            modify_every_ms: s.upf_modify_every_ms,
             ues: (0..n_ues)
                 .filter(|&u| usize::from(stack.slice_of(u)) == i)
                 .map(|u| (u, netns::ue_addr4(u), stack.qfi_of(u, 0)))

@@ -186,7 +186,10 @@ impl UpfSite {
         tx_checksum_off(dn, &d6)?;
         let mut dn_batch = format!("addr add {}/24 dev {d6}\nlink set dev {d6} up\n", a.dn_n6);
         for ue in ues {
-            dn_batch += &format!("route replace {ue}/32 via {} dev {d6}\n", a.upf_n6);
+            // `src`: replies from an unconnected socket (a UDP server) come from the data
+            // network's address, not from the N6 link's (the UE's connected socket takes only
+            // those).
+            dn_batch += &format!("route replace {ue}/32 via {} dev {d6} src {DN_ADDR4}\n", a.upf_n6);
         }
         with(dn, dn_batch)?;
         let child = Command::new("ip")
@@ -255,15 +258,62 @@ pub struct CoreLink {
 pub struct RealSlice {
     pub slice: u8,
     pub name: String,
+    /// How often the SMF modifies one of the slice's sessions (round robin), ms; 0: never.
+    pub modify_every_ms: f64,
     pub ues: Vec<(u32, Ipv4Addr, u8)>,
+}
+
+type Sessions = (scout_upf::smf::Smf, Vec<scout_upf::smf::PduSession>);
+
+/// What the modifying thread hands back: the SMF and sessions, the response times (ms), the
+/// failures.
+type Modified = (Sessions, Vec<f64>, Vec<String>);
+
+/// One UPF's SMF: its sessions, its N4 timings, and the thread that modifies its sessions
+/// periodically (which holds the SMF while it runs).
+struct SmfSlot {
+    held: Option<Sessions>,
+    timings: Value,
+    modifier: Option<std::thread::JoinHandle<Modified>>,
+}
+
+/// Every `every`, a path switch of one of the sessions (round robin) to its own tunnel, timed;
+/// until `stop`. Returns the SMF and sessions, the response times (ms) and the failures.
+fn modify_periodically(
+    (mut smf, mut sessions): Sessions,
+    every: std::time::Duration,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Modified {
+    use std::sync::atomic::Ordering;
+    let (mut times, mut errors) = (Vec::new(), Vec::new());
+    let mut next = std::time::Instant::now() + every;
+    let mut k = 0;
+    while !stop.load(Ordering::Relaxed) && !sessions.is_empty() {
+        let now = std::time::Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(std::time::Duration::from_millis(20)));
+            continue;
+        }
+        next += every;
+        let n = sessions.len();
+        let s = &mut sessions[k % n];
+        k += 1;
+        let same = s.downlink;
+        match smf.modify_downlink(s, scout_upf::pfcp::Action::Forward, same) {
+            Ok(t) => times.push(ms(t)),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    ((smf, sessions), times, errors)
 }
 
 /// The emulator's real core: the gNB's namespace, a UPF per slice that asked for one, and the
 /// SMF's PDU sessions on each.
 pub struct RealCore {
     sites: Vec<UpfSite>,
-    smfs: Vec<(scout_upf::smf::Smf, Vec<scout_upf::smf::PduSession>, Value)>,
+    smfs: Vec<SmfSlot>,
     pub gnb: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 use serde_json::{json, Value};
@@ -281,7 +331,8 @@ impl RealCore {
         use scout_upf::smf::Smf;
         use std::net::{SocketAddrV4, UdpSocket};
         let gnb = create_gnb(pid)?;
-        let mut core = RealCore { sites: Vec::new(), smfs: Vec::new(), gnb: gnb.clone() };
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut core = RealCore { sites: Vec::new(), smfs: Vec::new(), gnb: gnb.clone(), stop: stop.clone() };
         let mut links = Vec::new();
         for (k, rs) in slices.iter().enumerate() {
             let addrs: Vec<Ipv4Addr> = rs.ues.iter().map(|u| u.1).collect();
@@ -320,7 +371,18 @@ impl RealCore {
                 est.push(ms(t));
             }
             let timings = json!({"association_ms": ms(assoc), "establishment_ms": est});
-            core.smfs.push((smf, sessions, timings));
+            let (held, modifier) = if rs.modify_every_ms > 0.0 {
+                let every = std::time::Duration::from_secs_f64(rs.modify_every_ms / 1e3);
+                let stop = stop.clone();
+                let h = std::thread::Builder::new()
+                    .name("scout-smf".into())
+                    .spawn(move || modify_periodically((smf, sessions), every, stop))
+                    .map_err(|e| setup_err("the SMF's thread", e.to_string()))?;
+                (None, Some(h))
+            } else {
+                (Some((smf, sessions)), None)
+            };
+            core.smfs.push(SmfSlot { held, timings, modifier });
             links.push(CoreLink {
                 slice: rs.slice,
                 sock,
@@ -353,7 +415,17 @@ impl RealCore {
     /// addresses, N4 timings and the UPF's own report (its counters).
     pub fn finish(&mut self) -> Value {
         let mut out = Vec::new();
-        for (site, (smf, sessions, timings)) in self.sites.iter_mut().zip(self.smfs.iter_mut()) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for (site, slot) in self.sites.iter_mut().zip(self.smfs.iter_mut()) {
+            let (mut modification, mut mod_errors) = (Vec::new(), Vec::new());
+            if let Some(h) = slot.modifier.take() {
+                if let Ok((held, times, errors)) = h.join() {
+                    slot.held = Some(held);
+                    (modification, mod_errors) = (times, errors);
+                }
+            }
+            let timings = &slot.timings;
+            let Some((smf, sessions)) = slot.held.as_mut() else { continue };
             let del: Vec<Value> = sessions
                 .iter()
                 .map(|s| smf.delete(s).map_or_else(|e| json!(e.to_string()), |t| json!(ms(t))))
@@ -366,6 +438,7 @@ impl RealCore {
                 "n4": {"smf": a.smf_n4.to_string(), "upf": a.upf_n4.to_string()},
                 "n6": {"upf": a.upf_n6.to_string(), "dn": a.dn_n6.to_string()},
                 "pfcp": {"association_ms": timings["association_ms"], "establishment_ms": timings["establishment_ms"],
+                         "modification_ms": modification, "modification_errors": mod_errors,
                          "deletion_ms": del, "stale_responses": smf.stale_responses},
                 "upf": upf,
             }));

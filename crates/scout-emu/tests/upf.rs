@@ -26,17 +26,9 @@ fn missing() -> Option<String> {
     None
 }
 
-/// Runs `f` on a thread inside namespace `ns`: a socket it makes stays in that namespace.
+/// Runs `f` inside namespace `ns` (sockets it makes stay there).
 fn in_ns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let path = format!("/var/run/netns/{ns}");
-    std::thread::spawn(move || {
-        let target = std::fs::File::open(&path).expect("the namespace");
-        // SAFETY: setns on a valid descriptor; it changes only this short-lived thread.
-        assert_eq!(unsafe { libc::setns(std::os::fd::AsRawFd::as_raw_fd(&target), libc::CLONE_NEWNET) }, 0);
-        f()
-    })
-    .join()
-    .expect("the thread")
+    scout_emu::upf::in_ns(ns, move || Ok(f())).expect("into the namespace")
 }
 
 /// Removes the test's namespaces however it ends.
@@ -70,22 +62,6 @@ fn udp4(src: Ipv4Addr, sport: u16, dst: Ipv4Addr, dport: u16, payload: &[u8]) ->
     p.extend_from_slice(&[0, 0]);
     p.extend_from_slice(payload);
     p
-}
-
-/// Room for every datagram a test sends before it reads (SO_RCVBUFFORCE: root).
-fn deep(s: &UdpSocket) {
-    let v: libc::c_int = 8 << 20;
-    // SAFETY: setsockopt(2) with a pointer to an int and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            std::os::fd::AsRawFd::as_raw_fd(s),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUFFORCE,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(r, 0, "SO_RCVBUFFORCE");
 }
 
 /// The next datagram on `s` within `ms`, if one comes.
@@ -247,8 +223,8 @@ fn the_probe_on_the_upfs_n3_and_n6_pairs_every_packet_it_forwarded() {
         .establish(UE, Tunnel { teid: 0x100, addr: a.upf_n3 }, Some(Tunnel { teid: 0x200, addr: a.gnb_n3 }), 9)
         .expect("session establishment");
     let upf_n3 = SocketAddrV4::new(a.upf_n3, GTPU_PORT);
-    deep(&gnb_n3);
-    deep(&server);
+    scout_emu::upf::deep_receive_buffer(&gnb_n3);
+    scout_emu::upf::deep_receive_buffer(&server);
     let (n, mut g) = (400u32, Vec::new());
     for i in 0..n {
         // Each datagram distinct (the probe pairs by identity: the payload is part of it).

@@ -179,6 +179,11 @@ pub struct SliceCfg {
     /// its `upf` stage is not used for them.
     #[serde(default)]
     pub upf_process: bool,
+    /// With `upf_process`: the SMF modifies a PDU session of the slice this often (a path switch
+    /// of its downlink to the same tunnel: the whole procedure, rules compiled again), timing
+    /// each response — N4 latency under the data path's load (seed 001). 0: never.
+    #[serde(default)]
+    pub upf_modify_every_ms: f64,
 }
 
 fn default_sst() -> u8 {
@@ -208,6 +213,7 @@ impl Default for CoreCfg {
                 sd: None,
                 upf: default_upf_exec(),
                 upf_process: false,
+                upf_modify_every_ms: 0.0,
             }],
             // A single-server testbed (SCOUT §4: srsRAN CU/DU and Open5GS on one COTS server):
             // links are the host's own, tens of µs. Set them for a distributed deployment.
