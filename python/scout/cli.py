@@ -814,6 +814,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             offload=not args.no_offload,
             upf_binary=str(upf) if (upf := experiment.upf_binary()) else None,
             probe=args.probe,
+            capture=args.capture,
         )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
@@ -859,6 +860,17 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             f"unmatched {pr['unmatched']['n3']:,} on N3 and {pr['unmatched']['n6']:,} on N6, {pr['pfcp_pairs'] or 0} PFCP "
             f"request/response pairs -> {out / 'upf'} (scout analyze {out / 'upf'})"
         )
+    caps = em.get("capture") or []
+    if caps:
+        frames = sum(c["frames"] for c in caps)
+        lost = sum(c["dropped_by_kernel"] for c in caps)
+        print(
+            f"  capture: {frames:,} frames in {len(caps)} files, {lost:,} dropped by the kernel -> {out / 'capture'} "
+            f"(scout ingest pcap {out / 'capture'}/*.pcap -o RUN2)"
+        )
+        for c in caps:
+            if c.get("error"):
+                print(f"    capture error: {c['error']}")
     skipped = {k: v for k, v in meta["counts"]["skipped_inputs"].items() if v}
     if skipped:
         print("  not taken into the model: " + ", ".join(f"{k} {v:,}" for k, v in skipped.items()))
@@ -916,6 +928,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
             shell=False,
             no_offload=False,
             probe=False,
+            capture=False,
         )
         with experiment.cubic_hystart(args.hystart if cfg == "cubic" else None) as note:
             if note:
@@ -1039,6 +1052,7 @@ def run_emulation_quietly(
         shell=False,
         no_offload=False,
         probe=probe,
+        capture=False,
     )
     said = io.StringIO()
     try:
@@ -1342,6 +1356,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             shell=False,
             no_offload=False,
             probe=False,
+            capture=False,
         )
         print()
         cmd_emulate(args_emu)
@@ -1632,6 +1647,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run `scout probe` on every real UPF (slices with upf_process: true) during the emulation: its N3/N6 "
         "pairs and N4 PFCP pairs go to RUN/upf, a run of its own (docs/upf.md); needs BTF and clang-built probe",
+    )
+    em.add_argument(
+        "--capture",
+        action="store_true",
+        help="capture every real UPF's N3, N6 and N4 during the emulation into RUN/capture/SLICE-IFACE.pcap "
+        "(as tcpdump would; for scout ingest pcap)",
     )
     _run_output_args(em)
     em.set_defaults(func=cmd_emulate)

@@ -88,7 +88,7 @@ def test_a_slice_served_by_a_real_upf_process(tmp_path: Path) -> None:
         "apps: [{name: pinger, ns: ue0, at_s: 0.2, cmd: 'ping -c 10 -i 0.1 $SCOUT_DN'}]\n"
     )
     out = tmp_path / "run"
-    r = scout("emulate", str(sc), "-o", str(out), "--probe")
+    r = scout("emulate", str(sc), "-o", str(out), "--probe", "--capture")
     assert r.returncode == 0, r.stderr
     assert "real UPF embb" in r.stdout and "1 session(s) established" in r.stdout, r.stdout
     # The probe on the UPF's N3 and N6 paired exactly what the UPF forwarded: a run of its own.
@@ -99,6 +99,34 @@ def test_a_slice_served_by_a_real_upf_process(tmp_path: Path) -> None:
     assert pr["unmatched"] == {"n3": 0, "n6": 0}, pr
     r = scout("analyze", str(out / "upf"))
     assert r.returncode == 0 and "UPF forwarding delay UL, slice embb" in r.stdout, r.stdout + r.stderr
+    # A capture of the same UPF's N3, N6 and N4, taken during the run, ingested as a testbed's
+    # would be: the same packets paired, one for one, with the same delays (the capture's taps sit
+    # just outside the probe's TC hooks: a few µs apart).
+    caps = json.loads((out / "run.json").read_text())["emulator"]["capture"]
+    assert {Path(c["file"]).name for c in caps} == {"embb-n3.pcap", "embb-n6.pcap", "embb-n4.pcap"}, caps
+    assert all(c["dropped_by_kernel"] == 0 and c["error"] is None and c["frames"] > 0 for c in caps), caps
+    r = scout("ingest", "pcap", *sorted(str(p) for p in (out / "capture").glob("*.pcap")), "-o", str(tmp_path / "pcap"))
+    assert r.returncode == 0, r.stderr
+
+    import duckdb
+
+    def pairs(run: Path) -> dict:
+        epoch = json.loads((run / "run.json").read_text())["wall_clock_epoch_s"]
+        sql = f"SELECT dir, min(t_ns) AS a, max(t_ns) AS b FROM '{run}/events/packet.parquet' GROUP BY pkt, dir ORDER BY dir, a"
+        got: dict = {}
+        # By direction: the capture knows no slice name (Scout's PFCP carries no S-NSSAI), and
+        # this UPF serves one slice.
+        for d, a, b in duckdb.sql(sql).fetchall():
+            got.setdefault(d, []).append((epoch * 1e9 + a, b - a))
+        return got
+
+    probe, pcap = pairs(out / "upf"), pairs(tmp_path / "pcap")
+    assert {k: len(v) for k, v in probe.items()} == {k: len(v) for k, v in pcap.items()}, (probe.keys(), pcap.keys())
+    for key, ps in probe.items():
+        for (t1, d1), (t2, d2) in zip(ps, pcap[key], strict=True):
+            assert abs(t1 - t2) < 2e6 and abs(d1 - d2) < 100e3, (key, t1, t2, d1, d2)
+    pfcp = json.loads((tmp_path / "pcap" / "run.json").read_text())["pfcp"]
+    assert pfcp["pairs"] == pr["pfcp_pairs"] and pfcp["pairs"] >= 1, (pfcp, pr)
     assert " 0% packet loss" in (out / "apps" / "pinger.out").read_text()
     meta = json.loads((out / "run.json").read_text())
     core = meta["emulator"]["core"][0]

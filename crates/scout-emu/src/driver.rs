@@ -121,11 +121,21 @@ pub struct Options {
     /// Run `scout probe` on every real UPF's N3, N6 and N4 during the emulation, into the run
     /// directory `upf/` inside the run.
     pub probe: bool,
+    /// Capture every real UPF's N3, N6 and N4 into pcap files in `capture/` inside the run.
+    pub capture: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { duration_s: None, seed: None, shell: false, offload: true, upf_binary: None, probe: false }
+        Options {
+            duration_s: None,
+            seed: None,
+            shell: false,
+            offload: true,
+            upf_binary: None,
+            probe: false,
+            capture: false,
+        }
     }
 }
 
@@ -834,6 +844,17 @@ pub fn emulate(
             Some(p)
         }
     };
+    let capture =
+        match (&real_core, opts.capture) {
+            (_, false) => None,
+            (None, true) => return Err(EmuError::Setup {
+                what: "--capture".into(),
+                message:
+                    "no slice has a real UPF whose interfaces to capture; accepted with core.slices[].upf_process: true"
+                        .into(),
+            }),
+            (Some(core), true) => Some(crate::capture::Capture::start(core.capture_points(&out.join("capture")))?),
+        };
     let mut apps = Apps::new(&loaded.scenario.apps, out, &names, opts.shell);
     ready(&names);
 
@@ -979,6 +1000,7 @@ pub fn emulate(
         }
         Err(e) => json!({"error": e.to_string()}),
     });
+    let capture_json = capture.map(|c| c.finish());
     drop(real_core);
     let problems = topo.teardown();
     let mut outcome = Outcome {
@@ -1035,6 +1057,7 @@ pub fn emulate(
         "cleanup_problems": problems,
         "core": core_json,
         "probe": probe_json,
+        "capture": capture_json,
         "n3": {
             "gpdus_received": counts.n3_gpdus, "not_gpdu": counts.n3_not_gpdu, "unknown_teid": counts.n3_unknown_teid,
             "uplink_sent": counts.n3_ul_sent, "uplink_not_ipv4": counts.n3_ul_not_ipv4, "uplink_send_failed": counts.n3_ul_send_failed,

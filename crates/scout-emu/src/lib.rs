@@ -12,6 +12,7 @@
 //! - [`apps`]: the scenario's applications, started in their namespaces;
 //! - [`tcp`]: the applications' TCP state from the kernel's `tcp_probe` tracepoint;
 //! - [`packet`]: a packet's flow and ICMP echo; [`timing`]: the clock and the loop's lateness.
+//! - [`capture`]: pcap captures of the real UPFs' interfaces (`--capture`).
 //! - [`upf`]: a slice's real UPF process (`scout-upf`) in its namespace, linked to the gNB and
 //!   the data network.
 //! - [`feed`]: the UEs' live RAN feeds; [`feed_client`]: a subscription to one, from Rust.
@@ -19,6 +20,7 @@
 //! `docs/emulator.md` describes how it works and what it does not model.
 
 pub mod apps;
+pub mod capture;
 pub mod driver;
 pub mod egress;
 pub mod feed;

@@ -406,6 +406,20 @@ impl RealCore {
         }
     }
 
+    /// Every UPF's N3, N6 and N4, each to `dir/<slice>-<iface>.pcap`.
+    pub fn capture_points(&self, dir: &Path) -> Vec<crate::capture::Point> {
+        self.sites
+            .iter()
+            .flat_map(|s| {
+                ["n3", "n6", "n4"].map(|i| crate::capture::Point {
+                    ns: s.ns.clone(),
+                    iface: i.into(),
+                    file: dir.join(format!("{}-{i}.pcap", s.slice)),
+                })
+            })
+            .collect()
+    }
+
     /// The namespaces it made (the gNB's, then each UPF's).
     pub fn namespaces(&self) -> Vec<String> {
         std::iter::once(self.gnb.clone()).chain(self.sites.iter().map(|s| s.ns.clone())).collect()

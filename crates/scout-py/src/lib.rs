@@ -93,7 +93,7 @@ fn simulate(
 /// namespaces are up (the DN's first); `progress(elapsed_s, duration_s, packets)` about every
 /// 100 ms. Ctrl-C ends the emulation and writes the run.
 #[pyfunction]
-#[pyo3(signature = (scenario, out, seed=None, duration=None, sets=Vec::new(), shell=false, ready=None, progress=None, offload=true, upf_binary=None, probe=false))]
+#[pyo3(signature = (scenario, out, seed=None, duration=None, sets=Vec::new(), shell=false, ready=None, progress=None, offload=true, upf_binary=None, probe=false, capture=false))]
 #[allow(clippy::too_many_arguments)]
 fn emulate(
     py: Python<'_>,
@@ -108,9 +108,10 @@ fn emulate(
     offload: bool,
     upf_binary: Option<PathBuf>,
     probe: bool,
+    capture: bool,
 ) -> PyResult<String> {
     let loaded = scout_sim::scenario::load(&scenario, &sets).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let opts = scout_emu::driver::Options { duration_s: duration, seed, shell, offload, upf_binary, probe };
+    let opts = scout_emu::driver::Options { duration_s: duration, seed, shell, offload, upf_binary, probe, capture };
     let mut rep = Reporter::new(py, progress);
     let mut ready_error = None;
     let result = scout_emu::driver::emulate(
