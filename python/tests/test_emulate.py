@@ -686,11 +686,11 @@ def test_the_rlc_modes_study_compares_am_and_um_with_iperf3_through_the_emulator
 
 
 def test_the_upf_slices_study_measures_each_slices_real_upf_by_identity(tmp_path: Path) -> None:
-    # Seed 001's study, shortened: the three loads, 6 s each, three real UPFs and the probe.
+    # Seed 001's study, shortened: the three loads, 5 s each, three real UPFs and the probe.
     if shutil.which("iperf3") is None:
         pytest.skip("iperf3 is not installed")
     out = tmp_path / "xu"
-    r = scout("experiment", "upf-slices", "-o", str(out), "--duration", "6", "--reports", "none")
+    r = scout("experiment", "upf-slices", "-o", str(out), "--duration", "5", "--reports", "none")
     assert r.returncode == 0, r.stderr + r.stdout
     lines = (out / "summary.csv").read_text().splitlines()
     assert lines[0] == "slice,load,pairs,p50_us,p99_us,p999_us,pfcp_mod_p50_us,pfcp_mod_p99_us,pairing", lines[0]
