@@ -7,7 +7,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -46,90 +46,38 @@ fn err(what: impl Into<String>, e: impl std::fmt::Display) -> EmuError {
     EmuError::Setup { what: what.into(), message: e.to_string() }
 }
 
-/// An `AF_PACKET` socket on `iface` of the namespace it is made in, all protocols, timestamped.
+/// An `AF_PACKET` socket on `iface` of the namespace it is made in (`scout_probe::packet_socket`),
+/// with room for the bursts between two reads.
 fn packet_socket(iface: &str) -> io::Result<OwnedFd> {
-    let proto = (libc::ETH_P_ALL as u16).to_be();
-    // SAFETY: socket(2); the descriptor is owned at once.
-    let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::c_int::from(proto)) };
-    if raw < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `raw` was just opened.
-    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
-    let name = std::ffi::CString::new(iface).map_err(io::Error::other)?;
-    // SAFETY: a NUL-terminated name.
-    let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
-    if index == 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: sockaddr_ll zeroed, then filled; bind(2) reads it.
+    let sock = scout_probe::packet_socket(iface)?;
+    let v: libc::c_int = 32 << 20;
+    // SAFETY: setsockopt(2) with a pointer to an int and its size.
     let r = unsafe {
-        let mut sa: libc::sockaddr_ll = std::mem::zeroed();
-        sa.sll_family = libc::AF_PACKET as u16;
-        sa.sll_protocol = proto;
-        sa.sll_ifindex = index as i32;
-        libc::bind(
+        libc::setsockopt(
             sock.as_raw_fd(),
-            (&sa as *const libc::sockaddr_ll).cast(),
-            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
         )
     };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
-    for (opt, v) in [(libc::SO_TIMESTAMPNS, 1), (libc::SO_RCVBUFFORCE, 32 << 20)] {
-        let v: libc::c_int = v;
-        // SAFETY: setsockopt(2) with a pointer to an int and its size.
-        let r = unsafe {
-            libc::setsockopt(
-                sock.as_raw_fd(),
-                libc::SOL_SOCKET,
-                opt,
-                (&v as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
     Ok(sock)
 }
 
 /// One frame from `fd` into `buf`, non-blocking: its length on the wire, the bytes kept and
-/// its timestamp (ns since the epoch); `None` when none waits.
+/// its timestamp (ns since the epoch; the clock's now if the kernel gave none); `None` when none
+/// waits.
 fn recv(fd: libc::c_int, buf: &mut [u8]) -> Option<(usize, usize, i64)> {
-    let mut cmsg = [0u8; 256];
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-    // SAFETY: recvmsg(2) into our buffers (msghdr zeroed, then pointed at them); the control
-    // messages are walked with the CMSG macros within `cmsg`.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cmsg.as_mut_ptr().cast();
-        msg.msg_controllen = cmsg.len();
-        let n = libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT | libc::MSG_TRUNC);
-        if n < 0 {
-            return None;
-        }
-        let mut t = None;
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                t = Some(ts.tv_sec * 1_000_000_000 + ts.tv_nsec);
-            }
-            c = libc::CMSG_NXTHDR(&msg, c);
-        }
-        let t = t.unwrap_or_else(|| {
-            let mut ts: libc::timespec = std::mem::zeroed();
-            libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts);
-            ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-        });
-        let wire = n as usize;
-        Some((wire, wire.min(buf.len()), t))
-    }
+    let flags = libc::MSG_DONTWAIT | libc::MSG_TRUNC;
+    let (wire, t) = scout_probe::recv_timestamped(fd, buf, flags, libc::SCM_TIMESTAMPNS)?;
+    let t = t.unwrap_or_else(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        now.as_nanos() as i64
+    });
+    Some((wire, wire.min(buf.len()), t))
 }
 
 /// The kernel's count of frames it dropped for `fd` (its queue was full), since the last call.

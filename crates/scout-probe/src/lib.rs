@@ -240,10 +240,46 @@ impl Drop for InNetns {
     }
 }
 
+/// An `AF_PACKET` socket for every protocol on interface `iface` of the caller's namespace, with
+/// receive timestamps (`SO_TIMESTAMPNS`): every frame both ways, as a capture takes them.
+pub fn packet_socket(iface: &str) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let proto = (libc::ETH_P_ALL as u16).to_be();
+    let name = std::ffi::CString::new(iface).map_err(std::io::Error::other)?;
+    // SAFETY: socket(2), owned at once; sockaddr_ll zeroed, then filled, and read by bind(2);
+    // setsockopt(2) with a pointer to an int and its size.
+    unsafe {
+        let raw = libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::c_int::from(proto));
+        if raw < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let sock = OwnedFd::from_raw_fd(raw);
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = proto;
+        sll.sll_ifindex = libc::if_nametoindex(name.as_ptr()) as i32;
+        if sll.sll_ifindex == 0
+            || libc::bind(
+                raw,
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        let one: libc::c_int = 1;
+        if libc::setsockopt(raw, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, (&one as *const libc::c_int).cast(), 4) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(sock)
+    }
+}
+
 /// One `recvmsg(2)` on `fd` into `buf`: the bytes received and the time in the first
 /// `SOL_SOCKET` control message of type `cmsg_type` (`SO_TIMESTAMPNS`, or `SO_TIMESTAMPING`'s
-/// software stamp), in ns; `None` when the call failed (nothing waiting, a timeout).
-pub(crate) fn recv_timestamped(
+/// software stamp), in ns; `None` when the call failed (nothing waiting, a timeout). With
+/// `MSG_TRUNC` in `flags`, the length is the frame's, which may exceed `buf`.
+pub fn recv_timestamped(
     fd: libc::c_int,
     buf: &mut [u8],
     flags: libc::c_int,

@@ -38,43 +38,24 @@ pub fn start(
                 return Err(ProbeError::Usage(format!("--pfcp {side}")));
             }
         };
-        // SAFETY: an AF_PACKET socket for every protocol, bound to the interface, with receive
-        // timestamps and a 100 ms receive timeout.
-        let fd = unsafe {
-            let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from((libc::ETH_P_ALL as u16).to_be()));
-            if fd < 0 {
-                let e = std::io::Error::last_os_error();
-                let _ = tx.send(Err(format!("--pfcp {side}: {e}")));
-                return Err(io(format!("--pfcp {side}: AF_PACKET socket"))(e));
-            }
-            let name = std::ffi::CString::new(side.iface.clone()).unwrap_or_default();
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
-            sll.sll_ifindex = libc::if_nametoindex(name.as_ptr()) as i32;
-            if sll.sll_ifindex == 0
-                || libc::bind(
-                    fd,
-                    (&sll as *const libc::sockaddr_ll).cast(),
-                    std::mem::size_of::<libc::sockaddr_ll>() as u32,
-                ) != 0
-            {
-                let e = std::io::Error::last_os_error();
-                libc::close(fd);
+        // Every frame on the interface, timestamped (`crate::packet_socket`).
+        let fd = match crate::packet_socket(&side.iface) {
+            Ok(fd) => fd,
+            Err(e) => {
                 let _ = tx.send(Err(format!("--pfcp {side}: interface {}: {e}", side.iface)));
                 return Err(io(format!("--pfcp {side}"))(e));
             }
-            let one: libc::c_int = 1;
-            libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, (&one as *const libc::c_int).cast(), 4);
-            let tv = libc::timeval { tv_sec: 0, tv_usec: 100_000 };
+        };
+        let tv = libc::timeval { tv_sec: 0, tv_usec: 100_000 };
+        // SAFETY: setsockopt(2) with a pointer to a timeval and its size: a 100 ms receive timeout.
+        unsafe {
             libc::setsockopt(
-                fd,
+                fd.as_raw_fd(),
                 libc::SOL_SOCKET,
                 libc::SO_RCVTIMEO,
                 (&tv as *const libc::timeval).cast(),
                 std::mem::size_of::<libc::timeval>() as u32,
-            );
-            <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd)
+            )
         };
         let _ = tx.send(Ok(()));
         let mut cap = Capture::default();
