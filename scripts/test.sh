@@ -24,6 +24,6 @@ export PATH="$PWD/.venv/bin:$PATH"
 echo "== cargo fmt --check";   cargo fmt --all -- --check
 echo "== cargo clippy";        cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== ruff";                ruff check python && ruff format --check python
-echo "== cargo test";          cargo test --workspace --release -q
+echo "== cargo test";          cargo test --workspace --profile ci -q
 echo "== fuzz (each target 30 s; docs/robustness.md)"; bash bench/fuzz.sh all 0.5
 echo "== pytest";              python -m pytest -q python/tests

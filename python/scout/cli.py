@@ -159,7 +159,37 @@ def print_summary(name: str, result: dict, wall: float, verb: str = "simulated")
         print(f"  note: the scenario's {a['count']} app(s) were not run: {a['why']}")
 
 
-def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool, quiet: bool = False) -> dict:
+LIVE_ADDR = "127.0.0.1:9470"
+
+
+def _live_args(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--live",
+        action="store_true",
+        help=f"watch {what} as it runs: a web page of queue occupancy and sojourn, time per layer, drops, per-UE "
+        "throughput and app RTT, updated every few hundred ms, and Prometheus metrics at /metrics (docs/live.md)",
+    )
+    p.add_argument(
+        "--live-addr",
+        default=LIVE_ADDR,
+        metavar="HOST:PORT",
+        help=f"where --live listens (default {LIVE_ADDR}: this machine only; port 0 picks a free one)",
+    )
+
+
+def _live_server(args: argparse.Namespace):
+    """The live view the command's run feeds (``--live``), listening and announced; None without it."""
+    if not getattr(args, "live", False):
+        return None
+    try:
+        server = _native.LiveServer(args.live_addr)
+    except ValueError as e:
+        raise SystemExit(f"error: --live: {e}") from None
+    print(f"live: {server.url}  (Prometheus: {server.url}metrics)", file=sys.stderr, flush=True)
+    return server
+
+
+def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool, quiet: bool = False, live=None) -> dict:
     _prepare_run(out, force, "run")
     prog = Progress(f"simulating {scenario.stem}")
     try:
@@ -170,6 +200,7 @@ def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool,
             duration=duration,
             sets=list(sets),
             progress=None if quiet else prog,
+            live=live,
         )
     except ValueError as e:
         prog.done(finished=False)
@@ -187,7 +218,8 @@ def run_simulation(scenario: Path, out: Path, seed, duration, sets, force: bool,
 def cmd_simulate(args: argparse.Namespace) -> int:
     scenario = resolve_scenario(args.scenario)
     out = Path(args.output)
-    result = run_simulation(scenario, out, args.seed, args.duration, args.set or [], args.force)
+    live = _live_server(args)
+    result = run_simulation(scenario, out, args.seed, args.duration, args.set or [], args.force, live=live)
     print_summary(scenario.stem, result, result["wall_s"])
     return 0
 
@@ -685,6 +717,7 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
 def cmd_probe(args: argparse.Namespace) -> int:
     out = _prepare_output(args)
     tty = sys.stderr.isatty()
+    live = _live_server(args)
 
     def progress(elapsed: float, pairs: int, lost: int) -> None:
         if elapsed == 0.0:
@@ -714,6 +747,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
                 args.pfcp,
                 args.table_sets,
                 args.pairing,
+                live,
             )
         )
     except ValueError as e:
@@ -775,6 +809,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     scenario = resolve_scenario(args.scenario)
     out = _prepare_output(args)
     tty = sys.stderr.isatty() and not args.shell
+    live = _live_server(args)
     t0 = time.monotonic()
 
     def ready(namespaces: list[str]) -> None:
@@ -815,6 +850,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             upf_binary=str(upf) if (upf := experiment.upf_binary()) else None,
             probe=args.probe,
             capture=args.capture,
+            live=live,
         )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
@@ -1412,6 +1448,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a scenario key, e.g. --set cell_cfg.common_scs=15 --set traffic[0].rate_mbps=80",
     )
     s.add_argument("--force", action="store_true", help="replace an existing run directory")
+    _live_args(s, "the simulation (in simulated time, which runs far faster than the wall clock)")
     s.set_defaults(func=cmd_simulate)
 
     a = sub.add_parser(
@@ -1613,6 +1650,7 @@ def build_parser() -> argparse.ArgumentParser:
         "eBPF/XDP UPFs); pairs split across CPUs then count as unmatched",
     )
     _run_output_args(pr)
+    _live_args(pr, "the UPFs")
     pr.set_defaults(func=cmd_probe)
 
     em = sub.add_parser(
@@ -1655,6 +1693,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(as tcpdump would; for scout ingest pcap)",
     )
     _run_output_args(em)
+    _live_args(em, "the emulation")
     em.set_defaults(func=cmd_emulate)
 
     xp = sub.add_parser(

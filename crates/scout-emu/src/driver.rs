@@ -123,6 +123,8 @@ pub struct Options {
     pub probe: bool,
     /// Capture every real UPF's N3, N6 and N4 into pcap files in `capture/` inside the run.
     pub capture: bool,
+    /// A tap that sees every event as it is written (the live view, `scout-live`).
+    pub live: Option<scout_events::tap::SharedTap>,
 }
 
 impl Default for Options {
@@ -135,6 +137,7 @@ impl Default for Options {
             upf_binary: None,
             probe: false,
             capture: false,
+            live: None,
         }
     }
 }
@@ -827,7 +830,10 @@ pub fn emulate(
         message: e.to_string(),
     })?;
     meta["emulator"]["feed"] = json!(feed.paths());
-    let w = RunWriter::create_checkpointed(out, meta, &slices)?;
+    let mut w = RunWriter::create_checkpointed(out, meta, &slices)?;
+    if let Some(tap) = &opts.live {
+        w.set_tap(tap.clone());
+    }
     // The probe on the real UPFs, attached before any application starts.
     let probe = match (&real_core, opts.probe) {
         (_, false) => None,

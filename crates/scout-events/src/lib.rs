@@ -12,6 +12,7 @@ mod chunk;
 pub mod schema;
 #[cfg(feature = "parquet")]
 pub mod table;
+pub mod tap;
 #[cfg(feature = "parquet")]
 pub mod writer;
 

@@ -48,6 +48,7 @@ use serde_json::{json, Value};
 
 use crate::chunk::{Column, Kind, Zstd};
 use crate::schema::*;
+use crate::tap::SharedTap;
 
 /// Rows buffered per table before a batch goes to the writer thread.
 pub const BATCH_ROWS: usize = 1 << 16;
@@ -55,6 +56,8 @@ pub const BATCH_ROWS: usize = 1 << 16;
 pub const ROW_GROUP_ROWS: usize = 1 << 20;
 /// Batches in flight between the producer and the writer thread.
 const CHANNEL_DEPTH: usize = 8;
+/// With a tap, the longest a row waits in the producer's buffer (the live view's freshness).
+pub const TAP_FLUSH: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Errors of the writer, each naming the file it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -550,6 +553,8 @@ enum Msg {
     Controls(Vec<ControlEvent>),
     /// Close the parts being written and write this `run.json` (the rows so far are added).
     Checkpoint(Value),
+    /// From now on, show every batch to this tap before writing it.
+    Tap(SharedTap),
     Close,
 }
 
@@ -1061,18 +1066,29 @@ fn write_until_close(
 ) -> Result<bool, WriteError> {
     let mut staging = PacketBatch::new();
     let (mut slots, mut controls) = (SlotCols::default(), ControlCols::default());
+    let mut tap: Option<SharedTap> = None;
     while let Ok(msg) = rx.recv() {
         queued.fetch_sub(1, Ordering::Relaxed);
         match msg {
+            Msg::Tap(t) => tap = Some(t),
             Msg::Slots(rows) => {
+                if let Some(t) = &tap {
+                    t.slots(&rows);
+                }
                 rows.into_iter().for_each(|e| slots.push(e));
                 files.file(Table::Slot)?.write(&slots.take_batch())?;
             }
             Msg::Controls(rows) => {
+                if let Some(t) = &tap {
+                    t.controls(&rows);
+                }
                 rows.into_iter().for_each(|e| controls.push(e));
                 files.file(Table::Control)?.write(&controls.take_batch())?;
             }
             Msg::Packets(mut rows) => {
+                if let Some(t) = &tap {
+                    t.packets(&rows);
+                }
                 for chunk in rows.chunks(PB) {
                     staging.clear();
                     chunk.iter().for_each(|e| staging.push(e));
@@ -1121,6 +1137,9 @@ pub struct RunWriter {
     finished: bool,
     /// Made by [`RunWriter::create_checkpointed`].
     checkpointed: bool,
+    /// With a tap ([`RunWriter::set_tap`]): when the buffered rows next go to the writer thread
+    /// whether or not a batch is full, so that a tap sees a slow producer's events promptly.
+    tap_flush: Option<std::time::Instant>,
 }
 
 impl Drop for RunWriter {
@@ -1214,7 +1233,30 @@ impl RunWriter {
             created_dir,
             finished: false,
             checkpointed,
+            tap_flush: None,
         })
+    }
+
+    /// Shows every row from now on to `tap`, on the writer thread, a batch at a time; buffered
+    /// rows are handed over at least every [`TAP_FLUSH`] (checked as rows are added), not only
+    /// when a batch is full.
+    pub fn set_tap(&mut self, tap: SharedTap) {
+        self.send(0, Msg::Tap(tap));
+        self.tap_flush = Some(std::time::Instant::now() + TAP_FLUSH);
+    }
+
+    /// With a tap: hands the buffered rows over when [`TAP_FLUSH`] has passed since the last time.
+    #[inline]
+    fn tap_due(&mut self) {
+        if let Some(due) = self.tap_flush {
+            let now = std::time::Instant::now();
+            if now >= due {
+                self.tap_flush = Some(now + TAP_FLUSH);
+                for t in Table::ALL {
+                    self.flush(t);
+                }
+            }
+        }
     }
 
     /// Rows written so far per table (`packet_events`, `slot_events`, `control_events`).
@@ -1334,6 +1376,7 @@ impl Sink for RunWriter {
         if self.packet.len() >= PACKET_BATCH_ROWS {
             self.flush(Table::Packet);
         }
+        self.tap_due();
     }
 
     fn slot(&mut self, ev: SlotEvent) {
@@ -1342,6 +1385,7 @@ impl Sink for RunWriter {
         if self.slot.len() >= BATCH_ROWS {
             self.flush(Table::Slot);
         }
+        self.tap_due();
     }
 
     fn control(&mut self, ev: ControlEvent) {
@@ -1350,6 +1394,7 @@ impl Sink for RunWriter {
         if self.control.len() >= BATCH_ROWS {
             self.flush(Table::Control);
         }
+        self.tap_due();
     }
 }
 

@@ -148,6 +148,8 @@ pub struct Options {
     /// [`Pairing::SameCpu`], per CPU.
     pub table_sets: u32,
     pub pairing: Pairing,
+    /// A tap that sees every event as it is written (the live view, `scout-live`).
+    pub live: Option<scout_events::tap::SharedTap>,
 }
 
 /// Where a packet's two sightings may be.
@@ -190,6 +192,7 @@ impl Default for Options {
             pfcp: vec![],
             table_sets: DEFAULT_TABLE_SETS,
             pairing: Pairing::AnyCpu,
+            live: None,
         }
     }
 }
@@ -899,6 +902,9 @@ pub fn run(
             return Err(e.into());
         }
     };
+    if let Some(tap) = &opts.live {
+        w.set_tap(tap.clone());
+    }
     // N4, captured live.
     let stop_pfcp = std::sync::Arc::new(AtomicBool::new(false));
     let mut pfcp_threads = Vec::new();

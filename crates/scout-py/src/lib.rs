@@ -63,7 +63,8 @@ impl<'py> Reporter<'py> {
 /// `progress`, if given, is called with the completed fraction (0.0–1.0) about every 1 % of
 /// simulated time. Ctrl-C stops the simulation promptly; the unfinished run is removed.
 #[pyfunction]
-#[pyo3(signature = (scenario, out, seed=None, duration=None, sets=Vec::new(), progress=None))]
+#[pyo3(signature = (scenario, out, seed=None, duration=None, sets=Vec::new(), progress=None, live=None))]
+#[allow(clippy::too_many_arguments)]
 fn simulate(
     py: Python<'_>,
     scenario: PathBuf,
@@ -72,8 +73,9 @@ fn simulate(
     duration: Option<f64>,
     sets: Vec<String>,
     progress: Option<Bound<'_, PyAny>>,
+    live: Option<PyRef<'_, LiveServer>>,
 ) -> PyResult<String> {
-    let opts = scout_sim::RunOptions { seed, duration_s: duration, sets };
+    let opts = scout_sim::RunOptions { seed, duration_s: duration, sets, live: live.map(|l| l.0.tap()) };
     let mut rep = Reporter::new(py, progress);
     let mut shown = -1.0;
     let result = scout_sim::simulate(&scenario, &out, &opts, &mut |f: f64| {
@@ -93,7 +95,7 @@ fn simulate(
 /// namespaces are up (the DN's first); `progress(elapsed_s, duration_s, packets)` about every
 /// 100 ms. Ctrl-C ends the emulation and writes the run.
 #[pyfunction]
-#[pyo3(signature = (scenario, out, seed=None, duration=None, sets=Vec::new(), shell=false, ready=None, progress=None, offload=true, upf_binary=None, probe=false, capture=false))]
+#[pyo3(signature = (scenario, out, seed=None, duration=None, sets=Vec::new(), shell=false, ready=None, progress=None, offload=true, upf_binary=None, probe=false, capture=false, live=None))]
 #[allow(clippy::too_many_arguments)]
 fn emulate(
     py: Python<'_>,
@@ -109,9 +111,12 @@ fn emulate(
     upf_binary: Option<PathBuf>,
     probe: bool,
     capture: bool,
+    live: Option<PyRef<'_, LiveServer>>,
 ) -> PyResult<String> {
     let loaded = scout_sim::scenario::load(&scenario, &sets).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let opts = scout_emu::driver::Options { duration_s: duration, seed, shell, offload, upf_binary, probe, capture };
+    let live = live.map(|l| l.0.tap());
+    let opts =
+        scout_emu::driver::Options { duration_s: duration, seed, shell, offload, upf_binary, probe, capture, live };
     let mut rep = Reporter::new(py, progress);
     let mut ready_error = None;
     let result = scout_emu::driver::emulate(
@@ -196,7 +201,7 @@ fn ingest_pcap(
 /// pass or Ctrl-C; returns the run's metadata. `progress(elapsed_s, pairs, lost)` is called every
 /// second.
 #[pyfunction]
-#[pyo3(signature = (n3, n6, out, slices=Vec::new(), duration=None, histogram=false, window_s=2.0, gtp_port=2152, progress=None, pfcp=Vec::new(), table_sets=scout_probe::DEFAULT_TABLE_SETS, pairing="any-cpu"))]
+#[pyo3(signature = (n3, n6, out, slices=Vec::new(), duration=None, histogram=false, window_s=2.0, gtp_port=2152, progress=None, pfcp=Vec::new(), table_sets=scout_probe::DEFAULT_TABLE_SETS, pairing="any-cpu", live=None))]
 #[allow(clippy::too_many_arguments)]
 fn probe(
     py: Python<'_>,
@@ -212,6 +217,7 @@ fn probe(
     pfcp: Vec<String>,
     table_sets: u32,
     pairing: &str,
+    live: Option<PyRef<'_, LiveServer>>,
 ) -> PyResult<String> {
     use scout_probe::{Options, Pairing, Side, Upf};
     if n3.len() != n6.len() || n3.is_empty() {
@@ -250,6 +256,7 @@ fn probe(
             .map_err(|e| PyValueError::new_err(e.to_string()))?,
         table_sets,
         pairing: Pairing::parse(pairing).map_err(|e| PyValueError::new_err(e.to_string()))?,
+        live: live.map(|l| l.0.tap()),
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     let mut cb_err: Option<PyErr> = None;
@@ -373,8 +380,31 @@ fn attribution_codes() -> (Vec<String>, Vec<String>, Vec<String>) {
     (v(&POINTS), v(&LAYERS), v(&COMPONENTS))
 }
 
+/// The live view (`--live`): a local web page and a Prometheus `/metrics` endpoint over the
+/// events of the run it is given to (`simulate`, `emulate`, `probe`: `live=`). Serves from
+/// `LiveServer(addr)` until `close()` or garbage collection.
+#[pyclass(frozen)]
+struct LiveServer(scout_live::Server);
+
+#[pymethods]
+impl LiveServer {
+    #[new]
+    fn new(addr: &str) -> PyResult<Self> {
+        scout_live::Server::start(addr, scout_live::Limits::default())
+            .map(LiveServer)
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// The page's URL (`http://HOST:PORT/`); `/metrics` and `/live.json` beside it.
+    #[getter]
+    fn url(&self) -> String {
+        self.0.url()
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<LiveServer>()?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_srsran, m)?)?;

@@ -48,6 +48,8 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     pub duration_s: Option<f64>,
     pub sets: Vec<String>,
+    /// A tap that sees every event as it is written (the live view, `scout-live`).
+    pub live: Option<scout_events::tap::SharedTap>,
 }
 
 /// One expanded flow.
@@ -659,6 +661,9 @@ pub fn simulate(
     );
     let slices: Vec<String> = loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect();
     let mut writer = RunWriter::create(out, meta, &slices)?;
+    if let Some(tap) = &opts.live {
+        writer.set_tap(tap.clone());
+    }
     let mut outcome = run(&loaded, seed, duration, &mut writer, progress)?;
     let mut extra = closing(&mut outcome);
     if !loaded.scenario.apps.is_empty() {
