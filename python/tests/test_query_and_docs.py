@@ -144,3 +144,19 @@ def test_limit_zero_prints_no_rows_and_nullable_integers_stay_integers(flood: Pa
     r = query(flood, "(SELECT sn FROM packet_events WHERE sn IS NOT NULL LIMIT 3) UNION ALL SELECT NULL")
     for v in r.stdout.split()[1:]:
         assert v == "None" or re.fullmatch(r"\d+", v), r.stdout
+
+
+def test_the_grafana_dashboard_queries_only_metrics_the_live_view_exposes() -> None:
+    """docs/grafana-scout.json and docs/live.md name exactly the metrics `/metrics` writes."""
+    import json
+
+    root = Path(__file__).resolve().parents[2]
+    source = (root / "crates" / "scout-live" / "src" / "metrics.rs").read_text()
+    exposed = set(re.findall(r'head\(\s*&mut out,\s*"(scout_\w+)"', source))
+    assert len(exposed) >= 12, exposed
+    dash = json.loads((root / "docs" / "grafana-scout.json").read_text())
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    used = {re.sub(r"_(bucket|sum|count)$", "", m) for e in exprs for m in re.findall(r"scout_\w+", e)}
+    assert used <= exposed, used - exposed
+    documented = set(re.findall(r"`(scout_\w+)`", (root / "docs" / "live.md").read_text()))
+    assert exposed <= documented, exposed - documented
