@@ -24,6 +24,11 @@ fn histogram(out: &mut String, name: &str, labels: &str, h: &Hist) {
 
 pub(crate) fn render(s: &State, wall_s: f64) -> String {
     let mut out = String::with_capacity(16 << 10);
+    // In the order of their labels, whatever order they were first seen in.
+    let mut queues: Vec<_> = s.queues.iter().map(|(k, q)| (k, q)).collect();
+    queues.sort_by_key(|(k, _)| **k);
+    let mut layers: Vec<_> = s.layers.iter().map(|(k, h)| (k, h)).collect();
+    layers.sort_by_key(|(k, _)| **k);
     head(&mut out, "scout_events_total", "counter", "Events the run has written, per table.");
     for (table, n) in ["packet_events", "slot_events", "control_events"].iter().zip(s.rows) {
         let _ = writeln!(out, "scout_events_total{{table=\"{table}\"}} {n}");
@@ -34,7 +39,7 @@ pub(crate) fn render(s: &State, wall_s: f64) -> String {
     let _ = writeln!(out, "scout_live_uptime_seconds {wall_s:.3}");
 
     head(&mut out, "scout_queue_bytes", "gauge", "A queue's occupancy in bytes after its latest event.");
-    for ((node, layer, queue, dir), q) in &s.queues {
+    for ((node, layer, queue, dir), q) in &queues {
         let _ = writeln!(
             out,
             "scout_queue_bytes{{node=\"{node}\",layer=\"{layer}\",queue=\"{queue}\",dir=\"{dir}\"}} {}",
@@ -42,7 +47,7 @@ pub(crate) fn render(s: &State, wall_s: f64) -> String {
         );
     }
     head(&mut out, "scout_queue_packets", "gauge", "A queue's occupancy in packets after its latest event.");
-    for ((node, layer, queue, dir), q) in &s.queues {
+    for ((node, layer, queue, dir), q) in &queues {
         let _ = writeln!(
             out,
             "scout_queue_packets{{node=\"{node}\",layer=\"{layer}\",queue=\"{queue}\",dir=\"{dir}\"}} {}",
@@ -55,7 +60,7 @@ pub(crate) fn render(s: &State, wall_s: f64) -> String {
         "histogram",
         "Time from a packet's enqueue to its leaving the queue (executor queues: proc_begin; protocol queues: segment or dequeue).",
     );
-    for ((node, layer, queue, dir), q) in &s.queues {
+    for ((node, layer, queue, dir), q) in &queues {
         if q.sojourn.count > 0 {
             let labels = format!("node=\"{node}\",layer=\"{layer}\",queue=\"{queue}\",dir=\"{dir}\"");
             histogram(&mut out, "scout_queue_sojourn_seconds", &labels, &q.sojourn);
@@ -67,7 +72,7 @@ pub(crate) fn render(s: &State, wall_s: f64) -> String {
         "histogram",
         "Time from a packet's previous checkpoint to its next one, by the layer of the next (per packet, they add up to its journey).",
     );
-    for ((layer, dir), h) in &s.layers {
+    for ((layer, dir), h) in &layers {
         histogram(&mut out, "scout_layer_seconds", &format!("layer=\"{layer}\",dir=\"{dir}\""), h);
     }
     head(&mut out, "scout_drops_total", "counter", "Packets dropped, per layer, reason and direction.");
