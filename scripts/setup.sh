@@ -65,12 +65,16 @@ pip_install() {
     "pandas>=2" "numpy>=1.26" "matplotlib>=3.8" "pytest>=8" "ruff>=0.6"
 }
 step "Python packages (pyarrow, duckdb, ibis, pandas, matplotlib, maturin, pytest, ruff)" pip_install
+# Cargo profile of what is built here: `release` (thin LTO) for users; the test suite
+# (scripts/test.sh) sets SCOUT_PROFILE=ci (no LTO, no debug info), which `cargo test --profile ci`
+# then reuses instead of building the workspace a second time.
+PROFILE=${SCOUT_PROFILE:-release}
 build() {
-  (. .venv/bin/activate && maturin develop --release) &&
+  (. .venv/bin/activate && maturin develop --profile "$PROFILE") &&
     .venv/bin/python -c 'import scout._native'
 }
-step "the Rust extension scout._native (cargo, release; minutes on a fresh machine)" build
+step "the Rust extension scout._native (cargo, $PROFILE; minutes on a fresh machine)" build
 # The emulator's adaptive sender (UDP Prague, ANBR), for `scout experiment l4s-anbr --emulate`,
 # and Scout's UPF process (docs/upf.md).
-step "scout-prague and scout-upf (target/release/)" cargo build --release -q -p scout-emu --bin scout-prague --bin scout-upf
+step "scout-prague and scout-upf (target/$PROFILE/)" cargo build --profile "$PROFILE" -q -p scout-emu --bin scout-prague --bin scout-upf
 echo "setup: done (activate with: . .venv/bin/activate)"

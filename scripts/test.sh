@@ -2,7 +2,8 @@
 # Sets up Scout (scripts/setup.sh) and runs every check: formatting, lints, Rust tests, Python tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# The suite's builds use the `ci` profile (Cargo.toml): setup's and cargo test's share it.
+SCOUT_PROFILE=ci bash scripts/setup.sh
 # The report test drives a real browser: Debian's Chromium, through Playwright's Python client
 # (no browser download; Playwright is pointed at /usr/bin/chromium).
 LOG="$PWD/.setup.log"

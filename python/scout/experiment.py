@@ -265,14 +265,14 @@ img{{max-width:100%}}</style></head><body>
 
 def tool_binary(name: str) -> Path | None:
     """One of the emulator's own executables: on PATH, or built in this checkout's
-    ``target/release`` (``scripts/setup.sh`` builds them)."""
+    ``target/release`` (``scripts/setup.sh`` builds them) or, by the test suite, ``target/ci``."""
     import shutil
 
     found = shutil.which(name)
     if found:
         return Path(found)
-    here = Path(__file__).resolve().parents[2] / "target" / "release" / name
-    return here if here.is_file() else None
+    target = Path(__file__).resolve().parents[2] / "target"
+    return next((p for p in (target / "release" / name, target / "ci" / name) if p.is_file()), None)
 
 
 def prague_binary() -> Path | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,6 +71,20 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     r = scout_cmd("simulate", "no-such-scenario", "-o", str(tmp_path / "z"))
     assert r.returncode != 0 and "built-in" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_live_changes_nothing_in_the_run_and_a_bad_address_is_a_clear_error(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    r = scout_cmd("simulate", "mixed", "-o", str(a), "--duration", "2")
+    assert r.returncode == 0, r.stderr
+    r = scout_cmd("simulate", "mixed", "-o", str(b), "--duration", "2", "--live", "--live-addr", "127.0.0.1:0")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"live: http://127\.0\.0\.1:\d+/ +\(Prometheus: http://127\.0\.0\.1:\d+/metrics\)", r.stderr), r.stderr
+    for f in ("packet.parquet", "slot.parquet", "control.parquet"):
+        assert pq.read_table(a / "events" / f).equals(pq.read_table(b / "events" / f)), f
+    r = scout_cmd("simulate", "mixed", "-o", str(tmp_path / "c"), "--live", "--live-addr", "nowhere")
+    assert r.returncode == 1 and "--live" in r.stderr and "nowhere" in r.stderr and "HOST:PORT" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not (tmp_path / "c").exists()
 
 
 def test_existing_run_is_not_overwritten_without_force(tmp_path: Path) -> None:

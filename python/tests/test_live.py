@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from scout.experiment import upf_binary
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 WHY = (
@@ -25,7 +27,7 @@ WHY = (
     else "ping is not installed"
     if shutil.which("ping") is None
     else "Scout's UPF is not built (scripts/setup.sh builds target/release/scout-upf)"
-    if not (ROOT / "target" / "release" / "scout-upf").exists()
+    if upf_binary() is None
     else None
 )
 if WHY and os.environ.get("CI"):

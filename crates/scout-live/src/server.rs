@@ -28,7 +28,7 @@ impl Server {
     /// Binds `addr` (e.g. `127.0.0.1:9470`; port 0 picks a free one) and serves until dropped.
     pub fn start(addr: &str, limits: Limits) -> io::Result<Server> {
         let listener = TcpListener::bind(addr).map_err(|e| {
-            io::Error::new(e.kind(), format!("the live view cannot listen on {addr}: {e} (give --live HOST:PORT)"))
+            io::Error::new(e.kind(), format!("the live view cannot listen on {addr}: {e} (expected HOST:PORT, e.g. 127.0.0.1:9470; port 0 picks a free one)"))
         })?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
