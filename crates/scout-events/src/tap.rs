@@ -1,5 +1,5 @@
 //! A tap: something that sees every event a run writes, batch by batch, on the writer's thread
-//! (the live view, `scout-live`). The producer pays nothing for it: rows reach a tap after they
+//! (the live view, `scout-live`). The producer pays almost nothing for it: rows reach a tap after they
 //! left the producer's hands, in the order the producer wrote them, a table at a time.
 
 use std::sync::Arc;

@@ -58,6 +58,10 @@ pub const ROW_GROUP_ROWS: usize = 1 << 20;
 const CHANNEL_DEPTH: usize = 8;
 /// With a tap, the longest a row waits in the producer's buffer (the live view's freshness).
 pub const TAP_FLUSH: std::time::Duration = std::time::Duration::from_millis(100);
+/// With a tap, rows added between two readings of the clock (a producer's cost for the tap: one
+/// clock reading per this many rows; a producer writing fewer rows than this per `TAP_FLUSH` is
+/// shown at its checkpoints or a little later).
+pub const TAP_CHECK_ROWS: u32 = 8;
 
 /// Errors of the writer, each naming the file it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -1140,6 +1144,8 @@ pub struct RunWriter {
     /// With a tap ([`RunWriter::set_tap`]): when the buffered rows next go to the writer thread
     /// whether or not a batch is full, so that a tap sees a slow producer's events promptly.
     tap_flush: Option<std::time::Instant>,
+    /// Rows since the clock was last read for `tap_flush`.
+    tap_rows: u32,
 }
 
 impl Drop for RunWriter {
@@ -1234,12 +1240,13 @@ impl RunWriter {
             finished: false,
             checkpointed,
             tap_flush: None,
+            tap_rows: 0,
         })
     }
 
     /// Shows every row from now on to `tap`, on the writer thread, a batch at a time; buffered
-    /// rows are handed over at least every [`TAP_FLUSH`] (checked as rows are added), not only
-    /// when a batch is full.
+    /// rows are handed over at least every [`TAP_FLUSH`] (the clock is read every
+    /// [`TAP_CHECK_ROWS`] rows added), not only when a batch is full.
     pub fn set_tap(&mut self, tap: SharedTap) {
         self.send(0, Msg::Tap(tap));
         self.tap_flush = Some(std::time::Instant::now() + TAP_FLUSH);
@@ -1249,6 +1256,11 @@ impl RunWriter {
     #[inline]
     fn tap_due(&mut self) {
         if let Some(due) = self.tap_flush {
+            self.tap_rows += 1;
+            if self.tap_rows < TAP_CHECK_ROWS {
+                return;
+            }
+            self.tap_rows = 0;
             let now = std::time::Instant::now();
             if now >= due {
                 self.tap_flush = Some(now + TAP_FLUSH);
@@ -1531,6 +1543,43 @@ mod tests {
             }
             other => panic!("unexpected type {other}"),
         })
+    }
+
+    /// A tap sees every row once, in the order written, and a slow producer's rows within about
+    /// `TAP_FLUSH` (not only when a batch fills).
+    #[test]
+    fn a_tap_sees_every_row_once_and_a_slow_producers_promptly() {
+        #[derive(Debug, Default)]
+        struct Seen(std::sync::Mutex<Vec<u64>>);
+        impl crate::tap::Tap for Seen {
+            fn packets(&self, rows: &[PacketEvent]) {
+                self.0.lock().unwrap().extend(rows.iter().map(|e| e.pkt));
+            }
+            fn slots(&self, _: &[SlotEvent]) {}
+            fn controls(&self, _: &[ControlEvent]) {}
+        }
+        let dir = std::env::temp_dir().join(format!("scout-writer-tap-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let seen = Arc::new(Seen::default());
+        let mut w = RunWriter::create(&dir, json!({}), &[]).unwrap();
+        w.set_tap(Arc::clone(&seen) as SharedTap);
+        // A slow producer: 40 rows over ~0.4 s, far from a full batch.
+        for i in 0..40 {
+            w.packet(pe(i));
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let t = std::time::Instant::now();
+        while seen.0.lock().unwrap().len() < 24 {
+            assert!(t.elapsed() < std::time::Duration::from_secs(2), "rows did not reach the tap before the end");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        for i in 40..(PACKET_BATCH_ROWS as i64 + 100) {
+            w.packet(pe(i));
+        }
+        w.finish(json!({})).unwrap();
+        let seen = seen.0.lock().unwrap();
+        assert_eq!(*seen, (0..PACKET_BATCH_ROWS as u64 + 100).collect::<Vec<_>>());
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Every column of every row comes back as written: irregular times (large jumps, going

@@ -1,7 +1,8 @@
 //! Scout's live view (`--live` on `scout emulate`, `scout probe` and `scout simulate`).
 //!
 //! [`Aggregator`] is a [`scout_events::tap::Tap`]: the run writer shows it every batch of events on
-//! its own thread, so the producer (the emulator's real-time loop) pays nothing. It keeps, in
+//! its own thread, so the producer (the emulator's real-time loop) pays only a clock reading every
+//! few events (`scout_events::writer::TAP_CHECK_ROWS`). It keeps, in
 //! bounded memory, what the page and Prometheus show: per queue the occupancy the events carry and
 //! the sojourn from `enqueue` to leaving (the analysis's `sojourns` rule), per layer the time
 //! between a packet's consecutive checkpoints, drops, per-UE throughput and application RTT — as
