@@ -54,7 +54,10 @@ fn setup_err(what: impl Into<String>, message: impl Into<String>) -> EmuError {
 
 /// Writes `value` to sysctl `key` (a path under /proc/sys) inside namespace `ns`.
 fn sysctl(ns: &str, key: &str, value: &str) -> Result<(), EmuError> {
-    ip(&["netns", "exec", ns, "sh", "-c", &format!("echo {value} > /proc/sys/{key}")], None).map(|_| ())
+    // /proc/sys/net is the namespace of the task that writes it: a thread inside `ns`.
+    let (path, v) = (format!("/proc/sys/{key}"), value.to_string());
+    in_ns(ns, move || std::fs::write(&path, v))
+        .map_err(|e| setup_err(format!("sysctl {key} = {value} in namespace {ns}"), e.to_string()))
 }
 
 /// Creates the gNB's namespace of the emulator with process id `pid` (N3 and N4 to the UPFs).
