@@ -844,7 +844,7 @@ pub fn emulate(
             })
         }
         (Some(core), true) => {
-            let p = scout_probe::testbench::Running::start(core.probe_options(), out.join("upf")).map_err(|e| {
+            let p = scout_probe::Running::start(core.probe_options(), out.join("upf")).map_err(|e| {
                 EmuError::Setup { what: "--probe (scout probe on the real UPFs)".into(), message: e.to_string() }
             })?;
             Some(p)

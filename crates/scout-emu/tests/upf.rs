@@ -217,7 +217,7 @@ fn the_probe_on_the_upfs_n3_and_n6_pairs_every_packet_it_forwarded() {
     };
     let dir = std::env::temp_dir().join(format!("scout-upf-probe-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let probe = scout_probe::testbench::Running::start(opts, dir.join("run")).expect("the probe attached");
+    let probe = scout_probe::Running::start(opts, dir.join("run")).expect("the probe attached");
 
     let (mut session, _) = smf
         .establish(UE, Tunnel { teid: 0x100, addr: a.upf_n3 }, Some(Tunnel { teid: 0x200, addr: a.gnb_n3 }), 9)

@@ -31,7 +31,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use scout_probe::testbench::{self, Bench, Pace, Running, Target};
+use scout_probe::testbench::{self, Bench, Pace, Target};
+use scout_probe::Running;
 use scout_probe::{Options, Pairing};
 
 struct Args {

@@ -23,7 +23,10 @@ use aya::programs::tc::TcAttachOptions;
 use aya::programs::{tc, LinkOrder, SchedClassifier, TcAttachType};
 use aya::{Ebpf, EbpfLoader, Pod};
 pub mod pfcp_live;
+mod running;
 pub mod testbench;
+
+pub use running::Running;
 
 use scout_events::writer::RunWriter;
 use scout_ingest::pcap::journey::{Inner, Journeys, Seen};

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use arrow_array::Array;
 
-use scout_probe::testbench::{self, Bench, Running};
+use scout_probe::testbench::{self, Bench};
+use scout_probe::Running;
 
 /// The tests of this file one at a time: loading and verifying programs beside the bench would
 /// take the CPUs its timing needs.
