@@ -46,23 +46,37 @@ pub fn msg_kind(t: u8) -> Option<(&'static str, bool)> {
     })
 }
 
-/// IE types used (TS 29.244 Table 8.1.2-1).
-mod ie {
+/// IE types (TS 29.244 Table 8.1.2-1): those Scout's PFCP reader (here) and Scout's UPF and SMF
+/// (`scout-upf`) read and write — one table for both.
+pub mod ie {
     pub const CREATE_PDR: u16 = 1;
     pub const PDI: u16 = 2;
     pub const CREATE_FAR: u16 = 3;
     pub const FORWARDING_PARAMETERS: u16 = 4;
+    pub const CREATE_QER: u16 = 7;
     pub const CREATED_PDR: u16 = 8;
     pub const UPDATE_PDR: u16 = 9;
     pub const UPDATE_FAR: u16 = 10;
     pub const UPDATE_FORWARDING_PARAMETERS: u16 = 11;
+    pub const REMOVE_PDR: u16 = 15;
+    pub const REMOVE_FAR: u16 = 16;
     pub const CAUSE: u16 = 19;
     pub const SOURCE_INTERFACE: u16 = 20;
     pub const F_TEID: u16 = 21;
     pub const NETWORK_INSTANCE: u16 = 22;
+    pub const GATE_STATUS: u16 = 25;
+    pub const PRECEDENCE: u16 = 29;
+    pub const DESTINATION_INTERFACE: u16 = 42;
+    pub const APPLY_ACTION: u16 = 44;
+    pub const PDR_ID: u16 = 56;
     pub const F_SEID: u16 = 57;
+    pub const NODE_ID: u16 = 60;
     pub const OUTER_HEADER_CREATION: u16 = 84;
     pub const UE_IP_ADDRESS: u16 = 93;
+    pub const OUTER_HEADER_REMOVAL: u16 = 95;
+    pub const RECOVERY_TIME_STAMP: u16 = 96;
+    pub const FAR_ID: u16 = 108;
+    pub const QER_ID: u16 = 109;
     pub const QFI: u16 = 124;
     pub const APN_DNN: u16 = 159;
     pub const S_NSSAI: u16 = 257;
