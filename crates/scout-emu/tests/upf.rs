@@ -227,8 +227,12 @@ fn the_probe_on_the_upfs_n3_and_n6_pairs_every_packet_it_forwarded() {
     scout_emu::upf::deep_receive_buffer(&server);
     let (n, mut g) = (400u32, Vec::new());
     for i in 0..n {
-        // Each datagram distinct (the probe pairs by identity: the payload is part of it).
-        let what = format!("packet {i}");
+        // Each datagram distinct to the probe, which pairs by identity: the IP header's fields the
+        // UPF keeps and the first 16 bytes after it — here the UDP header (checksum 0) and the
+        // payload's first 8 bytes, so the number goes first ("packet {i}" made packets 100-199 one
+        // identity: the probe then paired one's N3 sighting with another's N6 one and counted
+        // uplink packets as downlink).
+        let what = format!("{i:06} packet");
         gtpu::encap(
             &mut g,
             0x100,
