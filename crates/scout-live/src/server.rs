@@ -54,10 +54,6 @@ impl Server {
     pub fn tap(&self) -> SharedTap {
         Arc::clone(&self.aggregator) as SharedTap
     }
-
-    pub fn aggregator(&self) -> &Aggregator {
-        &self.aggregator
-    }
 }
 
 impl Drop for Server {
