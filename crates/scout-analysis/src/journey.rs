@@ -278,8 +278,8 @@ fn merged(parts: &[Part], d: &Dicts, id: usize) -> Acc {
             continue;
         }
         m.n += a.n;
-        if a.t_in < m.t_in {
-            m.t_in = a.t_in;
+        if (a.t_in, a.in_rank) < (m.t_in, m.in_rank) {
+            (m.t_in, m.in_rank) = (a.t_in, a.in_rank);
             m.bytes = a.bytes;
         }
         m.t_last = m.t_last.max(a.t_last);

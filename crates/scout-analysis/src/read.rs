@@ -92,8 +92,12 @@ pub struct Acc {
     /// First app delivery, first drop ([`i64::MAX`]: none).
     pub t_out: i64,
     pub t_drop: i64,
-    /// At the first event with the smallest time.
+    /// At the packet's ingress event: the earliest; among simultaneous ones the highest layer
+    /// (where the packet entered: the application's send, N6), then the lowest point code
+    /// ([`ingress_rank`]).
     pub bytes: u32,
+    /// The [`ingress_rank`] of the event `bytes` was taken from.
+    pub in_rank: u8,
     pub ue: u32,
     pub flow: u32,
     /// -1 = null (max ignores nulls).
@@ -110,6 +114,12 @@ pub struct Acc {
     pub ce: bool,
 }
 
+/// Orders a packet's simultaneous earliest events to pick its ingress: the highest layer first,
+/// then the lowest point code (the rule of `journeys.bytes` in scout.analysis.engine).
+pub fn ingress_rank(lc: u8, pc: u8) -> u8 {
+    ((15 - lc.min(15)) << 4) | pc.min(15)
+}
+
 pub const EMPTY: Acc = Acc {
     n: 0,
     t_in: NONE,
@@ -117,6 +127,7 @@ pub const EMPTY: Acc = Acc {
     t_out: NONE,
     t_drop: NONE,
     bytes: 0,
+    in_rank: u8::MAX,
     ue: 0,
     flow: 0,
     rnti: -1,
@@ -564,8 +575,9 @@ impl Part {
             self.events += 1;
             let a = &mut self.acc[i];
             a.n += 1;
-            if t < a.t_in {
-                a.t_in = t;
+            let rank = ingress_rank(lc, pc);
+            if (t, rank) < (a.t_in, a.in_rank) {
+                (a.t_in, a.in_rank) = (t, rank);
                 a.bytes = c.bytes[k];
             }
             a.t_last = a.t_last.max(t);

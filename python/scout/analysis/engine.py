@@ -183,7 +183,12 @@ def journeys(pe: ir.Table, ce: ir.Table) -> ir.Table:
         t_drop_ns=pe.t_ns.min(where=is_drop),
         drop_layer=pe.layer.max(where=is_drop),
         drop_reason=pe.reason.max(where=is_drop),
-        bytes=pe.bytes.argmin(pe.t_ns),
+        # At the ingress event: the earliest; among simultaneous ones the highest layer (where the
+        # packet entered: the app's send, N6), then the lowest point code. t_ns * 256 + rank is
+        # unique per packet's (time, layer, point) for t_ns in [0, ~417 days).
+        bytes=pe.bytes.argmin(
+            (pe.t_ns << 8) + ((15 - _rank_expr(pe.layer, L, 15)) << 4).cast("int64") + _rank_expr(pe.point, P, 12).cast("int64")
+        ),
         segments=((pe.point == "segment") & (pe.retx == 0)).sum().cast("int64"),
         harq_retx=((pe.point == "tx") & (pe.layer == "mac") & (pe.retx > 0)).sum().cast("int64"),
         rlc_retx=((pe.point == "segment") & (pe.retx > 0)).sum().cast("int64"),
