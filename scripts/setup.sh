@@ -65,6 +65,12 @@ pip_install() {
     "pandas>=2" "numpy>=1.26" "matplotlib>=3.8" "pytest>=8" "ruff>=0.6"
 }
 step "Python packages (pyarrow, duckdb, ibis, pandas, matplotlib, maturin, pytest, ruff)" pip_install
+# `scout analyze --engine spark` (docs/spark.md): PySpark (~450 MB, in the versions Ibis supports) and
+# a Java runtime, only when asked for (the test suite asks).
+if [ "${SCOUT_WITH_SPARK:-0}" = 1 ]; then
+  command -v java >/dev/null 2>&1 || step "Debian package: default-jre-headless (Java for Spark)" apt_install default-jre-headless
+  step "PySpark (for --engine spark)" .venv/bin/python -m pip install -q "pyspark>=3.5,<4.1"
+fi
 # Cargo profile of what is built here: `release` (thin LTO) for users; the test suite
 # (scripts/test.sh) sets SCOUT_PROFILE=ci (no LTO, no debug info), which `cargo test --profile ci`
 # then reuses instead of building the workspace a second time.

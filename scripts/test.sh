@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The suite's builds use the `ci` profile (Cargo.toml): setup's and cargo test's share it.
-SCOUT_PROFILE=ci bash scripts/setup.sh
+# It also installs PySpark and Java: `--engine spark` is tested against DuckDB (test_spark.py).
+SCOUT_PROFILE=ci SCOUT_WITH_SPARK=1 bash scripts/setup.sh
 # The report test drives a real browser: Debian's Chromium, through Playwright's Python client
 # (no browser download; Playwright is pointed at /usr/bin/chromium).
 LOG="$PWD/.setup.log"

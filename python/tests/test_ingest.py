@@ -198,11 +198,10 @@ def test_split_cu_du_and_rotated_logs_give_the_same_run(tmp_path: Path) -> None:
             assert diff == 0, (run, t)
 
 
-@needs_fixtures
-def test_event_tracer_file_becomes_executor_rows_on_the_log_clock(tmp_path: Path) -> None:
-    # A trace as srsRAN writes it (`"pid": {}`, one event per line, no closing bracket after a
-    # crash): 200 CU-UP DL executor tasks whose wait grows, an instant event carrying the UTC time
-    # of day, and a line cut short.
+def write_event_trace(trace: Path) -> Path:
+    """An srsRAN event-tracer file as srsRAN writes it (`"pid": {}`, one event per line, no closing
+    bracket after a crash): 200 CU-UP DL executor tasks whose wait grows, an instant event carrying
+    the UTC time of day (process start 0.5 s before the log's first entry), and a line cut short."""
     ev = []
     for k in range(200):
         ts = 7_000_000 + k * 5_000
@@ -219,8 +218,13 @@ def test_event_tracer_file_becomes_executor_rows_on_the_log_clock(tmp_path: Path
         '{"args": {"tstamp": "20:04:33.372601"}, "pid": {}, "cpu": 0, "tid": "l1", "ts": 8000000, '
         '"cat": "process", "ph": "i", "s": "g", "name": "on_late_resource_grid"}'
     )
-    trace = tmp_path / "gnb_trace.json"
     trace.write_text("[\n" + ",\n".join(ev) + ',\n{"args": {}, "pid": {}, "ts": 9')
+    return trace
+
+
+@needs_fixtures
+def test_event_tracer_file_becomes_executor_rows_on_the_log_clock(tmp_path: Path) -> None:
+    trace = write_event_trace(tmp_path / "gnb_trace.json")
     out = tmp_path / "sr"
     r = scout_cmd("ingest", "srsran", str(LOG_23_10), "--trace", str(trace), "-o", str(out))
     assert r.returncode == 0, r.stderr
@@ -244,10 +248,9 @@ def test_event_tracer_file_becomes_executor_rows_on_the_log_clock(tmp_path: Path
     assert "cu_up_ue_dl_exec_0" in (out / "report" / "index.html").read_text()
 
 
-@needs_fixtures
-def test_metrics_json_is_kept_and_cross_checked_against_the_packets(tmp_path: Path) -> None:
-    """RLC metrics written from the fixture's own lines (what srsRAN would report each second) agree
-    exactly with Scout's per-packet reconstruction; a report that disagrees shows its ratio."""
+def write_metrics(mf: Path) -> Path:
+    """srsRAN JSON metrics written from the 23.10 fixture's own lines (what srsRAN would report each
+    second: RLC TX/RX SDUs of DRB 1, a scheduler dl_brate per UE) and one line of garbage."""
     from datetime import datetime, timezone
 
     def t_of(line: str) -> float:
@@ -268,8 +271,19 @@ def test_metrics_json_is_kept_and_cross_checked_against_the_packets(tmp_path: Pa
         ue = {"ue": 0, "dl_brate": 5e4}
         lines.append(json.dumps({"timestamp": float(sec), "cells": [{"cell_metrics": {}, "ue_list": [ue]}]}))
     lines.append("garbage")
-    mf = tmp_path / "metrics.jsonl"
     mf.write_text("\n".join(lines) + "\n")
+    return mf
+
+
+@needs_fixtures
+def test_metrics_json_is_kept_and_cross_checked_against_the_packets(tmp_path: Path) -> None:
+    """RLC metrics written from the fixture's own lines (what srsRAN would report each second) agree
+    exactly with Scout's per-packet reconstruction; a report that disagrees shows its ratio."""
+    mf = write_metrics(tmp_path / "metrics.jsonl")
+    text = LOG_23_10.read_text().splitlines()
+    lines = mf.read_text().splitlines()
+    tx = [x for x in text if "[RLC" in x and "DRB1 DL: TX SDU." in x]
+    rx = [x for x in text if "[RLC" in x and "DRB1 UL: RX SDU. sn=" in x]
     out = tmp_path / "sr"
     r = scout_cmd("ingest", "srsran", str(LOG_23_10), "--metrics", str(mf), "-o", str(out))
     assert r.returncode == 0, r.stderr

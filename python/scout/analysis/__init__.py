@@ -7,11 +7,15 @@
 
 Tables (documented in docs/attribution.md): journeys, components, profiles, layer_delays, queues,
 sojourns, tti, drops, drop_series, phases, correlation, rtt.
+
+A table is ``RUN/analysis/NAME.parquet``: one file, or (written by Spark, ``engine="spark"``) a
+directory of part files; :func:`parquet_source` gives what DuckDB reads for either.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +28,8 @@ from scout.analysis.derived import correlation, metrics_check, phases
 from scout.analysis.headline import headline
 from scout.events import TABLES, RunError, open_run
 
-ANALYSIS_VERSION = 8
-ENGINES = ("native", "ibis")
+ANALYSIS_VERSION = 9
+ENGINES = ("native", "ibis", "spark")
 TABLE_NAMES = [
     "journeys",
     "components",
@@ -72,13 +76,33 @@ def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
     return con, run.meta
 
 
+def parquet_source(f: Path) -> str:
+    """What DuckDB reads for an analysis table: the file, or the part files of a dataset directory."""
+    return str(f / "*.parquet") if f.is_dir() else str(f)
+
+
+def _remove(p: Path) -> None:
+    """Removes a table: a file or a dataset directory."""
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p)
+    else:
+        p.unlink(missing_ok=True)
+
+
+def _install(tmp: Path, final: Path) -> None:
+    """Puts a finished table in place of the previous one (either may be a file or a directory)."""
+    if final.is_dir() or tmp.is_dir():
+        _remove(final)
+    tmp.replace(final)
+
+
 def discard_partial(run_path: Path) -> bool:
     """Removes the tables an interrupted or failed analysis left unfinished (``*.partial``; its
     ``summary.json`` was removed when it started, so the run counts as not analysed); returns
     whether there were any."""
     partial = list((Path(run_path) / "analysis").glob("*.partial"))
     for p in partial:
-        p.unlink(missing_ok=True)
+        _remove(p)
     return bool(partial)
 
 
@@ -98,6 +122,8 @@ def analyze(
     bin_s: float = DEFAULT_BIN_S,
     progress: Callable[[str], None] | None = None,
     engine: str = "native",
+    spark_master: str | None = None,
+    spark_conf: dict[str, str] | None = None,
 ) -> dict:
     """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary.
 
@@ -105,12 +131,23 @@ def analyze(
     ``native`` with Scout's attribution kernel (Rust, the default: it groups events by packet
     without a database sort), ``ibis`` with the relational expressions of
     :mod:`scout.analysis.engine` (any Ibis backend; the reference the tests compare the kernel
-    with). Every other table is relational either way.
+    with). Every other table is relational either way, on DuckDB. ``spark`` runs every table's
+    relational expression on Apache Spark (:mod:`scout.analysis.spark`; ``spark_master`` and
+    ``spark_conf`` configure the session).
     """
+    if engine not in ENGINES:
+        raise ValueError(f"engine {engine!r}; accepted: {', '.join(ENGINES)}")
     run_path = Path(run_path)
     t0 = time.perf_counter()
     # Until the new summary is written, the run is not analysed (an interruption leaves it so).
     (run_path / "analysis" / "summary.json").unlink(missing_ok=True)
+    if engine == "spark":
+        from scout.analysis import spark
+
+        if progress:
+            progress("event tables into Spark")
+        con, meta = spark.connect(run_path, spark_master, spark_conf)
+        return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, None, t0)
     # The kernel needs no database: it runs before the connection is made.
     kernel = _kernel(run_path, check_run(run_path).meta, window_s, progress) if engine == "native" else None
     if progress:
@@ -132,6 +169,10 @@ def _kernel(run_path: Path, meta: dict, window_s: float, progress, duration_ns: 
     if duration_ns <= 0:
         return None
     (run_path / "analysis").mkdir(exist_ok=True)
+    # Tables an earlier Spark analysis wrote as dataset directories: the kernel writes files.
+    for d in (run_path / "analysis").glob("*.parquet"):
+        if d.is_dir():
+            _remove(d)
     if progress:
         progress("journeys, components, layer_delays, profiles (attribution kernel)")
     try:
@@ -156,7 +197,9 @@ def _analyze(
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}; accepted: {', '.join(ENGINES)}")
     t0 = t0 or time.perf_counter()
-    con.raw_sql("SET preserve_insertion_order = false")
+    spark = engine == "spark"
+    if not spark:
+        con.raw_sql("SET preserve_insertion_order = false")
     out = run_path / "analysis"
     out.mkdir(exist_ok=True)
     pe, se, ce = (con.table(n) for n in TABLES)
@@ -170,11 +213,27 @@ def _analyze(
     def write(name: str, expr: ir.Table) -> None:
         say(name)
         tmp = out / f"{name}.parquet.partial"
-        con.to_parquet(expr, tmp, compression="zstd")
-        tmp.replace(out / f"{name}.parquet")
+        _remove(tmp)
+        if spark:
+            from scout.analysis import spark as spark_io
+
+            spark_io.write(con, expr, tmp)
+        else:
+            con.to_parquet(expr, tmp, compression="zstd")
+        _install(tmp, out / f"{name}.parquet")
 
     def table(name: str) -> ir.Table:
-        return con.read_parquet(out / f"{name}.parquet", table_name=f"a_{name}")
+        f = out / f"{name}.parquet"
+        if spark:
+            from scout.analysis import spark as spark_io
+
+            return spark_io.read(con, f, f"a_{name}")
+        return con.read_parquet(parquet_source(f), table_name=f"a_{name}")
+
+    def write_frame(name: str, df) -> None:
+        """A table computed in pandas (from small aggregates): always one file."""
+        _remove(out / f"{name}.parquet")
+        df.to_parquet(out / f"{name}.parquet")
 
     if engine == "native":
         if kernel is None:
@@ -201,13 +260,13 @@ def _analyze(
     write("executors", engine_ibis.executors(ce, bin_ns))
     say("phases")
     ph = phases(table("queues").to_pandas(), table("drop_series").to_pandas(), j, bin_ns)
-    ph.to_parquet(out / "phases.parquet")
+    write_frame("phases", ph)
     say("correlation")
     corr, rtt = correlation(ce, so, bin_ns)
-    corr.to_parquet(out / "correlation.parquet")
-    rtt.to_parquet(out / "rtt.parquet")
+    write_frame("correlation", corr)
+    write_frame("rtt", rtt)
     say("metrics_check")
-    metrics_check(ce, pe, table("components")).to_parquet(out / "metrics_check.parquet")
+    write_frame("metrics_check", metrics_check(ce, pe, table("components")))
 
     summary = _summary(meta, j, comp, table("drops"), pe, ph, kernel)
     say("headline")
@@ -300,7 +359,7 @@ class Analysis:
         self.meta = meta
         self.summary = summary
         for name in TABLE_NAMES:
-            con.read_parquet(run_path / "analysis" / f"{name}.parquet", table_name=name)
+            con.read_parquet(parquet_source(run_path / "analysis" / f"{name}.parquet"), table_name=name)
 
     def table(self, name: str) -> ir.Table:
         if name not in TABLE_NAMES and name not in TABLES:

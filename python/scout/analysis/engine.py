@@ -195,7 +195,8 @@ def journeys(pe: ir.Table, ce: ir.Table) -> ir.Table:
         ce=((pe.point == "ce_mark") | (pe.ecn == 3)).any(),
         n_events=pe.count(),
     )
-    inflight = ce.filter(ce.kind == "in_flight").select(pkt=ce.sn.cast("uint64"), in_flight=ibis.literal(True))
+    # The packet id's own type (uint64 in the events; a backend without unsigned types reads it signed).
+    inflight = ce.filter(ce.kind == "in_flight").select(pkt=ce.sn.cast(pe.pkt.type()), in_flight=ibis.literal(True))
     j = j.left_join(inflight, "pkt").drop("pkt_right")
     status = ibis.cases(
         (j.t_out_ns.notnull(), "delivered"),
@@ -299,7 +300,7 @@ def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: in
     r = u.mutate(
         window_start_ns=ibis.ifelse(u.window < 0, None, u.window * (window_ns or 1)),
         mean_per_pkt_ns=u.sum_ns / u.delivered.nullif(0),
-        throughput_bps=u.delivered_bytes.fill_null(0) * 8 * 1e9 / span,
+        throughput_bps=u.delivered_bytes.fill_null(0).cast("float64") * 8e9 / span.cast("float64"),
         loss=u.dropped / u.offered.nullif(0),
     ).drop("window")
     ints = [c for c, t in _PROFILE_TYPES.items() if t == "int64" and c in r.columns]

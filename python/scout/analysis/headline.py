@@ -122,7 +122,7 @@ def _gnb(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table) -> dict:
     m = j.filter(j.span_ns.notnull())
     tot = (
         m.group_by("dir")
-        .agg(n=m.count(), p50=m.span_ns.quantile(0.5), p99=m.span_ns.quantile(0.99), rlc=m.rlc_retx.sum())
+        .agg(n=m.count(), p50=m.span_ns.quantile(0.5), p99=m.span_ns.quantile(0.99), rlc=m.rlc_retx.sum().cast("int64"))
         .order_by("dir")
         .to_pyarrow()
         .to_pylist()
@@ -137,7 +137,7 @@ def _gnb(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table) -> dict:
     h = se.filter(se.ue.notnull() & se.tbs.notnull())
     harq = (
         h.group_by("dir")
-        .agg(tbs=h.count(), retx=(h.retx_index > 0).sum(), nack=(h.ack == False).sum())  # noqa: E712
+        .agg(tbs=h.count(), retx=(h.retx_index > 0).sum().cast("int64"), nack=(h.ack == False).sum().cast("int64"))  # noqa: E712
         .order_by("dir")
         .to_pyarrow()
         .to_pylist()

@@ -1,0 +1,175 @@
+"""`--engine spark`: the analysis's Ibis expressions on Apache Spark (local mode) give the same
+tables as on DuckDB, for every built-in scenario and every kind of source."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from test_analysis import SHARED_FIXTURES, scout_cmd, synthetic_run
+from test_analysis import schemas as schemas  # noqa: F401 - the fixture synthetic_run needs
+from test_ingest import write_event_trace, write_metrics
+
+from scout import analysis
+from scout.analysis import TABLE_NAMES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+WHY = None
+if importlib.util.find_spec("pyspark") is None:
+    WHY = "PySpark is not installed (SCOUT_WITH_SPARK=1 scripts/setup.sh installs it)"
+elif shutil.which("java") is None:
+    WHY = "no Java runtime (Spark needs Java 17 or newer)"
+if WHY and os.environ.get("CI"):
+    raise RuntimeError(f"test_spark must run in CI: {WHY}")
+pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
+
+# Every scenario in scenarios/ the simulator runs, with a duration long enough to exercise its
+# tables (udp-flood: until PDCP's early drop sheds load, for drops and phases).
+SCENARIOS = {
+    "udp-flood": 3,
+    "mixed": 2,
+    "attribution-light": 1,
+    "attribution-medium": 1,
+    "attribution-heavy": 1,
+    "capacity-trace": 2,
+    "bench-60mbps": 1,
+    "l4s-anbr": 1,
+    "ran-delay": 1,
+    "rlc-modes": 1,
+    "tcp-cc": 1,
+    "emulate-demo": 1,
+    "emulate-iperf3": 1,
+}
+# Scenarios only `scout emulate` runs (real UPF processes).
+EMULATE_ONLY = {"upf-slices"}
+SOURCES = ["synthetic", "srsran", "pcap", *SCENARIOS]
+
+
+def test_every_builtin_scenario_is_compared() -> None:
+    names = {p.stem for p in (ROOT / "scenarios").glob("*.yaml")}
+    assert names == set(SCENARIOS) | EMULATE_ONLY, "add the new scenario to SCENARIOS (or EMULATE_ONLY)"
+
+
+def _run(tmp_path: Path, source: str, schemas) -> Path:
+    out = tmp_path / source
+    if source == "synthetic":
+        return synthetic_run(tmp_path, schemas)
+    if source == "srsran":
+        # The srsRAN log with an executor trace and JSON metrics beside it: executors and
+        # metrics_check have rows.
+        log = SHARED_FIXTURES / "srsran" / "srsran-23.10-info-drb.gnb.log"
+        if not log.exists():
+            pytest.skip(f"{log} not found (the shared fixtures sit beside the project in CI)")
+        trace, metrics = write_event_trace(tmp_path / "trace.json"), write_metrics(tmp_path / "metrics.jsonl")
+        r = scout_cmd("ingest", "srsran", str(log), "--trace", str(trace), "--metrics", str(metrics), "-o", str(out))
+    elif source == "pcap":
+        cap = SHARED_FIXTURES / "pcap" / "n3-n6-ping-any.pcap"
+        if not cap.exists():
+            pytest.skip(f"{cap} not found (the shared fixtures sit beside the project in CI)")
+        r = scout_cmd("ingest", "pcap", str(cap), "-o", str(out))
+    else:
+        r = scout_cmd("simulate", source, "-o", str(out), "--duration", str(SCENARIOS[source]))
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def _normalised(df: pd.DataFrame) -> pd.DataFrame:
+    """Values only: Spark has no unsigned integers (a uint8 comes back as int16) and writes strings
+    without dictionaries; nulls as None/NaN."""
+    df = df.copy()
+    for c in df.columns:
+        col = df[c]
+        if col.dtype.name == "category" or col.dtype == object or col.dtype.name.startswith("str"):
+            df[c] = col.astype(object).where(col.notna(), None)
+        elif col.dtype.kind in "iub" or col.dtype.name.startswith(("Int", "UInt", "boolean")):
+            df[c] = col.astype("float64") if col.isna().any() else col.astype("int64")
+    return df
+
+
+def assert_same_tables(a_run: Path, b_run: Path) -> dict[str, int]:
+    """Every analysis table of two runs holds the same rows (in any order; floats to 1e-9 relative);
+    returns the row count of each table."""
+    rows = {}
+    for name in TABLE_NAMES:
+        a = _normalised(pq.read_table(a_run / "analysis" / f"{name}.parquet").to_pandas())
+        b = _normalised(pq.read_table(b_run / "analysis" / f"{name}.parquet").to_pandas())
+        assert sorted(a.columns) == sorted(b.columns), (name, set(a.columns) ^ set(b.columns))
+        assert len(a) == len(b), (name, len(a), len(b))
+        b = b[list(a.columns)]
+        # Sorted by every exact column, then the floats.
+        keys = [c for c in a.columns if a[c].dtype.kind != "f"] + [c for c in a.columns if a[c].dtype.kind == "f"]
+        a = a.sort_values(keys, na_position="first").reset_index(drop=True)
+        b = b.sort_values(keys, na_position="first").reset_index(drop=True)
+        for c in a.columns:
+            x, y = a[c], b[c]
+            if x.dtype.kind == "f" or y.dtype.kind == "f":
+                same = np.isclose(x.astype(float), y.astype(float), rtol=1e-9, atol=1e-6, equal_nan=True)
+            else:
+                same = ((x == y) | (x.isna() & y.isna())).to_numpy()
+            assert same.all(), (name, c, x[~same].head(3).tolist(), y[~same].head(3).tolist())
+        rows[name] = len(a)
+    return rows
+
+
+_ROWS: dict[str, dict[str, int]] = {}
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_spark_and_duckdb_give_the_same_tables(tmp_path: Path, schemas, source: str) -> None:  # noqa: F811
+    run = _run(tmp_path, source, schemas)
+    spark_run = tmp_path / f"{source}-spark"
+    shutil.copytree(run, spark_run, ignore=shutil.ignore_patterns("analysis"))
+    s_duck = analysis.analyze(run, engine="ibis")
+    s_spark = analysis.analyze(spark_run, engine="spark")
+    assert s_spark["engine"] == "spark"
+    for k in ("packets", "closure", "profile_population", "delay_ns", "drops", "drops_total", "drop_events", "phases"):
+        assert s_duck[k] == s_spark[k], k
+    assert s_duck["dominant"] == s_spark["dominant"]
+    assert s_duck["headline"] == s_spark["headline"]
+    # Spark wrote its per-packet tables as datasets (directories of part files).
+    assert (spark_run / "analysis" / "journeys.parquet").is_dir()
+    _ROWS[source] = assert_same_tables(run, spark_run)
+
+
+def test_the_comparison_covered_every_table() -> None:
+    """Across the runs compared above, every table had rows in at least one (none compared empty only)."""
+    if len(_ROWS) < len(SOURCES):
+        pytest.skip("runs only after every comparison above passed")
+    empty = [t for t in TABLE_NAMES if not any(r[t] for r in _ROWS.values())]
+    assert not empty, empty
+
+
+def test_scout_analyze_engine_spark_from_the_command_line(tmp_path: Path) -> None:
+    """The command a user types: progress, the summary, tables a report and a query then read; and
+    switching back to the default engine replaces the datasets with files."""
+    run = tmp_path / "mixed"
+    assert scout_cmd("simulate", "mixed", "-o", str(run), "--duration", "1").returncode == 0
+    spark = ["--engine", "spark", "--spark-master", "local[2]", "--spark-conf", "spark.sql.shuffle.partitions=4"]
+    r = scout_cmd("analyze", str(run), *spark)
+    assert r.returncode == 0, r.stderr
+    assert "attribution closes for" in r.stdout and "Traceback" not in r.stderr
+    assert json.loads((run / "analysis" / "summary.json").read_text())["engine"] == "spark"
+    r = scout_cmd("query", str(run), "SELECT count(*) AS n FROM journeys")
+    assert r.returncode == 0, r.stderr
+    r = scout_cmd("report", str(run))
+    assert r.returncode == 0, r.stderr
+    r = scout_cmd("analyze", str(run))
+    assert r.returncode == 0, r.stderr
+    assert (run / "analysis" / "journeys.parquet").is_file()
+
+
+def test_bad_spark_options_are_one_clear_line(tmp_path: Path) -> None:
+    run = tmp_path / "r"
+    assert scout_cmd("simulate", "mixed", "-o", str(run), "--duration", "1").returncode == 0
+    r = scout_cmd("analyze", str(run), "--engine", "spark", "--spark-conf", "spark.driver.memory")
+    assert r.returncode != 0 and "expected KEY=VALUE" in r.stderr and "Traceback" not in r.stderr
+    r = scout_cmd("analyze", str(run), "--spark-master", "local[2]")
+    assert r.returncode != 0 and "--engine spark only" in r.stderr
