@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Analysis benchmark (issue: analysis engine). Simulates a >= 50 M-event run (bench-60mbps for 360 s),
-# then times `scout analyze` stage by stage and reports events/s and peak memory. Prints the figures
-# recorded in bench/RESULTS.md. Run from anywhere: bash bench/analysis.sh
-# (ENGINE=ibis bash bench/analysis.sh times the relational engine instead of the attribution kernel).
+# Analysis benchmark (issues: analysis engine, 26). Simulates a >= 50 M-event run (bench-60mbps for
+# 360 s), then times (1) the whole `scout analyze RUN` command, process start to exit, with its peak
+# memory; (2) in the same run, a plain DuckDB group-by of per-layer spans over the same
+# packet.parquet (3 columns), the issue's yardstick; (3) `scout analyze` stage by stage. Prints the
+# figures recorded in bench/RESULTS.md. Run from anywhere: bash bench/analysis.sh
+# (ENGINE=ibis or ENGINE=spark times that engine instead of the attribution kernel).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p scout-sim --bin scout-sim
@@ -11,7 +13,26 @@ trap 'rm -rf "$work"' EXIT
 echo "== input: scenarios/bench-60mbps.yaml for 360 s"
 ./target/release/scout-sim scenarios/bench-60mbps.yaml "$work/run" --duration 360 | tail -1
 du -sh "$work/run/events"
-echo "== scout analyze (stage times are cumulative seconds)"
+events=$(.venv/bin/python -c "import json,sys; c=json.load(open(sys.argv[1]))['counts']['events']; print(sum(c.values()))" "$work/run/run.json")
+echo "== the whole command: scout analyze RUN --engine ${ENGINE:-native} (process start to exit)"
+/usr/bin/time -f "%e %M" -o "$work/time" .venv/bin/scout analyze "$work/run" --engine "${ENGINE:-native}" >/dev/null
+read -r wall rss <"$work/time"
+.venv/bin/python -c "import sys; n, w, r = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]); print(f'  {n:,} events in {w:.2f} s = {n / w / 1e6:.2f} M events/s, peak RSS {r / 1024:.0f} MB')" "$events" "$wall" "$rss"
+echo "== a plain DuckDB group-by of per-layer spans over the same packet.parquet"
+.venv/bin/python - "$work/run/events/packet.parquet" "$events" "$wall" <<'PY'
+import sys, time
+import duckdb
+f, n, whole = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+t0 = time.perf_counter()
+rows = duckdb.sql(
+    f"SELECT layer, count(*) AS packets, avg(span) AS mean_span_ns FROM "
+    f"(SELECT pkt, layer, max(t_ns) - min(t_ns) AS span FROM read_parquet('{f}') GROUP BY pkt, layer) GROUP BY layer"
+).fetchall()
+dt = time.perf_counter() - t0
+print(f"  {len(rows)} layers in {dt:.2f} s = {n / dt / 1e6:.2f} M events/s; the whole analysis is {dt / whole:.2f}x its speed")
+PY
+rm -rf "$work/run/analysis"
+echo "== scout analyze in process, stage by stage (cumulative seconds)"
 /usr/bin/time -f "peak RSS %M kB, wall %e s" .venv/bin/python - "$work/run" "${ENGINE:-native}" <<'PY'
 import sys, time
 from scout import analysis

@@ -385,6 +385,7 @@ KERNEL_TABLES = {
     "components": ["pkt", "layer", "component"],
     "layer_delays": ["pkt", "layer"],
     "profiles": ["scope", "key", "dir", "window_start_ns", "layer", "component"],
+    "sojourns": ["pkt", "node", "layer", "queue", "dir", "ue", "drb", "t_enq"],
 }
 
 
@@ -412,7 +413,7 @@ def _kernel_run(tmp_path: Path, source: str, schemas) -> Path:
 
 @pytest.mark.parametrize("source", ["synthetic", "mixed", "udp-flood", "srsran", "pcap"])
 def test_kernel_and_relational_engine_agree(tmp_path: Path, schemas, source: str) -> None:
-    """The attribution kernel (default) and the Ibis expressions give the same four tables, row for
+    """The attribution kernel (default) and the Ibis expressions give the same five tables, row for
     row (floats — means, interpolated percentiles, rates — to 1e-9 relative), and the same summary."""
     run = _kernel_run(tmp_path, source, schemas)
     ibis_run = tmp_path / f"{source}-ibis"
@@ -429,7 +430,9 @@ def test_kernel_and_relational_engine_agree(tmp_path: Path, schemas, source: str
         a = pq.read_table(run / "analysis" / f"{name}.parquet").to_pandas()
         b = pq.read_table(ibis_run / "analysis" / f"{name}.parquet").to_pandas()
         assert sorted(a.columns) == sorted(b.columns), name
-        assert len(a) == len(b) > 0, name
+        assert len(a) == len(b), name
+        # A capture of the UPF's interfaces sees no queue.
+        assert len(a) > 0 or (name == "sojourns" and source == "pcap"), name
         for df in (a, b):
             for c in df.columns:
                 if df[c].dtype.name == "category":

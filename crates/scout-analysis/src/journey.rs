@@ -62,7 +62,7 @@ impl Dict {
 
     /// The global code of part `part`'s code ([`NULL`] stays).
     #[inline]
-    fn global(&self, part: usize, code: u8) -> u8 {
+    pub(crate) fn global(&self, part: usize, code: u8) -> u8 {
         if code == NULL {
             NULL
         } else {
@@ -91,6 +91,8 @@ pub struct Dicts {
     pub slice: Dict,
     pub layer: Dict,
     pub reason: Dict,
+    pub node: Dict,
+    pub queue: Dict,
 }
 
 /// Journeys, one vector per column; nullable columns as (defs, present values).
@@ -155,6 +157,7 @@ pub struct Batch {
     pub journeys: Journeys,
     pub components: Components,
     pub layer_delays: LayerDelays,
+    pub sojourns: crate::sojourn::Rows,
 }
 
 /// What profiles need of each packet (all batches, in output order) and of each component row.
@@ -199,6 +202,7 @@ impl ProfileInput {
 impl Batch {
     /// Empties every column, keeping the buffers.
     pub fn clear(&mut self) {
+        self.sojourns.clear();
         let j = &mut self.journeys;
         macro_rules! clear {
             ($($c:expr),*) => { $( $c.clear(); )* };
@@ -248,11 +252,16 @@ pub struct Grouped {
     start: Vec<usize>,
     entries: Vec<i64>,
     in_flight: HashSet<u64>,
+    /// Packet `i`'s enqueue records are `enq[enq_start[i]..enq_start[i + 1]]` ([`crate::sojourn`]).
+    enq: Vec<crate::sojourn::Enq>,
+    enq_start: Vec<usize>,
+    /// Per global queue code: an executor's queue.
+    queue_exec: Vec<bool>,
 }
 
 /// Merges the parts' dictionaries: the grouping itself was done while reading ([`crate::read::scan`]).
 pub fn group(scan: Scanned, in_flight: &[u64], path: &std::path::Path) -> Result<Grouped, Error> {
-    let Scanned { ids, parts, start, entries } = scan;
+    let Scanned { ids, mut parts, start, entries } = scan;
     let dict = |f: fn(&Part) -> &Ranked, col: &str| {
         Dict::merge(&parts.iter().map(f).collect::<Vec<_>>()).map_err(|problem| Error::Column {
             path: path.to_path_buf(),
@@ -265,8 +274,22 @@ pub fn group(scan: Scanned, in_flight: &[u64], path: &std::path::Path) -> Result
         slice: dict(|e| &e.slices, "slice")?,
         layer: dict(|e| &e.layers, "layer")?,
         reason: dict(|e| &e.reasons, "reason")?,
+        node: dict(|e| &e.nodes, "node")?,
+        queue: dict(|e| &e.queues, "queue")?,
     };
-    Ok(Grouped { dicts, ids, parts, start, entries, in_flight: in_flight.iter().copied().collect() })
+    let d = &dicts;
+    let (enq, enq_start) = crate::sojourn::group(&mut parts, ids.len(), |pi, a| {
+        crate::sojourn::globalise(
+            a,
+            |c| d.node.global(pi, c),
+            |c| d.layer.global(pi, c),
+            |c| d.queue.global(pi, c),
+            |c| d.dir.global(pi, c),
+        )
+    });
+    let queue_exec = dicts.queue.names.iter().map(|n| n.ends_with("_exec")).collect();
+    let in_flight = in_flight.iter().copied().collect();
+    Ok(Grouped { dicts, ids, parts, start, entries, in_flight, enq, enq_start, queue_exec })
 }
 
 /// A packet's aggregates over all parts, enum codes made global.
@@ -334,6 +357,8 @@ impl Grouped {
             let span_end = if end != NONE { end } else { a.t_last };
             let ev = &mut self.entries[self.start[id]..self.start[id + 1]];
             ev.sort_unstable();
+            let enq = &mut self.enq[self.enq_start[id]..self.enq_start[id + 1]];
+            crate::sojourn::walk(enq, ev, a.t_in, self.ids.id(id), &self.queue_exec, &mut out.sojourns);
             let mut mask: u128 = 0;
             for w in ev.windows(2) {
                 let (e, nx) = (w[0], w[1]);

@@ -1,5 +1,5 @@
-//! Scout's attribution kernel: a run's packet events in, `journeys`, `components`, `layer_delays`
-//! and `profiles` out (`RUN/analysis/*.parquet`).
+//! Scout's attribution kernel: a run's packet events in, `journeys`, `components`, `layer_delays`,
+//! `profiles` and `sojourns` out (`RUN/analysis/*.parquet`).
 //!
 //! These four tables order every packet's events, which a database does with a window partitioned
 //! by packet — a sort of all events, 12–15 M events/s on two cores however it is phrased. Here the
@@ -16,6 +16,7 @@ pub mod journey;
 mod mem;
 pub mod profile;
 pub mod read;
+pub mod sojourn;
 mod write;
 
 use std::path::{Path, PathBuf};

@@ -17,6 +17,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
 use crate::codes::{layer_code, point_code, LAYER_OTHER};
+use crate::sojourn::{self, Enq};
 use crate::Error;
 
 /// The code of a null enum value.
@@ -155,6 +156,12 @@ pub struct Part {
     pub slices: Ranked,
     pub layers: Ranked,
     pub reasons: Ranked,
+    pub nodes: Ranked,
+    pub queues: Ranked,
+    /// Per queue code: an executor's queue (`*_exec`).
+    queue_exec: Vec<u8>,
+    /// The enqueues into named queues, for [`crate::sojourn`].
+    pub sojourn: Vec<Enq>,
 }
 
 /// How packet ids map to packet indices.
@@ -195,9 +202,9 @@ impl Ids {
     }
 }
 
-const COLUMNS: [&str; 16] = [
+const COLUMNS: [&str; 17] = [
     "t_ns", "pkt", "point", "layer", "retx", "queue", "dir", "slice", "reason", "ue", "flow", "bytes", "rnti", "qfi",
-    "drb", "ecn",
+    "drb", "ecn", "node",
 ];
 
 fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, Error> {
@@ -315,6 +322,9 @@ pub fn scan(path: &Path, threads: usize, stop: &crate::Stop) -> Result<Scanned, 
         hs.into_iter().map(|h| h.join().expect("reader thread panicked")).collect::<Result<Vec<_>, _>>()
     })?;
     let np = ids.len();
+    if np > u32::MAX as usize {
+        return Err(Error::parquet(path, format!("{np} packet ids: more than the attribution handles (2^32)")));
+    }
     let mut base = vec![i64::MAX; np];
     let mut counts = Vec::with_capacity(counted.len());
     for ((_, (first, _)), (c, t)) in parts.iter().zip(counted) {
@@ -455,7 +465,9 @@ struct Cols {
     pc: Vec<u8>,
     layer: Vec<u8>,
     retx: Vec<u8>,
+    queue: Vec<u8>,
     exec_q: Vec<u8>,
+    node: Vec<u8>,
     dir: Vec<u8>,
     slice: Vec<u8>,
     reason: Vec<u8>,
@@ -511,7 +523,7 @@ impl Cols {
         macro_rules! fresh {
             ($($v:ident),*) => { $( self.$v.clear(); )* };
         }
-        fresh!(t, pkt, pc, layer, retx, exec_q, dir, slice, reason, ue, flow, bytes, rnti, qfi, drb, ecn);
+        fresh!(t, pkt, pc, layer, retx, queue, exec_q, node, dir, slice, reason, ue, flow, bytes, rnti, qfi, drb, ecn);
         ints(col("t_ns"), ctx("t_ns"), &mut self.t, 0, |v| v)?;
         ints(col("pkt"), ctx("pkt"), &mut self.pkt, 0, |v| v as u64)?;
         ints(col("retx"), ctx("retx"), &mut self.retx, 0, |v| v.clamp(0, 255) as u8)?;
@@ -523,11 +535,16 @@ impl Cols {
         ints(col("drb"), ctx("drb"), &mut self.drb, -1, |v| v as i16)?;
         ints(col("ecn"), ctx("ecn"), &mut self.ecn, 0, |v| v as u8)?;
         enums(col("point"), ctx("point"), &mut self.pc, |n| Some(point_code(n)))?;
-        // A null queue is not an executor's.
-        enums(col("queue"), ctx("queue"), &mut self.exec_q, |n| Some(n.ends_with("_exec") as u8))?;
-        for q in &mut self.exec_q {
-            *q &= 1;
+        let r = &mut part.queues;
+        enums(col("queue"), ctx("queue"), &mut self.queue, |n| r.code(n))?;
+        while part.queue_exec.len() < part.queues.names.names.len() {
+            part.queue_exec.push(part.queues.names.names[part.queue_exec.len()].ends_with("_exec") as u8);
         }
+        // A null queue is not an executor's.
+        let exec = &part.queue_exec;
+        self.exec_q.extend(self.queue.iter().map(|&q| exec.get(q as usize).copied().unwrap_or(0)));
+        let r = &mut part.nodes;
+        enums(col("node"), ctx("node"), &mut self.node, |n| r.code(n))?;
         let r = &mut part.layers;
         enums(col("layer"), ctx("layer"), &mut self.layer, |n| r.code(n))?;
         let r = &mut part.dirs;
@@ -588,6 +605,14 @@ impl Part {
             a.drb = a.drb.max(c.drb[k]);
             a.dir = self.dirs.max(a.dir, c.dir[k]);
             a.slice = self.slices.max(a.slice, c.slice[k]);
+            if pc == p::ENQUEUE && c.queue[k] != NULL {
+                self.sojourn.push(Enq {
+                    id: id as u32,
+                    t,
+                    attr: sojourn::attr(c.node[k], c.layer[k], c.queue[k], c.dir[k], c.ue[k]),
+                    drb: if c.drb[k] < 0 { NULL } else { c.drb[k].min(254) as u8 },
+                });
+            }
             match pc {
                 p::DROP => {
                     a.t_drop = a.t_drop.min(t);

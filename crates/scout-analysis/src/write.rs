@@ -46,6 +46,7 @@ pub struct Summary {
     pub components: u64,
     pub layer_delays: u64,
     pub profiles: u64,
+    pub sojourns: u64,
 }
 
 /// Packets walked per batch handed to the writer thread.
@@ -98,6 +99,23 @@ fn components_schema() -> SchemaRef {
     ]))
 }
 
+/// The relational engine's `sojourns` columns and types (the enum columns nullable: files of other
+/// tools may leave them empty).
+fn sojourns_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("pkt", DataType::UInt64, false),
+        Field::new("node", dict(), true),
+        Field::new("layer", dict(), true),
+        Field::new("queue", dict(), false),
+        Field::new("dir", dict(), true),
+        Field::new("ue", DataType::UInt32, false),
+        Field::new("drb", DataType::UInt8, true),
+        Field::new("t_enq", DataType::Int64, false),
+        Field::new("t_leave", DataType::Int64, false),
+        Field::new("sojourn_ns", DataType::Int64, false),
+    ]))
+}
+
 fn layer_delays_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("pkt", DataType::UInt64, false),
@@ -114,12 +132,14 @@ fn out_layers() -> Vec<&'static str> {
     LAYERS.iter().copied().chain(["other"]).collect()
 }
 
-/// The three per-packet tables, written batch by batch.
+/// The four per-packet tables, written batch by batch.
 struct Tables {
     journeys: Option<TableWriter>,
     components: Option<TableWriter>,
     layer_delays: Option<TableWriter>,
-    rows: [u64; 3],
+    sojourns: Option<TableWriter>,
+    /// Rows of journeys, components, layer_delays, sojourns.
+    rows: [u64; 4],
     /// Packet attributes gathered onto component or layer rows (buffers kept between batches).
     g: Gathered,
 }
@@ -156,7 +176,7 @@ fn meta() -> Vec<(String, String)> {
 }
 
 impl Tables {
-    /// The components table alone (`components`), or the two others.
+    /// The components table alone (`components`), or the three others.
     fn create(out: &Path, d: &Dicts, only_components: bool) -> Result<Tables, Error> {
         let (dir, slice, layer, reason) = (d.dir.strs(), d.slice.strs(), d.layer.strs(), d.reason.strs());
         let layers = out_layers();
@@ -186,7 +206,12 @@ impl Tables {
                 TableWriter::create(&out.join("layer_delays.parquet"), layer_delays_schema(), &ld, &["pkt"], meta())
             })
             .transpose()?;
-        Ok(Tables { journeys, components, layer_delays, rows: [0; 3], g: Gathered::default() })
+        let (node, queue) = (d.node.strs(), d.queue.strs());
+        let sd: Vec<&[&str]> = vec![e, &node, &layer, &queue, &dir, e, e, e, e, e];
+        let sojourns = (!only_components)
+            .then(|| TableWriter::create(&out.join("sojourns.parquet"), sojourns_schema(), &sd, &["pkt"], meta()))
+            .transpose()?;
+        Ok(Tables { journeys, components, layer_delays, sojourns, rows: [0; 4], g: Gathered::default() })
     }
 
     fn write(&mut self, b: &Batch) -> Result<(), Error> {
@@ -196,6 +221,7 @@ impl Tables {
         self.rows[0] += j.len() as u64;
         self.rows[1] += c.j.len() as u64;
         self.rows[2] += l.j.len() as u64;
+        self.rows[3] += b.sojourns.len() as u64;
         if let Some(w) = self.journeys.as_mut() {
             w.append(&[
                 Slice::all(Data::I64(&j.pkt)),
@@ -239,6 +265,21 @@ impl Tables {
                 Slice::all(Data::I64(&c.ns)),
             ])?;
         }
+        if let Some(w) = self.sojourns.as_mut() {
+            let s = &b.sojourns;
+            w.append(&[
+                Slice::all(Data::I64(&s.pkt)),
+                Slice::nullable(&s.node.0, Data::U8(&s.node.1)),
+                Slice::nullable(&s.layer.0, Data::U8(&s.layer.1)),
+                Slice::all(Data::U8(&s.queue)),
+                Slice::nullable(&s.dir.0, Data::U8(&s.dir.1)),
+                Slice::all(Data::U32(&s.ue)),
+                Slice::nullable(&s.drb.0, Data::U32(&s.drb.1)),
+                Slice::all(Data::I64(&s.t_enq)),
+                Slice::all(Data::I64(&s.t_leave)),
+                Slice::all(Data::I64(&s.sojourn)),
+            ])?;
+        }
         if let Some(w) = self.layer_delays.as_mut() {
             self.g.fill(j, &l.j);
             let g = &self.g;
@@ -254,8 +295,8 @@ impl Tables {
         Ok(())
     }
 
-    fn close(self) -> Result<[u64; 3], Error> {
-        for w in [self.journeys, self.components, self.layer_delays].into_iter().flatten() {
+    fn close(self) -> Result<[u64; 4], Error> {
+        for w in [self.journeys, self.components, self.layer_delays, self.sojourns].into_iter().flatten() {
             w.close()?;
         }
         Ok(self.rows)
@@ -289,14 +330,14 @@ pub fn analyze(
     // Two writer threads (components; journeys and layer delays) share each batch; the last to
     // finish with it sends it back to the walk (fresh memory costs a page fault per page).
     let (back, recycled) = sync_channel::<Batch>(4);
-    let rows = std::thread::scope(|s| -> Result<[u64; 3], Error> {
+    let rows = std::thread::scope(|s| -> Result<[u64; 4], Error> {
         let mut senders = Vec::new();
         let mut writers = Vec::new();
         for mut t in [tables, rest] {
             let (tx, rx) = sync_channel::<Arc<Batch>>(2);
             let back = back.clone();
             senders.push(tx);
-            writers.push(s.spawn(move || -> Result<[u64; 3], Error> {
+            writers.push(s.spawn(move || -> Result<[u64; 4], Error> {
                 while let Ok(b) = rx.recv() {
                     t.write(&b)?;
                     if let Ok(mut b) = Arc::try_unwrap(b) {
@@ -324,10 +365,10 @@ pub fn analyze(
             }
         }
         drop(senders);
-        let mut rows = [0u64; 3];
+        let mut rows = [0u64; 4];
         for w in writers {
             let r = w.join().expect("writer thread panicked")?;
-            rows = [rows[0].max(r[0]), rows[1].max(r[1]), rows[2].max(r[2])];
+            rows = std::array::from_fn(|i| rows[i].max(r[i]));
         }
         Ok(rows)
     })?;
@@ -364,6 +405,7 @@ pub fn analyze(
         components: rows[1],
         layer_delays: rows[2],
         profiles: profile_rows.len() as u64,
+        sojourns: rows[3],
     })
 }
 
@@ -451,6 +493,11 @@ fn write_profiles(path: &Path, rows: &[Row], d: &Dicts) -> Result<(), Error> {
         ("loss", f64s(&|r| r.loss)),
     ];
     let batch = RecordBatch::try_from_iter(cols).map_err(|e| Error::parquet(path, e))?;
+    parquet_file(path, &batch)
+}
+
+/// Writes one batch as a Parquet file (zstd), through `PATH.partial` renamed when complete.
+pub(crate) fn parquet_file(path: &Path, batch: &RecordBatch) -> Result<(), Error> {
     let mut partial = path.as_os_str().to_owned();
     partial.push(".partial");
     let partial = std::path::PathBuf::from(partial);
@@ -459,7 +506,7 @@ fn write_profiles(path: &Path, rows: &[Row], d: &Dicts) -> Result<(), Error> {
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::parquet(path, e))?))
         .build();
     let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| Error::parquet(&partial, e))?;
-    w.write(&batch).map_err(|e| Error::parquet(&partial, e))?;
+    w.write(batch).map_err(|e| Error::parquet(&partial, e))?;
     w.close().map_err(|e| Error::parquet(&partial, e))?;
     fs::rename(&partial, path).map_err(|e| Error::Io { path: path.to_path_buf(), source: e })
 }

@@ -322,8 +322,8 @@ fn schema_columns() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The attribution kernel (`scout-analysis`): writes `journeys`, `components`, `layer_delays` and
-/// `profiles` of the run whose event tables are in `events_dir` into `out_dir`; returns what the
+/// The attribution kernel (`scout-analysis`): writes `journeys`, `components`, `layer_delays`,
+/// `profiles` and `sojourns` of the run whose event tables are in `events_dir` into `out_dir`; returns what the
 /// summary reports from them as JSON. Runs without the GIL; Ctrl-C stops it.
 #[pyfunction]
 #[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, threads=2))]
@@ -366,7 +366,7 @@ fn attribute(
             "span_unattributed_ns": c.span_unattributed_ns,
         },
         "dominant": s.dominant.iter().map(|(l, k, ns)| serde_json::json!({"layer": l, "component": k, "ns": ns})).collect::<Vec<_>>(),
-        "rows": {"journeys": s.packets, "components": s.components, "layer_delays": s.layer_delays, "profiles": s.profiles},
+        "rows": {"journeys": s.packets, "components": s.components, "layer_delays": s.layer_delays, "profiles": s.profiles, "sojourns": s.sojourns},
     });
     Ok(v.to_string())
 }

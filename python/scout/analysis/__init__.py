@@ -127,7 +127,8 @@ def analyze(
 ) -> dict:
     """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary.
 
-    ``engine`` computes the per-packet tables (journeys, components, layer_delays, profiles):
+    ``engine`` computes the per-packet tables (journeys, components, layer_delays, profiles,
+    sojourns):
     ``native`` with Scout's attribution kernel (Rust, the default: it groups events by packet
     without a database sort), ``ibis`` with the relational expressions of
     :mod:`scout.analysis.engine` (any Ibis backend; the reference the tests compare the kernel
@@ -174,7 +175,7 @@ def _kernel(run_path: Path, meta: dict, window_s: float, progress, duration_ns: 
         if d.is_dir():
             _remove(d)
     if progress:
-        progress("journeys, components, layer_delays, profiles (attribution kernel)")
+        progress("journeys, components, layer_delays, profiles, sojourns (attribution kernel)")
     try:
         return json.loads(_native.attribute(str(run_path / "events"), str(run_path / "analysis"), window_s or None, duration_ns))
     except ValueError as e:
@@ -251,7 +252,8 @@ def _analyze(
         population = "delivered" if int(j.filter(j.status == "delivered").count().execute()) else "all"
         write("profiles", engine_ibis.profiles(j, comp, window_ns, duration_ns, population))
         write("layer_delays", engine_ibis.layer_delays(comp))
-    write("sojourns", engine_ibis.sojourns(pe))
+    if kernel is None:  # the kernel writes sojourns beside its four tables
+        write("sojourns", engine_ibis.sojourns(pe))
     so = table("sojourns")
     write("queues", engine_ibis.queues(pe, so, bin_ns))
     write("tti", engine_ibis.tti(se))
