@@ -1,6 +1,6 @@
 //! Runs the attribution kernel on a run directory and prints each stage's time:
 //! `cargo run --release -p scout-analysis --example attribute -- RUN [WINDOW_S]`
-//! (writes RUN/analysis/{journeys,components,layer_delays,profiles}.parquet).
+//! (writes RUN/analysis/{journeys,components,layer_delays,profiles,sojourns,queues}.parquet).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -13,6 +13,7 @@ fn main() {
         window_ns: (window_s > 0.0).then_some((window_s * 1e9) as i64),
         duration_ns: 0,
         threads: 2,
+        bin_ns: 100_000_000,
         stop: scout_analysis::Stop::default(),
     };
     let t0 = Instant::now();

@@ -257,10 +257,13 @@ pub struct Grouped {
     enq_start: Vec<usize>,
     /// Per global queue code: an executor's queue.
     queue_exec: Vec<bool>,
+    /// Sojourns per queue and bin of the enqueue, for [`crate::queues`].
+    sojourn_bins: crate::queues::SojournBins,
+    bin_ns: i64,
 }
 
 /// Merges the parts' dictionaries: the grouping itself was done while reading ([`crate::read::scan`]).
-pub fn group(scan: Scanned, in_flight: &[u64], path: &std::path::Path) -> Result<Grouped, Error> {
+pub fn group(scan: Scanned, in_flight: &[u64], bin_ns: i64, path: &std::path::Path) -> Result<Grouped, Error> {
     let Scanned { ids, mut parts, start, entries } = scan;
     let dict = |f: fn(&Part) -> &Ranked, col: &str| {
         Dict::merge(&parts.iter().map(f).collect::<Vec<_>>()).map_err(|problem| Error::Column {
@@ -289,7 +292,8 @@ pub fn group(scan: Scanned, in_flight: &[u64], path: &std::path::Path) -> Result
     });
     let queue_exec = dicts.queue.names.iter().map(|n| n.ends_with("_exec")).collect();
     let in_flight = in_flight.iter().copied().collect();
-    Ok(Grouped { dicts, ids, parts, start, entries, in_flight, enq, enq_start, queue_exec })
+    let sojourn_bins = Default::default();
+    Ok(Grouped { dicts, ids, parts, start, entries, in_flight, enq, enq_start, queue_exec, sojourn_bins, bin_ns })
 }
 
 /// A packet's aggregates over all parts, enum codes made global.
@@ -326,6 +330,23 @@ fn merged(parts: &[Part], d: &Dicts, id: usize) -> Acc {
 }
 
 impl Grouped {
+    /// Writes `queues` ([`crate::queues`]): the parts' occupancy folds (taken) and the walk's
+    /// sojourns; returns its rows.
+    pub fn write_queues(&mut self, path: &std::path::Path) -> Result<u64, Error> {
+        let occ = self.parts.iter_mut().map(|p| std::mem::take(&mut p.occupancy)).collect();
+        let so = std::mem::take(&mut self.sojourn_bins);
+        let d = &self.dicts;
+        let global = |pi: usize, q: u32| {
+            crate::queues::queue_key(
+                d.node.global(pi, (q >> 24) as u8),
+                d.layer.global(pi, (q >> 16) as u8),
+                d.queue.global(pi, (q >> 8) as u8),
+                d.dir.global(pi, q as u8),
+            )
+        };
+        crate::queues::write(path, occ, global, so, self.bin_ns, d)
+    }
+
     /// Walks packets `range` (indices into the grouping, empty slots skipped), appending their
     /// rows to `out`, the profile inputs to `prof` and the closure totals to `closure`.
     pub fn walk(
@@ -358,7 +379,8 @@ impl Grouped {
             let ev = &mut self.entries[self.start[id]..self.start[id + 1]];
             ev.sort_unstable();
             let enq = &mut self.enq[self.enq_start[id]..self.enq_start[id + 1]];
-            crate::sojourn::walk(enq, ev, a.t_in, self.ids.id(id), &self.queue_exec, &mut out.sojourns);
+            let bins = (&mut self.sojourn_bins, self.bin_ns);
+            crate::sojourn::walk(enq, ev, a.t_in, self.ids.id(id), &self.queue_exec, &mut out.sojourns, bins);
             let mut mask: u128 = 0;
             for w in ev.windows(2) {
                 let (e, nx) = (w[0], w[1]);

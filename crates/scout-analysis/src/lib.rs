@@ -1,5 +1,5 @@
 //! Scout's attribution kernel: a run's packet events in, `journeys`, `components`, `layer_delays`,
-//! `profiles` and `sojourns` out (`RUN/analysis/*.parquet`).
+//! `profiles`, `sojourns` and `queues` out (`RUN/analysis/*.parquet`).
 //!
 //! These four tables order every packet's events, which a database does with a window partitioned
 //! by packet — a sort of all events, 12–15 M events/s on two cores however it is phrased. Here the
@@ -15,6 +15,7 @@ pub mod codes;
 pub mod journey;
 mod mem;
 pub mod profile;
+pub mod queues;
 pub mod read;
 pub mod sojourn;
 mod write;

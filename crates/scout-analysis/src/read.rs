@@ -17,6 +17,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
 use crate::codes::{layer_code, point_code, LAYER_OTHER};
+use crate::queues::{self, Occupancy};
 use crate::sojourn::{self, Enq};
 use crate::Error;
 
@@ -162,6 +163,10 @@ pub struct Part {
     queue_exec: Vec<u8>,
     /// The enqueues into named queues, for [`crate::sojourn`].
     pub sojourn: Vec<Enq>,
+    /// Occupancy per queue and bin, for [`crate::queues`].
+    pub occupancy: Occupancy,
+    /// The queues' time bin.
+    bin_ns: i64,
 }
 
 /// How packet ids map to packet indices.
@@ -202,9 +207,26 @@ impl Ids {
     }
 }
 
-const COLUMNS: [&str; 17] = [
-    "t_ns", "pkt", "point", "layer", "retx", "queue", "dir", "slice", "reason", "ue", "flow", "bytes", "rnti", "qfi",
-    "drb", "ecn", "node",
+const COLUMNS: [&str; 19] = [
+    "t_ns",
+    "pkt",
+    "point",
+    "layer",
+    "retx",
+    "queue",
+    "dir",
+    "slice",
+    "reason",
+    "ue",
+    "flow",
+    "bytes",
+    "rnti",
+    "qfi",
+    "drb",
+    "ecn",
+    "node",
+    "queue_bytes",
+    "queue_pkts",
 ];
 
 fn open(path: &Path) -> Result<ParquetRecordBatchReaderBuilder<File>, Error> {
@@ -263,7 +285,7 @@ pub struct Scanned {
 /// ([`crate::journey`]) among its packet's. A first pass over the `pkt` column alone (cheap: delta
 /// encoded) counts each packet's events, so that keys go straight to their place: a counting sort
 /// without an intermediate copy of the events.
-pub fn scan(path: &Path, threads: usize, stop: &crate::Stop) -> Result<Scanned, Error> {
+pub fn scan(path: &Path, threads: usize, bin_ns: i64, stop: &crate::Stop) -> Result<Scanned, Error> {
     let b = open(path)?;
     let groups = b.metadata().num_row_groups();
     let rows: Vec<i64> = (0..groups).map(|g| b.metadata().row_group(g).num_rows()).collect();
@@ -370,7 +392,9 @@ pub fn scan(path: &Path, threads: usize, stop: &crate::Stop) -> Result<Scanned, 
                 let mask = mask.clone();
                 let (out, base) = (&out, &base);
                 s.spawn(move || {
-                    scan_part(path, groups, mask, span, ids_ref, Slots { cursor, left: counts, out, base }, stop)
+                    let slots = Slots { cursor, left: counts, out, base };
+                    let part = Part::new(span, bin_ns);
+                    scan_part(path, groups, mask, part, ids_ref, slots, stop)
                 })
             })
             .collect();
@@ -468,6 +492,9 @@ struct Cols {
     queue: Vec<u8>,
     exec_q: Vec<u8>,
     node: Vec<u8>,
+    /// `u64::MAX` / `u32::MAX`: null.
+    queue_bytes: Vec<u64>,
+    queue_pkts: Vec<u32>,
     dir: Vec<u8>,
     slice: Vec<u8>,
     reason: Vec<u8>,
@@ -484,12 +511,11 @@ fn scan_part(
     path: &Path,
     groups: Vec<usize>,
     mask: ProjectionMask,
-    (first, end): (usize, usize),
+    mut part: Part,
     ids: &Ids,
     mut slots: Slots,
     stop: &crate::Stop,
 ) -> Result<Part, Error> {
-    let mut part = Part { first, acc: vec![EMPTY; end.saturating_sub(first)], ..Part::default() };
     if groups.is_empty() {
         return Ok(part);
     }
@@ -524,6 +550,7 @@ impl Cols {
             ($($v:ident),*) => { $( self.$v.clear(); )* };
         }
         fresh!(t, pkt, pc, layer, retx, queue, exec_q, node, dir, slice, reason, ue, flow, bytes, rnti, qfi, drb, ecn);
+        fresh!(queue_bytes, queue_pkts);
         ints(col("t_ns"), ctx("t_ns"), &mut self.t, 0, |v| v)?;
         ints(col("pkt"), ctx("pkt"), &mut self.pkt, 0, |v| v as u64)?;
         ints(col("retx"), ctx("retx"), &mut self.retx, 0, |v| v.clamp(0, 255) as u8)?;
@@ -534,6 +561,8 @@ impl Cols {
         ints(col("qfi"), ctx("qfi"), &mut self.qfi, -1, |v| v as i16)?;
         ints(col("drb"), ctx("drb"), &mut self.drb, -1, |v| v as i16)?;
         ints(col("ecn"), ctx("ecn"), &mut self.ecn, 0, |v| v as u8)?;
+        ints(col("queue_bytes"), ctx("queue_bytes"), &mut self.queue_bytes, u64::MAX, |v| v as u64)?;
+        ints(col("queue_pkts"), ctx("queue_pkts"), &mut self.queue_pkts, u32::MAX, |v| v as u32)?;
         enums(col("point"), ctx("point"), &mut self.pc, |n| Some(point_code(n)))?;
         let r = &mut part.queues;
         enums(col("queue"), ctx("queue"), &mut self.queue, |n| r.code(n))?;
@@ -558,6 +587,11 @@ impl Cols {
 }
 
 impl Part {
+    /// An empty part for packet indices `first..end`.
+    fn new((first, end): (usize, usize), bin_ns: i64) -> Part {
+        Part { first, acc: vec![EMPTY; end.saturating_sub(first)], bin_ns, ..Part::default() }
+    }
+
     /// Aggregates a decoded batch: journey aggregates per packet, and each event's packet index
     /// and sort key.
     fn add(&mut self, c: &Cols, layer_lc: &[u8], ids: &Ids, path: &Path, slots: &mut Slots) -> Result<(), Error> {
@@ -605,6 +639,11 @@ impl Part {
             a.drb = a.drb.max(c.drb[k]);
             a.dir = self.dirs.max(a.dir, c.dir[k]);
             a.slice = self.slices.max(a.slice, c.slice[k]);
+            if c.queue[k] != NULL && c.queue_bytes[k] != u64::MAX {
+                let q = queues::queue_key(c.node[k], c.layer[k], c.queue[k], c.dir[k]);
+                let pkts = Some(c.queue_pkts[k]).filter(|&n| n != u32::MAX);
+                self.occupancy.add((q, queues::bin(t, self.bin_ns)), c.queue_bytes[k], pkts, pc == p::ENQUEUE);
+            }
             if pc == p::ENQUEUE && c.queue[k] != NULL {
                 self.sojourn.push(Enq {
                     id: id as u32,

@@ -13,6 +13,7 @@
 //! one forward pointer per kind of leave.
 
 use crate::codes::p;
+use crate::queues::{self, queue_key, SojournBins};
 use crate::read::{Part, NULL};
 
 /// An enqueue into a named queue: the packet's index, its time, and what identifies the queue
@@ -125,7 +126,15 @@ fn opt<T>(col: &mut (Vec<u8>, Vec<T>), v: Option<T>) {
 /// One packet's sojourns: its enqueue records `enq` (any order; sorted here) against its order
 /// keys `ev` (sorted, as the walk has them: time since `t0` · 2¹¹ + point · 2⁷ + …), appended to
 /// `out`. `exec[q]`: global queue code `q` is an executor's.
-pub fn walk(enq: &mut [Enq], ev: &[i64], t0: i64, pkt: u64, exec: &[bool], out: &mut Rows) {
+pub fn walk(
+    enq: &mut [Enq],
+    ev: &[i64],
+    t0: i64,
+    pkt: u64,
+    exec: &[bool],
+    out: &mut Rows,
+    (bins, bin_ns): (&mut SojournBins, i64),
+) {
     if enq.is_empty() {
         return;
     }
@@ -164,6 +173,7 @@ pub fn walk(enq: &mut [Enq], ev: &[i64], t0: i64, pkt: u64, exec: &[bool], out: 
         out.t_enq.push(e.t);
         out.t_leave.push(t_leave);
         out.sojourn.push(t_leave - e.t);
+        bins.add((queue_key(node, layer, queue, dir), queues::bin(e.t, bin_ns)), t_leave - e.t);
     }
 }
 
@@ -195,7 +205,7 @@ mod tests {
         ];
         let mut e = [enq(9, 0), enq(0, 1), enq(5, 0), enq(0, 0), enq(5, 0), enq(12, 1)];
         let mut out = Rows::default();
-        walk(&mut e, &ev, 100, 42, &exec, &mut out);
+        walk(&mut e, &ev, 100, 42, &exec, &mut out, (&mut SojournBins::default(), 10));
         // Sorted by time then queue; the duplicate (5, queue 0) once; (12, queue 1) never left.
         assert_eq!(out.t_enq, [100, 100, 105, 109]);
         assert_eq!(out.queue, [0, 1, 0, 0]);
@@ -210,7 +220,8 @@ mod tests {
     fn a_packet_without_a_leave_has_no_rows() {
         let mut e = [enq(0, 0)];
         let mut out = Rows::default();
-        walk(&mut e, &[key(0, p::ENQUEUE), key(3, p::PROC_BEGIN)], 100, 1, &[false], &mut out);
+        let bins = (&mut SojournBins::default(), 10);
+        walk(&mut e, &[key(0, p::ENQUEUE), key(3, p::PROC_BEGIN)], 100, 1, &[false], &mut out, bins);
         assert!(out.is_empty());
     }
 }

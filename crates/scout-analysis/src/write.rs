@@ -27,6 +27,8 @@ pub struct Options {
     pub duration_ns: i64,
     /// Threads for reading and profiles.
     pub threads: usize,
+    /// The `queues` table's time bin.
+    pub bin_ns: i64,
     /// Stops the analysis from another thread.
     pub stop: crate::Stop,
 }
@@ -47,6 +49,7 @@ pub struct Summary {
     pub layer_delays: u64,
     pub profiles: u64,
     pub sojourns: u64,
+    pub queues: u64,
 }
 
 /// Packets walked per batch handed to the writer thread.
@@ -314,12 +317,13 @@ pub fn analyze(
     let threads = opt.threads.max(1);
     let packet = events_dir.join("packet.parquet");
     progress("read");
-    let scanned = read::scan(&packet, threads, &opt.stop)?;
+    let bin_ns = opt.bin_ns.max(1);
+    let scanned = read::scan(&packet, threads, bin_ns, &opt.stop)?;
     let in_flight = read::in_flight(&events_dir.join("control.parquet"))?;
     let events: u64 = scanned.parts.iter().map(|p| p.events).sum();
     opt.stop.check()?;
     progress("group");
-    let mut grouped = journey::group(scanned, &in_flight, &packet)?;
+    let mut grouped = journey::group(scanned, &in_flight, bin_ns, &packet)?;
     fs::create_dir_all(out_dir).map_err(|e| Error::Io { path: out_dir.to_path_buf(), source: e })?;
     opt.stop.check()?;
     progress("journeys");
@@ -373,6 +377,9 @@ pub fn analyze(
         Ok(rows)
     })?;
     opt.stop.check()?;
+    progress("queues");
+    let queues = grouped.write_queues(&out_dir.join("queues.parquet"))?;
+    opt.stop.check()?;
     progress("profiles");
     let delivered = prof.status.iter().filter(|&&s| s == journey::DELIVERED).count() as u64;
     let population_delivered = delivered > 0;
@@ -406,6 +413,7 @@ pub fn analyze(
         layer_delays: rows[2],
         profiles: profile_rows.len() as u64,
         sojourns: rows[3],
+        queues,
     })
 }
 

@@ -323,22 +323,25 @@ fn schema_columns() -> Vec<(String, Vec<String>)> {
 }
 
 /// The attribution kernel (`scout-analysis`): writes `journeys`, `components`, `layer_delays`,
-/// `profiles` and `sojourns` of the run whose event tables are in `events_dir` into `out_dir`; returns what the
-/// summary reports from them as JSON. Runs without the GIL; Ctrl-C stops it.
+/// `profiles`, `sojourns` and `queues` (bins of `bin_ns`) of the run whose event tables are in
+/// `events_dir` into `out_dir`; returns what the summary reports from them as JSON. Runs without
+/// the GIL; Ctrl-C stops it.
 #[pyfunction]
-#[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, threads=2))]
+#[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, bin_ns, threads=2))]
 fn attribute(
     py: Python<'_>,
     events_dir: PathBuf,
     out_dir: PathBuf,
     window_s: Option<f64>,
     duration_ns: i64,
+    bin_ns: i64,
     threads: usize,
 ) -> PyResult<String> {
     let opt = scout_analysis::Options {
         window_ns: window_s.filter(|w| *w > 0.0).map(|w| (w * 1e9) as i64),
         duration_ns,
         threads,
+        bin_ns,
         stop: scout_analysis::Stop::default(),
     };
     // The kernel runs on a thread of its own without the GIL; this thread runs Python's signal
@@ -366,7 +369,7 @@ fn attribute(
             "span_unattributed_ns": c.span_unattributed_ns,
         },
         "dominant": s.dominant.iter().map(|(l, k, ns)| serde_json::json!({"layer": l, "component": k, "ns": ns})).collect::<Vec<_>>(),
-        "rows": {"journeys": s.packets, "components": s.components, "layer_delays": s.layer_delays, "profiles": s.profiles, "sojourns": s.sojourns},
+        "rows": {"journeys": s.packets, "components": s.components, "layer_delays": s.layer_delays, "profiles": s.profiles, "sojourns": s.sojourns, "queues": s.queues},
     });
     Ok(v.to_string())
 }

@@ -128,7 +128,7 @@ def analyze(
     """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary.
 
     ``engine`` computes the per-packet tables (journeys, components, layer_delays, profiles,
-    sojourns):
+    sojourns, queues):
     ``native`` with Scout's attribution kernel (Rust, the default: it groups events by packet
     without a database sort), ``ibis`` with the relational expressions of
     :mod:`scout.analysis.engine` (any Ibis backend; the reference the tests compare the kernel
@@ -150,7 +150,7 @@ def analyze(
         con, meta = spark.connect(run_path, spark_master, spark_conf)
         return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, None, t0)
     # The kernel needs no database: it runs before the connection is made.
-    kernel = _kernel(run_path, check_run(run_path).meta, window_s, progress) if engine == "native" else None
+    kernel = _kernel(run_path, check_run(run_path).meta, window_s, bin_s, progress) if engine == "native" else None
     if progress:
         progress("event tables into DuckDB (for the relational tables)")
     con, meta = connect(run_path)
@@ -161,9 +161,14 @@ def _duration_ns(meta: dict) -> int:
     return int(float(meta.get("duration_s") or 0) * 1e9)
 
 
-def _kernel(run_path: Path, meta: dict, window_s: float, progress, duration_ns: int | None = None) -> dict | None:
-    """Runs the attribution kernel (journeys, components, layer_delays, profiles); None when the
-    run's duration must first be measured from its events (``run.json`` has none)."""
+def _bin_ns(bin_s: float) -> int:
+    return max(int(bin_s * 1e9), 1)
+
+
+def _kernel(run_path: Path, meta: dict, window_s: float, bin_s: float, progress, duration_ns: int | None = None) -> dict | None:
+    """Runs the attribution kernel (journeys, components, layer_delays, profiles, sojourns,
+    queues); None when the run's duration must first be measured from its events (``run.json``
+    has none)."""
     from scout import _native
 
     duration_ns = duration_ns or _duration_ns(meta)
@@ -175,9 +180,10 @@ def _kernel(run_path: Path, meta: dict, window_s: float, progress, duration_ns: 
         if d.is_dir():
             _remove(d)
     if progress:
-        progress("journeys, components, layer_delays, profiles, sojourns (attribution kernel)")
+        progress("journeys, components, layer_delays, profiles, sojourns, queues (attribution kernel)")
+    events, out = str(run_path / "events"), str(run_path / "analysis")
     try:
-        return json.loads(_native.attribute(str(run_path / "events"), str(run_path / "analysis"), window_s or None, duration_ns))
+        return json.loads(_native.attribute(events, out, window_s or None, duration_ns, _bin_ns(bin_s)))
     except ValueError as e:
         raise RunError(str(e)) from None
 
@@ -208,7 +214,7 @@ def _analyze(
     if duration_ns <= 0:
         duration_ns = int(pe.t_ns.max().execute() or 0) - int(pe.t_ns.min().execute() or 0)
     window_ns = int(window_s * 1e9) if window_s else None
-    bin_ns = max(int(bin_s * 1e9), 1)
+    bin_ns = _bin_ns(bin_s)
     say = progress or (lambda _msg: None)
 
     def write(name: str, expr: ir.Table) -> None:
@@ -238,7 +244,7 @@ def _analyze(
 
     if engine == "native":
         if kernel is None:
-            kernel = _kernel(run_path, meta, window_s, say, max(duration_ns, 1))
+            kernel = _kernel(run_path, meta, window_s, bin_s, say, max(duration_ns, 1))
         j = table("journeys")
         comp = table("components")
         population = kernel["population"]
@@ -252,10 +258,11 @@ def _analyze(
         population = "delivered" if int(j.filter(j.status == "delivered").count().execute()) else "all"
         write("profiles", engine_ibis.profiles(j, comp, window_ns, duration_ns, population))
         write("layer_delays", engine_ibis.layer_delays(comp))
-    if kernel is None:  # the kernel writes sojourns beside its four tables
+    if kernel is None:  # the kernel writes sojourns and queues beside its four tables
         write("sojourns", engine_ibis.sojourns(pe))
     so = table("sojourns")
-    write("queues", engine_ibis.queues(pe, so, bin_ns))
+    if kernel is None:
+        write("queues", engine_ibis.queues(pe, so, bin_ns))
     write("tti", engine_ibis.tti(se))
     write("drops", engine_ibis.drops(pe))
     write("drop_series", engine_ibis.drop_series(pe, bin_ns))

@@ -371,7 +371,7 @@ def queues(pe: ir.Table, so: ir.Table, bin_ns: int) -> ir.Table:
         bytes_mean=occ.queue_bytes.mean(),
         pkts_max=occ.queue_pkts.max(),
         pkts_mean=occ.queue_pkts.mean(),
-        enqueues=(occ.point == "enqueue").sum(),
+        enqueues=(occ.point == "enqueue").sum().cast("int64"),
     )
     s = so.mutate(bin=(so.t_enq // bin_ns).cast("int64"))
     sg = s.group_by(["node", "layer", "queue", "dir", "bin"]).agg(
@@ -390,7 +390,7 @@ def queues(pe: ir.Table, so: ir.Table, bin_ns: int) -> ir.Table:
         bytes_mean=q.bytes_mean,
         pkts_max=q.pkts_max,
         pkts_mean=q.pkts_mean,
-        enqueues=q.enqueues.fill_null(0),
+        enqueues=q.enqueues.fill_null(0).cast("int64"),
         sojourn_mean_ns=q.sojourn_mean_ns,
         sojourn_max_ns=q.sojourn_max_ns,
         sojourn_n=q.sojourn_n.fill_null(0),
