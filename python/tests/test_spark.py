@@ -173,3 +173,6 @@ def test_bad_spark_options_are_one_clear_line(tmp_path: Path) -> None:
     assert r.returncode != 0 and "expected KEY=VALUE" in r.stderr and "Traceback" not in r.stderr
     r = scout_cmd("analyze", str(run), "--spark-master", "local[2]")
     assert r.returncode != 0 and "--engine spark only" in r.stderr
+    (run / "events" / "packet.parquet").write_text("garbage")
+    r = scout_cmd("analyze", str(run), "--engine", "spark")
+    assert r.returncode != 0 and "packet.parquet: not a readable Parquet file" in r.stderr and "Traceback" not in r.stderr

@@ -17,6 +17,7 @@ registered (ids and byte counts stay far below 2^63), so joins and sums run on i
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from scout.events import TABLES, RunError
@@ -58,6 +59,11 @@ def session(master: str | None = None, conf: dict[str, str] | None = None):
     default ``SCOUT_SPARK_MASTER`` or ``local[*]``.
     """
     spark_session = _pyspark()
+    if not os.environ.get("JAVA_HOME") and shutil.which("java") is None:
+        raise RunError(
+            "--engine spark needs a Java runtime (17 or newer) on PATH or in JAVA_HOME, and none was found "
+            "(SCOUT_WITH_SPARK=1 scripts/setup.sh installs Debian's default-jre-headless)"
+        )
     master = master or os.environ.get("SCOUT_SPARK_MASTER") or "local[*]"
     b = spark_session.builder.master(master).appName("scout-analyze")
     # Timestamps are integers (t_ns), but keep Spark from applying the host's zone anywhere.
@@ -77,10 +83,19 @@ def session(master: str | None = None, conf: dict[str, str] | None = None):
     try:
         s = b.getOrCreate()
     except Exception as e:  # the JVM did not start: no Java, a bad master URL, a bad setting
-        why = str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__
-        raise RunError(f"Spark did not start (master {master}): {why}") from None
+        raise RunError(f"Spark did not start (master {master}): {_why(e)}") from None
     s.sparkContext.setLogLevel("ERROR")
     return s
+
+
+def _why(e: Exception) -> str:
+    """The cause of a Spark error in one line: the deepest Java ``Caused by:`` when there is one
+    (Py4J's own first line only says which call failed)."""
+    text = str(e).strip()
+    causes = [ln.split("Caused by:", 1)[1].strip() for ln in text.splitlines() if ln.strip().startswith("Caused by:")]
+    if causes:
+        return causes[-1]
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def _register(s, path: Path, name: str):
@@ -91,8 +106,7 @@ def _register(s, path: Path, name: str):
     try:
         df = s.read.parquet(str(path))
     except Exception as e:  # AnalysisException and friends: not Parquet, unreadable
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise RunError(f"{path}: not a readable Parquet file: {first}") from None
+        raise RunError(f"{path}: not a readable Parquet file: {_why(e)}") from None
     for f in df.schema.fields:
         if isinstance(f.dataType, DecimalType) and f.dataType.scale == 0:
             df = df.withColumn(f.name, F.col(f.name).cast("long"))
@@ -103,10 +117,19 @@ def connect(run_path: Path, master: str | None = None, conf: dict[str, str] | No
     """An Ibis connection to a Spark session with the run's event tables registered (checked first:
     complete, schema version, every table present)."""
     import ibis
+    import pyarrow.parquet as pq
 
     from scout.analysis import check_run
 
     run = check_run(run_path)
+    # The footers first, on the driver: the other engines' message, before Spark starts (and its
+    # tasks fail with a stack trace).
+    for fname in TABLES.values():
+        f = run.path / "events" / fname
+        try:
+            pq.read_metadata(f)
+        except Exception as e:  # pyarrow raises ArrowInvalid / OSError for anything not Parquet
+            raise RunError(f"{f}: not a readable Parquet file: {e}") from None
     s = session(master, conf)
     for name, fname in TABLES.items():
         _register(s, run.path / "events" / fname, name)
