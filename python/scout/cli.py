@@ -224,10 +224,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _analysis_progress(run: Path) -> Stages:
+def _analysis_progress(run: Path, engine: str = "native") -> Stages:
     from scout import analysis
 
-    return Stages(f"analysing {run.name}", analysis.STAGES)
+    return Stages(f"analysing {run.name}", analysis.STAGES[engine])
 
 
 def _begin_analysis(run: Path) -> None:
@@ -268,7 +268,7 @@ def run_analysis(
         kw["window_s"] = window_s
     if bin_s is not None:
         kw["bin_s"] = bin_s
-    prog = _analysis_progress(run)
+    prog = _analysis_progress(run, engine)
     _begin_analysis(run)
     try:
         s = analysis.analyze(run, progress=None if quiet else prog.stage, **kw)

@@ -46,9 +46,9 @@ TABLE_NAMES = [
     "executors",
     "metrics_check",
 ]
-#: How many progress stages an analysis reports (the attribution kernel, loading the events, and
-#: each relational table); progress bars divide by it.
-STAGES = 12
+#: How many progress stages an analysis reports, per engine (the attribution kernel, loading the
+#: events, each relational table, the headline); progress bars divide by it.
+STAGES = {"native": 10, "ibis": 15, "spark": 15}
 DEFAULT_WINDOW_S = 1.0
 DEFAULT_BIN_S = 0.1
 
