@@ -252,9 +252,8 @@ pub struct Grouped {
     start: Vec<usize>,
     entries: Vec<i64>,
     in_flight: HashSet<u64>,
-    /// Packet `i`'s enqueue records are `enq[enq_start[i]..enq_start[i + 1]]` ([`crate::sojourn`]).
-    enq: Vec<crate::sojourn::Enq>,
-    enq_start: Vec<usize>,
+    /// The enqueue records, packet by packet ([`crate::sojourn`]).
+    enq: crate::sojourn::ByPacket,
     /// Per global queue code: an executor's queue.
     queue_exec: Vec<bool>,
     /// Sojourns per queue and bin of the enqueue, for [`crate::queues`].
@@ -281,7 +280,7 @@ pub fn group(scan: Scanned, in_flight: &[u64], bin_ns: i64, path: &std::path::Pa
         queue: dict(|e| &e.queues, "queue")?,
     };
     let d = &dicts;
-    let (enq, enq_start) = crate::sojourn::group(&mut parts, ids.len(), |pi, a| {
+    let enq = crate::sojourn::ByPacket::new(&mut parts, |pi, a| {
         crate::sojourn::globalise(
             a,
             |c| d.node.global(pi, c),
@@ -293,7 +292,7 @@ pub fn group(scan: Scanned, in_flight: &[u64], bin_ns: i64, path: &std::path::Pa
     let queue_exec = dicts.queue.names.iter().map(|n| n.ends_with("_exec")).collect();
     let in_flight = in_flight.iter().copied().collect();
     let sojourn_bins = Default::default();
-    Ok(Grouped { dicts, ids, parts, start, entries, in_flight, enq, enq_start, queue_exec, sojourn_bins, bin_ns })
+    Ok(Grouped { dicts, ids, parts, start, entries, in_flight, enq, queue_exec, sojourn_bins, bin_ns })
 }
 
 /// A packet's aggregates over all parts, enum codes made global.
@@ -378,7 +377,7 @@ impl Grouped {
             let span_end = if end != NONE { end } else { a.t_last };
             let ev = &mut self.entries[self.start[id]..self.start[id + 1]];
             ev.sort_unstable();
-            let enq = &mut self.enq[self.enq_start[id]..self.enq_start[id + 1]];
+            let enq = self.enq.take(id as u32);
             let bins = (&mut self.sojourn_bins, self.bin_ns);
             crate::sojourn::walk(enq, ev, a.t_in, self.ids.id(id), &self.queue_exec, &mut out.sojourns, bins);
             let mut mask: u128 = 0;

@@ -8,9 +8,9 @@
 //! DRB and time are one row.
 //!
 //! The order keys of the walk carry no queue, so the reader keeps a record of each enqueue into a
-//! named queue (what identifies the queue, the DRB, the time); the records are grouped by packet
-//! with a counting sort like the keys. A packet's enqueues, in time order, then meet its leaves with
-//! one forward pointer per kind of leave.
+//! named queue (what identifies the queue, the DRB, the time); each reader part's records are
+//! sorted by packet and time and handed to the walk packet by packet ([`ByPacket`]). A packet's
+//! enqueues, in time order, then meet its leaves with one forward pointer per kind of leave.
 
 use crate::codes::p;
 use crate::queues::{self, queue_key, SojournBins};
@@ -39,29 +39,48 @@ fn codes(a: u64) -> (u8, u8, u8, u8, u32) {
     ((a >> 24) as u8, (a >> 16) as u8, (a >> 8) as u8, a as u8, (a >> 32) as u32)
 }
 
-/// The parts' enqueue records grouped by packet (a counting sort; within a packet, file order):
-/// packet `i`'s are `enq[start[i]..start[i + 1]]`. `global` maps a part's codes to the global ones.
-pub fn group(parts: &mut [Part], packets: usize, global: impl Fn(usize, u64) -> u64) -> (Vec<Enq>, Vec<usize>) {
-    let mut start = vec![0usize; packets + 1];
-    for part in parts.iter() {
-        for e in &part.sojourn {
-            start[e.id as usize + 1] += 1;
+/// The parts' enqueue records, each part's in (packet, time) order with global codes, handed out
+/// packet by packet in increasing packet order (the walk's): no copy of all records is made.
+pub struct ByPacket {
+    parts: Vec<Vec<Enq>>,
+    at: Vec<usize>,
+    scratch: Vec<Enq>,
+}
+
+impl ByPacket {
+    /// Takes the parts' records; `global(part, attr)` maps a part's codes to the global ones.
+    /// Each part's records are nearly in packet order already (file order): sorted on a thread each.
+    pub fn new(parts: &mut [Part], global: impl Fn(usize, u64) -> u64 + Sync) -> ByPacket {
+        let mut runs: Vec<Vec<Enq>> = parts.iter_mut().map(|p| std::mem::take(&mut p.sojourn)).collect();
+        let global = &global;
+        std::thread::scope(|s| {
+            for (pi, run) in runs.iter_mut().enumerate() {
+                s.spawn(move || {
+                    for e in run.iter_mut() {
+                        e.attr = global(pi, e.attr);
+                    }
+                    run.sort_unstable();
+                });
+            }
+        });
+        let at = vec![0; runs.len()];
+        ByPacket { parts: runs, at, scratch: Vec::new() }
+    }
+
+    /// Packet `id`'s records (every earlier packet's are passed over).
+    pub fn take(&mut self, id: u32) -> &mut [Enq] {
+        self.scratch.clear();
+        for (run, at) in self.parts.iter().zip(self.at.iter_mut()) {
+            while run.get(*at).is_some_and(|e| e.id < id) {
+                *at += 1;
+            }
+            while let Some(e) = run.get(*at).filter(|e| e.id == id) {
+                self.scratch.push(*e);
+                *at += 1;
+            }
         }
+        &mut self.scratch
     }
-    for i in 0..packets {
-        start[i + 1] += start[i];
-    }
-    let mut at = start.clone();
-    let mut enq = vec![Enq { id: 0, t: 0, attr: 0, drb: NULL }; start[packets]];
-    for (pi, part) in parts.iter_mut().enumerate() {
-        for mut e in std::mem::take(&mut part.sojourn) {
-            e.attr = global(pi, e.attr);
-            let slot = &mut at[e.id as usize];
-            enq[*slot] = e;
-            *slot += 1;
-        }
-    }
-    (enq, start)
 }
 
 /// Global codes of a part's [`Enq::attr`], given each column's map.
