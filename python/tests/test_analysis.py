@@ -390,6 +390,14 @@ KERNEL_TABLES = {
 }
 
 
+def shared_fixture(rel: str) -> Path:
+    """A file of ../shared/fixtures; the test is skipped, saying so, where they are absent."""
+    f = SHARED_FIXTURES / rel
+    if not f.exists():
+        pytest.skip(f"{f} not found (the shared fixtures sit beside the project in CI)")
+    return f
+
+
 def _kernel_run(tmp_path: Path, source: str, schemas) -> Path:
     """A run of each kind of source: synthetic events, two simulated scenarios, an srsRAN log, a pcap."""
     out = tmp_path / source
@@ -399,15 +407,9 @@ def _kernel_run(tmp_path: Path, source: str, schemas) -> Path:
         sets = ["--set", "traffic[0].stop_s=1.5"] if source == "udp-flood" else []
         r = scout_cmd("simulate", source, "-o", str(out), "--duration", "2", *sets)
     elif source == "srsran":
-        log = SHARED_FIXTURES / "srsran" / "srsran-23.10-info-drb.gnb.log"
-        if not log.exists():
-            pytest.skip(f"{log} not found (the shared fixtures sit beside the project in CI)")
-        r = scout_cmd("ingest", "srsran", str(log), "-o", str(out))
+        r = scout_cmd("ingest", "srsran", str(shared_fixture("srsran/srsran-23.10-info-drb.gnb.log")), "-o", str(out))
     else:
-        cap = SHARED_FIXTURES / "pcap" / "n3-n6-ping-any.pcap"
-        if not cap.exists():
-            pytest.skip(f"{cap} not found (the shared fixtures sit beside the project in CI)")
-        r = scout_cmd("ingest", "pcap", str(cap), "-o", str(out))
+        r = scout_cmd("ingest", "pcap", str(shared_fixture("pcap/n3-n6-ping-any.pcap")), "-o", str(out))
     assert r.returncode == 0, r.stderr
     return out
 

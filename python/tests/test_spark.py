@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from test_analysis import SHARED_FIXTURES, scout_cmd, synthetic_run
 from test_analysis import schemas as schemas  # noqa: F401 - the fixture synthetic_run needs
+from test_analysis import scout_cmd, shared_fixture, synthetic_run
 from test_ingest import write_event_trace, write_metrics
 
 from scout import analysis
@@ -65,16 +65,11 @@ def _run(tmp_path: Path, source: str, schemas) -> Path:
     if source == "srsran":
         # The srsRAN log with an executor trace and JSON metrics beside it: executors and
         # metrics_check have rows.
-        log = SHARED_FIXTURES / "srsran" / "srsran-23.10-info-drb.gnb.log"
-        if not log.exists():
-            pytest.skip(f"{log} not found (the shared fixtures sit beside the project in CI)")
+        log = shared_fixture("srsran/srsran-23.10-info-drb.gnb.log")
         trace, metrics = write_event_trace(tmp_path / "trace.json"), write_metrics(tmp_path / "metrics.jsonl")
         r = scout_cmd("ingest", "srsran", str(log), "--trace", str(trace), "--metrics", str(metrics), "-o", str(out))
     elif source == "pcap":
-        cap = SHARED_FIXTURES / "pcap" / "n3-n6-ping-any.pcap"
-        if not cap.exists():
-            pytest.skip(f"{cap} not found (the shared fixtures sit beside the project in CI)")
-        r = scout_cmd("ingest", "pcap", str(cap), "-o", str(out))
+        r = scout_cmd("ingest", "pcap", str(shared_fixture("pcap/n3-n6-ping-any.pcap")), "-o", str(out))
     else:
         r = scout_cmd("simulate", source, "-o", str(out), "--duration", str(SCENARIOS[source]))
     assert r.returncode == 0, r.stderr

@@ -95,6 +95,18 @@ pub struct Dicts {
     pub queue: Dict,
 }
 
+impl Dicts {
+    /// Part `part`'s [`crate::queues::queue_key`] (node, layer, queue, dir codes) with global codes.
+    pub fn queue_key(&self, part: usize, q: u32) -> u32 {
+        crate::queues::queue_key(
+            self.node.global(part, (q >> 24) as u8),
+            self.layer.global(part, (q >> 16) as u8),
+            self.queue.global(part, (q >> 8) as u8),
+            self.dir.global(part, q as u8),
+        )
+    }
+}
+
 /// Journeys, one vector per column; nullable columns as (defs, present values).
 #[derive(Default)]
 pub struct Journeys {
@@ -280,15 +292,8 @@ pub fn group(scan: Scanned, in_flight: &[u64], bin_ns: i64, path: &std::path::Pa
         queue: dict(|e| &e.queues, "queue")?,
     };
     let d = &dicts;
-    let enq = crate::sojourn::ByPacket::new(&mut parts, |pi, a| {
-        crate::sojourn::globalise(
-            a,
-            |c| d.node.global(pi, c),
-            |c| d.layer.global(pi, c),
-            |c| d.queue.global(pi, c),
-            |c| d.dir.global(pi, c),
-        )
-    });
+    // The UE (high 32 bits) stays; the queue's codes become global.
+    let enq = crate::sojourn::ByPacket::new(&mut parts, |pi, a| (a & !0xffff_ffff) | d.queue_key(pi, a as u32) as u64);
     let queue_exec = dicts.queue.names.iter().map(|n| n.ends_with("_exec")).collect();
     let in_flight = in_flight.iter().copied().collect();
     let sojourn_bins = Default::default();
@@ -335,15 +340,7 @@ impl Grouped {
         let occ = self.parts.iter_mut().map(|p| std::mem::take(&mut p.occupancy)).collect();
         let so = std::mem::take(&mut self.sojourn_bins);
         let d = &self.dicts;
-        let global = |pi: usize, q: u32| {
-            crate::queues::queue_key(
-                d.node.global(pi, (q >> 24) as u8),
-                d.layer.global(pi, (q >> 16) as u8),
-                d.queue.global(pi, (q >> 8) as u8),
-                d.dir.global(pi, q as u8),
-            )
-        };
-        crate::queues::write(path, occ, global, so, self.bin_ns, d)
+        crate::queues::write(path, occ, |pi, q| d.queue_key(pi, q), so, self.bin_ns, d)
     }
 
     /// Walks packets `range` (indices into the grouping, empty slots skipped), appending their

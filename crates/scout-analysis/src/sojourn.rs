@@ -30,7 +30,7 @@ pub struct Enq {
 
 #[inline]
 pub fn attr(node: u8, layer: u8, queue: u8, dir: u8, ue: u32) -> u64 {
-    ((ue as u64) << 32) | ((node as u64) << 24) | ((layer as u64) << 16) | ((queue as u64) << 8) | dir as u64
+    ((ue as u64) << 32) | queue_key(node, layer, queue, dir) as u64
 }
 
 /// (node, layer, queue, dir, UE) of an [`Enq::attr`].
@@ -81,18 +81,6 @@ impl ByPacket {
         }
         &mut self.scratch
     }
-}
-
-/// Global codes of a part's [`Enq::attr`], given each column's map.
-pub fn globalise(
-    a: u64,
-    node: impl Fn(u8) -> u8,
-    layer: impl Fn(u8) -> u8,
-    queue: impl Fn(u8) -> u8,
-    dir: impl Fn(u8) -> u8,
-) -> u64 {
-    let (n, l, q, d, ue) = codes(a);
-    attr(node(n), layer(l), queue(q), dir(d), ue)
 }
 
 /// Sojourn rows of a batch of packets; nullable columns as (defs, present values).
@@ -192,7 +180,7 @@ pub fn walk(
         out.t_enq.push(e.t);
         out.t_leave.push(t_leave);
         out.sojourn.push(t_leave - e.t);
-        bins.add((queue_key(node, layer, queue, dir), queues::bin(e.t, bin_ns)), t_leave - e.t);
+        bins.add((e.attr as u32, queues::bin(e.t, bin_ns)), t_leave - e.t); // the queue_key part
     }
 }
 

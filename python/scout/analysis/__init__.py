@@ -260,9 +260,8 @@ def _analyze(
         write("layer_delays", engine_ibis.layer_delays(comp))
     if kernel is None:  # the kernel writes sojourns and queues beside its four tables
         write("sojourns", engine_ibis.sojourns(pe))
+        write("queues", engine_ibis.queues(pe, table("sojourns"), bin_ns))
     so = table("sojourns")
-    if kernel is None:
-        write("queues", engine_ibis.queues(pe, so, bin_ns))
     write("tti", engine_ibis.tti(se))
     write("drops", engine_ibis.drops(pe))
     write("drop_series", engine_ibis.drop_series(pe, bin_ns))
