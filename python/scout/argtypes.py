@@ -67,6 +67,23 @@ def power_of_two(text: str) -> int:
     return v
 
 
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def size(text: str) -> int:
+    """A size in bytes: a number with an optional binary unit K, M, G or T (``1G``, ``512M``,
+    ``1.5GiB``, ``800000000``), at least 64 MiB."""
+    accepted = "a size such as 1G, 512M, 1.5GiB or a number of bytes, at least 64M"
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = t[-1:] if t[-1:] in _UNITS else ""
+    v = _number(t[: len(t) - len(unit)] if unit else t, float, accepted) * _UNITS[unit]
+    if v < 64 << 20:
+        raise argparse.ArgumentTypeError(f"{text} is too small; accepted: {accepted}")
+    return int(v)
+
+
+size.__name__ = "size"
+
 U64 = int_range(0, 2**64 - 1)
 NONNEGATIVE = int_range(0)
 PORT = int_range(1, 65535, "a UDP port")

@@ -21,7 +21,17 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from scout import __version__, _native, rundir
-from scout.argtypes import NONNEGATIVE, PORT, POSITIVE, SECONDS_NONNEGATIVE, SECONDS_POSITIVE, U64, id_list, power_of_two
+from scout.argtypes import (
+    NONNEGATIVE,
+    PORT,
+    POSITIVE,
+    SECONDS_NONNEGATIVE,
+    SECONDS_POSITIVE,
+    U64,
+    id_list,
+    power_of_two,
+    size,
+)
 from scout.errors import RunError, Terminated, UsageError
 
 EPILOG = """\
@@ -253,10 +263,11 @@ def run_analysis(
     engine: str = "native",
     spark_master: str | None = None,
     spark_conf: list[str] | None = None,
+    memory: int | None = None,
 ) -> dict:
     from scout import analysis
 
-    kw = {"engine": engine}
+    kw = {"engine": engine, "memory": memory}
     if engine == "spark":
         from scout.analysis import spark
 
@@ -313,6 +324,12 @@ def print_analysis(s: dict) -> None:
         )
     if s["dominant"]:
         print("  largest contributors: " + ", ".join(f"{x['layer']}/{x['component']}" for x in s["dominant"]))
+    mem = s.get("memory") or {}
+    if mem.get("windows", 1) > 1:
+        print(
+            f"  memory: events read in {mem['windows']} windows of packets to stay within "
+            f"{mem['budget_bytes'] / 2**20:,.0f} MiB (--memory)"
+        )
     if s["drops"]:
         print("  drops: " + ", ".join(f"{k} {v:,}" for k, v in s["drops"].items()))
     for ph in s["phases"]:
@@ -324,8 +341,16 @@ def print_analysis(s: dict) -> None:
 def cmd_analyze(args: argparse.Namespace) -> int:
     if args.engine != "spark" and (args.spark_master or args.spark_conf):
         raise SystemExit("error: --spark-master and --spark-conf apply to --engine spark only")
+    if args.engine == "spark" and args.memory:
+        raise SystemExit("error: --memory applies to the native and ibis engines; Spark's memory is set with --spark-conf")
     s = run_analysis(
-        Path(args.run), args.window, args.bin, engine=args.engine, spark_master=args.spark_master, spark_conf=args.spark_conf
+        Path(args.run),
+        args.window,
+        args.bin,
+        engine=args.engine,
+        spark_master=args.spark_master,
+        spark_conf=args.spark_conf,
+        memory=args.memory,
     )
     print_analysis(s)
     print(f"  tables: {Path(args.run) / 'analysis'}/*.parquet (docs/attribution.md)")
@@ -1498,6 +1523,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         action="append",
         help="a Spark setting for --engine spark, repeatable (e.g. spark.driver.memory=8g, spark.executor.cores=4)",
+    )
+    a.add_argument(
+        "--memory",
+        type=size,
+        metavar="SIZE",
+        help="memory the analysis may use, e.g. 1G or 512M (default: what the machine, or the memory cgroup scout "
+        "runs in, has available). Events that need more are read in windows of packets, one at a time, and DuckDB "
+        'spills to RUN/analysis/.spill; the tables are the same (docs/attribution.md, "Memory")',
     )
     a.set_defaults(func=cmd_analyze)
 

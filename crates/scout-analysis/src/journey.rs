@@ -40,8 +40,12 @@ pub struct Dict {
 }
 
 impl Dict {
-    fn merge(parts: &[&Ranked]) -> Result<Dict, String> {
+    /// The names of `seed` (earlier windows'), keeping their codes, then the parts' new ones.
+    fn merge(seed: &[String], parts: &[&Ranked]) -> Result<Dict, String> {
         let mut all = Names::default();
+        for n in seed {
+            all.code(n).ok_or("more than 255 distinct values")?;
+        }
         let mut remap = Vec::new();
         for part in parts {
             let mut m = Vec::with_capacity(part.names.names.len());
@@ -96,6 +100,12 @@ pub struct Dicts {
 }
 
 impl Dicts {
+    /// Each column's names: dir, slice, layer, reason, node, queue (the seed of the next window's
+    /// [`group`], so that codes stay the same from window to window).
+    pub fn names(&self) -> [Vec<String>; 6] {
+        [&self.dir, &self.slice, &self.layer, &self.reason, &self.node, &self.queue].map(|d| d.names.clone())
+    }
+
     /// Part `part`'s [`crate::queues::queue_key`] (node, layer, queue, dir codes) with global codes.
     pub fn queue_key(&self, part: usize, q: u32) -> u32 {
         crate::queues::queue_key(
@@ -273,23 +283,30 @@ pub struct Grouped {
     bin_ns: i64,
 }
 
-/// Merges the parts' dictionaries: the grouping itself was done while reading ([`crate::read::scan`]).
-pub fn group(scan: Scanned, in_flight: &[u64], bin_ns: i64, path: &std::path::Path) -> Result<Grouped, Error> {
+/// Merges the parts' dictionaries onto `seed` (the names of earlier windows, [`Dicts::names`]):
+/// the grouping itself was done while reading ([`crate::read::scan`]).
+pub fn group(
+    scan: Scanned,
+    seed: &[Vec<String>; 6],
+    in_flight: &[u64],
+    bin_ns: i64,
+    path: &std::path::Path,
+) -> Result<Grouped, Error> {
     let Scanned { ids, mut parts, start, entries } = scan;
-    let dict = |f: fn(&Part) -> &Ranked, col: &str| {
-        Dict::merge(&parts.iter().map(f).collect::<Vec<_>>()).map_err(|problem| Error::Column {
+    let dict = |f: fn(&Part) -> &Ranked, col: &str, seed: &[String]| {
+        Dict::merge(seed, &parts.iter().map(f).collect::<Vec<_>>()).map_err(|problem| Error::Column {
             path: path.to_path_buf(),
             column: col.into(),
             problem,
         })
     };
     let dicts = Dicts {
-        dir: dict(|e| &e.dirs, "dir")?,
-        slice: dict(|e| &e.slices, "slice")?,
-        layer: dict(|e| &e.layers, "layer")?,
-        reason: dict(|e| &e.reasons, "reason")?,
-        node: dict(|e| &e.nodes, "node")?,
-        queue: dict(|e| &e.queues, "queue")?,
+        dir: dict(|e| &e.dirs, "dir", &seed[0])?,
+        slice: dict(|e| &e.slices, "slice", &seed[1])?,
+        layer: dict(|e| &e.layers, "layer", &seed[2])?,
+        reason: dict(|e| &e.reasons, "reason", &seed[3])?,
+        node: dict(|e| &e.nodes, "node", &seed[4])?,
+        queue: dict(|e| &e.queues, "queue", &seed[5])?,
     };
     let d = &dicts;
     // The UE (high 32 bits) stays; the queue's codes become global.
@@ -334,13 +351,13 @@ fn merged(parts: &[Part], d: &Dicts, id: usize) -> Acc {
 }
 
 impl Grouped {
-    /// Writes `queues` ([`crate::queues`]): the parts' occupancy folds (taken) and the walk's
-    /// sojourns; returns its rows.
-    pub fn write_queues(&mut self, path: &std::path::Path) -> Result<u64, Error> {
+    /// Adds the parts' occupancy folds and the walk's sojourns (both taken) to `totals`, for
+    /// `queues` ([`crate::queues`]).
+    pub fn take_queues(&mut self, totals: &mut crate::queues::Totals) {
         let occ = self.parts.iter_mut().map(|p| std::mem::take(&mut p.occupancy)).collect();
         let so = std::mem::take(&mut self.sojourn_bins);
         let d = &self.dicts;
-        crate::queues::write(path, occ, |pi, q| d.queue_key(pi, q), so, self.bin_ns, d)
+        totals.add(occ, |pi, q| d.queue_key(pi, q), so);
     }
 
     /// Walks packets `range` (indices into the grouping, empty slots skipped), appending their

@@ -13,7 +13,7 @@
 
 pub mod codes;
 pub mod journey;
-mod mem;
+pub mod mem;
 pub mod profile;
 pub mod queues;
 pub mod read;

@@ -31,3 +31,74 @@ impl<T> Scatter<T> {
         self.ptr.add(i).write(x);
     }
 }
+
+/// Bytes the kernel keeps per event of a window while it is read and walked: its order key (8),
+/// the enqueue records (24 per enqueue, about one event in five), the per-packet aggregates and
+/// counts (about 100 bytes per packet of ~20 events), with room for the decoders' batches.
+const WINDOW_BYTES_PER_EVENT: u64 = 24;
+
+/// Bytes the profiles' inputs keep per event of the whole run: 39 per packet and 13 per component
+/// row (measured: 1.9 M packets and 20.9 M component rows for 50.2 M events).
+const PROFILE_BYTES_PER_EVENT: u64 = 7;
+
+/// What `memory` leaves beside the profiles' inputs of a run of `events` events.
+fn room(memory: u64, events: u64) -> u64 {
+    memory.saturating_sub(events * PROFILE_BYTES_PER_EVENT)
+}
+
+/// The events a window may hold when the analysis of a run of `events` events may use `memory`
+/// bytes: half of what the profiles' inputs leave (the other half: the walk's batches, the
+/// writers, the (queue, bin) folds). At least 2^16 events (below that, re-reading the row groups
+/// that straddle windows would cost more than the windows save).
+pub fn window_events(memory: u64, events: u64) -> u64 {
+    (room(memory, events) / 2 / WINDOW_BYTES_PER_EVENT).max(1 << 16)
+}
+
+/// The component values a profile thread places at a time (8 bytes each): a quarter of the room,
+/// shared by `threads` threads.
+pub fn profile_values(memory: u64, events: u64, threads: usize) -> usize {
+    (room(memory, events) / 4 / threads.max(1) as u64 / 8).max(1 << 20) as usize
+}
+
+/// Memory available to this process: the smaller of the system's `MemAvailable` and what the
+/// memory cgroup it is in (v2 `memory.max`, or v1 `memory.limit_in_bytes`) leaves; `None` when
+/// neither can be read.
+pub fn available() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+    });
+    [meminfo, cgroup_room()].into_iter().flatten().min()
+}
+
+/// The cgroup's limit minus its usage (the innermost limited cgroup on the process's path).
+fn cgroup_room() -> Option<u64> {
+    let me = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read = |p: &str| std::fs::read_to_string(p).ok()?.trim().parse::<u64>().ok();
+    for line in me.lines() {
+        let mut f = line.splitn(3, ':');
+        let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        let (base, limit, usage) = match controllers {
+            "" => ("/sys/fs/cgroup", "memory.max", "memory.current"),
+            c if c.split(',').any(|c| c == "memory") => {
+                ("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes")
+            }
+            _ => continue,
+        };
+        // v2 may be mounted under /sys/fs/cgroup/unified beside v1 controllers.
+        for root in [base, "/sys/fs/cgroup/unified"] {
+            let mut dir = std::path::PathBuf::from(format!("{root}{path}"));
+            loop {
+                let lim = read(&dir.join(limit).to_string_lossy());
+                if let Some(lim) = lim.filter(|&l| l < 1 << 60) {
+                    let used = read(&dir.join(usage).to_string_lossy()).unwrap_or(0);
+                    return Some(lim.saturating_sub(used));
+                }
+                if !dir.pop() || dir.as_os_str().len() <= root.len() {
+                    break;
+                }
+            }
+        }
+    }
+    None
+}

@@ -248,25 +248,37 @@ pub fn scope_rows(
             ccount[g[j as usize] as usize * 128 + inp.code[r] as usize + 1] += 1;
         }
     }
-    place(
-        &mut scratch.values,
-        &mut scratch.cursor,
-        &mut ccount,
-        inp.cj
-            .iter()
-            .enumerate()
-            .filter(|(_, &j)| in_pop(j as usize))
-            .map(|(r, &j)| (g[j as usize] as usize * 128 + inp.code[r] as usize, inp.ns[r])),
-    );
-    let cvalues = &mut scratch.values;
-    for slot in 0..ng * 128 {
-        let (a, b) = (ccount[slot], ccount[slot + 1]);
-        if a == b {
-            continue;
+    // The values of a run of slots at a time, as many as fit the scratch's cap (one slot at least).
+    let slots = ng * 128;
+    let mut s0 = 0;
+    while s0 < slots {
+        let (mut s1, mut n) = (s0, 0);
+        while s1 < slots && (s1 == s0 || n + ccount[s1 + 1] <= scratch.cap) {
+            n += ccount[s1 + 1];
+            s1 += 1;
         }
-        let (gi, code) = (slot / 128, slot % 128);
-        let s = stats(&mut cvalues[a..b]);
-        rows.push(row(gi, Some((crate::journey::out_layer((code / 8) as u8), (code % 8) as u8)), s));
+        let mut count = ccount[s0..=s1].to_vec();
+        count[0] = 0;
+        place(
+            &mut scratch.values,
+            &mut scratch.cursor,
+            &mut count,
+            inp.cj.iter().enumerate().filter(|(_, &j)| in_pop(j as usize)).filter_map(|(r, &j)| {
+                let slot = g[j as usize] as usize * 128 + inp.code[r] as usize;
+                (s0..s1).contains(&slot).then(|| (slot - s0, inp.ns[r]))
+            }),
+        );
+        let cvalues = &mut scratch.values;
+        for slot in s0..s1 {
+            let (a, b) = (count[slot - s0], count[slot - s0 + 1]);
+            if a == b {
+                continue;
+            }
+            let (gi, code) = (slot / 128, slot % 128);
+            let s = stats(&mut cvalues[a..b]);
+            rows.push(row(gi, Some((crate::journey::out_layer((code / 8) as u8), (code % 8) as u8)), s));
+        }
+        s0 = s1;
     }
     rows
 }
@@ -292,12 +304,16 @@ fn place(out: &mut Vec<i64>, cursor: &mut Vec<usize>, count: &mut [usize], items
 pub struct Scratch {
     values: Vec<i64>,
     cursor: Vec<usize>,
+    /// The component values placed at a time (the groups' slots are taken in runs that fit).
+    cap: usize,
 }
 
 impl Scratch {
-    /// Room for `packets` packets and `rows` component rows.
-    pub fn new(packets: usize, rows: usize) -> Scratch {
-        Scratch { values: Vec::with_capacity(rows.max(packets)), cursor: Vec::new() }
+    /// Room for `packets` packets and `rows` component rows, of which at most `cap` are placed at
+    /// a time.
+    pub fn new(packets: usize, rows: usize, cap: usize) -> Scratch {
+        let cap = cap.max(1);
+        Scratch { values: Vec::with_capacity(rows.min(cap).max(packets)), cursor: Vec::new(), cap }
     }
 }
 

@@ -156,22 +156,39 @@ pub fn bin(t: i64, bin_ns: i64) -> i64 {
     t.div_euclid(bin_ns)
 }
 
-/// Merges the parts' occupancy (codes made global by `global(part, key)`) with the sojourns and
-/// writes `queues.parquet`, ordered by queue, node, direction and time; returns its rows.
-pub fn write(
-    path: &Path,
-    parts: Vec<Occupancy>,
-    global: impl Fn(usize, u32) -> u32,
+/// The occupancy and sojourns of every (queue, bin) so far, global codes: each window of packets
+/// ([`crate::read::Scope`]) adds its own, every event folded by the one window its packet is in.
+#[derive(Default)]
+pub struct Totals {
+    occ: Map<Occ>,
     so: SojournBins,
-    bin_ns: i64,
-    d: &Dicts,
-) -> Result<u64, Error> {
-    let mut occ: Map<Occ> = Map::default();
-    for (pi, part) in parts.into_iter().enumerate() {
-        for ((q, b), o) in part.into_map() {
-            occ.entry((global(pi, q), b)).or_default().merge(&o);
+}
+
+impl Totals {
+    /// Adds the parts' occupancy (codes made global by `global(part, key)`) and a walk's sojourns.
+    pub fn add(&mut self, parts: Vec<Occupancy>, global: impl Fn(usize, u32) -> u32, so: SojournBins) {
+        for (pi, part) in parts.into_iter().enumerate() {
+            for ((q, b), o) in part.into_map() {
+                self.occ.entry((global(pi, q), b)).or_default().merge(&o);
+            }
+        }
+        if self.so.0.is_empty() {
+            self.so = so;
+            return;
+        }
+        for (k, (sum, max, n)) in so.0 {
+            let s = self.so.0.entry(k).or_insert((0, i64::MIN, 0));
+            s.0 += sum;
+            s.1 = s.1.max(max);
+            s.2 += n;
         }
     }
+}
+
+/// Writes `queues.parquet` from the totals, ordered by queue, node, direction and time; returns its
+/// rows.
+pub fn write(path: &Path, totals: Totals, bin_ns: i64, d: &Dicts) -> Result<u64, Error> {
+    let Totals { occ, so } = totals;
     let mut keys: Vec<Key> = occ.keys().chain(so.0.keys()).copied().collect();
     keys.sort_unstable();
     keys.dedup();

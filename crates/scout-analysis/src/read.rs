@@ -170,11 +170,18 @@ pub struct Part {
 }
 
 /// How packet ids map to packet indices.
+#[derive(Debug)]
 pub enum Ids {
     /// `pkt - lo` (ids of a run are nearly dense).
     Dense { lo: u64, hi: u64 },
     /// Through a map (first-seen order); `ids[i]` is index `i`'s packet id.
     Map { map: HashMap<u64, u32>, ids: Vec<u64> },
+}
+
+impl Default for Ids {
+    fn default() -> Self {
+        Ids::Map { map: HashMap::new(), ids: Vec::new() }
+    }
 }
 
 impl Ids {
@@ -271,37 +278,29 @@ fn pkt_ranges(b: &ParquetRecordBatchReaderBuilder<File>) -> Option<Vec<(u64, u64
     Some(out)
 }
 
-/// The packet events of a file, folded per packet and their order keys grouped by packet.
-pub struct Scanned {
+/// A packet file's row groups: their rows and `pkt` ranges, and how its packet ids are indexed.
+pub struct Layout {
+    rows: Vec<i64>,
+    /// Per row group, its `pkt` range from the statistics (none when a group has none).
+    ranges: Option<Vec<(u64, u64)>>,
+    /// Events in the file.
+    pub total: u64,
+    /// The whole file's packet ids.
     pub ids: Ids,
-    pub parts: Vec<Part>,
-    /// Packet `i`'s order keys are `entries[start[i]..start[i + 1]]`, in file order.
-    pub start: Vec<usize>,
-    pub entries: Vec<i64>,
+    /// The first and last id when they are dense (windows of ids can be read).
+    pub dense: Option<(u64, u64)>,
 }
 
-/// Reads the packet events of `path` with `threads` threads, each folding a contiguous run of row
-/// groups into per-packet aggregates ([`Part`]) and placing every event's packed order key
-/// ([`crate::journey`]) among its packet's. A first pass over the `pkt` column alone (cheap: delta
-/// encoded) counts each packet's events, so that keys go straight to their place: a counting sort
-/// without an intermediate copy of the events.
-pub fn scan(path: &Path, threads: usize, bin_ns: i64, stop: &crate::Stop) -> Result<Scanned, Error> {
+/// Reads a packet file's footer (and, when its ids are not nearly dense, numbers them in a pass
+/// over the `pkt` column).
+pub fn layout(path: &Path) -> Result<Layout, Error> {
     let b = open(path)?;
-    let groups = b.metadata().num_row_groups();
-    let rows: Vec<i64> = (0..groups).map(|g| b.metadata().row_group(g).num_rows()).collect();
+    projection(&b, path, &COLUMNS)?;
+    let rows: Vec<i64> = b.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
     let total: i64 = rows.iter().sum();
-    let threads = threads.max(1);
-    // Split the row groups into `threads` runs of about equal rows.
-    let mut parts: Vec<Vec<usize>> = vec![Vec::new(); threads];
-    let mut acc = 0i64;
-    for (g, &n) in rows.iter().enumerate() {
-        let at = if total == 0 { 0 } else { ((acc * threads as i64) / total) as usize };
-        parts[at.min(threads - 1)].push(g);
-        acc += n;
-    }
-    let mask = projection(&b, path, &COLUMNS)?;
     // Packet indices: dense when the ids' statistics say so, else numbered in a first pass.
     let ranges = pkt_ranges(&b);
+    drop(b);
     let (lo, hi) =
         ranges.as_ref().map_or((u64::MAX, 0), |r| r.iter().fold((u64::MAX, 0), |a, g| (a.0.min(g.0), a.1.max(g.1))));
     let ids = if total == 0 {
@@ -311,6 +310,106 @@ pub fn scan(path: &Path, threads: usize, bin_ns: i64, stop: &crate::Stop) -> Res
     } else {
         number_ids(path)?
     };
+    let dense = match ids {
+        Ids::Dense { lo, hi } => Some((lo, hi)),
+        Ids::Map { .. } => None,
+    };
+    Ok(Layout { rows, ranges, total: total as u64, ids, dense })
+}
+
+impl Layout {
+    /// The packet ids a window starting at `lo` spans so that about `budget` events fall in it:
+    /// each row group's events are taken as spread evenly over its `pkt` range (the count pass
+    /// then cuts a window that holds more, [`scan`]). At most `budget` ids (every id has an event,
+    /// or nearly: dense ids), at least one.
+    pub fn window(&self, lo: u64, budget: u64) -> (u64, u64) {
+        let Some((_, last)) = self.dense else { return (lo, lo) };
+        let Some(ranges) = &self.ranges else { return (lo, last) };
+        let cap = lo.saturating_add(budget.max(1) - 1).min(last);
+        // Events in [lo, x] by the estimate, a non-decreasing function of x: bisect.
+        let est = |x: u64| -> f64 {
+            ranges
+                .iter()
+                .zip(&self.rows)
+                .filter(|((a, b), _)| a <= b && *b >= lo && *a <= x)
+                .map(|(&(a, b), &n)| n as f64 * ((b.min(x) - a.max(lo) + 1) as f64 / (b - a + 1) as f64))
+                .sum()
+        };
+        let (mut ok, mut over) = (lo, cap);
+        if est(cap) <= budget as f64 {
+            return (lo, cap);
+        }
+        while over - ok > 1 {
+            let mid = ok + (over - ok) / 2;
+            if est(mid) <= budget as f64 {
+                ok = mid;
+            } else {
+                over = mid;
+            }
+        }
+        (lo, ok)
+    }
+}
+
+/// The packet events of a file (or of a window of its packet ids), folded per packet and their
+/// order keys grouped by packet.
+pub struct Scanned {
+    /// The packets scanned: the file's ids, or the window's (`Ids::Dense`).
+    pub ids: Ids,
+    pub parts: Vec<Part>,
+    /// Packet `i`'s order keys are `entries[start[i]..start[i + 1]]`, in file order.
+    pub start: Vec<usize>,
+    pub entries: Vec<i64>,
+}
+
+/// Which packets [`scan`] reads.
+pub enum Scope {
+    /// Every packet of the file: its ids ([`Layout::ids`], taken).
+    All(Ids),
+    /// The packets with ids `lo..=hi` (dense ids only): the row groups whose statistics overlap
+    /// them are read and other packets' events skipped. When more than `budget` events turn out to
+    /// fall in it, the window is cut after the packet that reaches `budget` (at least one packet).
+    Window { lo: u64, hi: u64, budget: u64 },
+}
+
+/// Reads the packet events of `path` with `threads` threads, each folding a contiguous run of row
+/// groups into per-packet aggregates ([`Part`]) and placing every event's packed order key
+/// ([`crate::journey`]) among its packet's. A first pass over the `pkt` column alone (cheap: delta
+/// encoded) counts each packet's events, so that keys go straight to their place: a counting sort
+/// without an intermediate copy of the events.
+pub fn scan(
+    path: &Path,
+    layout: &Layout,
+    scope: Scope,
+    threads: usize,
+    bin_ns: i64,
+    stop: &crate::Stop,
+) -> Result<Scanned, Error> {
+    let b = open(path)?;
+    let rows = &layout.rows;
+    let threads = threads.max(1);
+    let ranges = &layout.ranges;
+    let (ids, windowed, budget) = match scope {
+        Scope::Window { lo, hi, budget } => (Ids::Dense { lo, hi }, true, budget),
+        Scope::All(ids) => (ids, false, u64::MAX),
+    };
+    // The row groups to read: every one, or those whose ids overlap the window.
+    let chosen: Vec<usize> = (0..rows.len())
+        .filter(|&g| match (&ids, ranges, windowed) {
+            (Ids::Dense { lo, hi }, Some(r), true) => r[g].0 <= r[g].1 && r[g].0 <= *hi && r[g].1 >= *lo,
+            _ => true,
+        })
+        .collect();
+    let total: i64 = chosen.iter().map(|&g| rows[g]).sum();
+    // Split the row groups into `threads` runs of about equal rows.
+    let mut parts: Vec<Vec<usize>> = vec![Vec::new(); threads];
+    let mut acc = 0i64;
+    for &g in &chosen {
+        let at = if total == 0 { 0 } else { ((acc * threads as i64) / total) as usize };
+        parts[at.min(threads - 1)].push(g);
+        acc += rows[g];
+    }
+    let mask = projection(&b, path, &COLUMNS)?;
     let pkt_mask = projection(&b, path, &["pkt", "t_ns"])?;
     drop(b);
     let ids_ref = &ids;
@@ -318,12 +417,13 @@ pub fn scan(path: &Path, threads: usize, bin_ns: i64, stop: &crate::Stop) -> Res
     let parts: Vec<(Vec<usize>, (usize, usize))> = parts
         .into_iter()
         .map(|groups| {
-            let span = match (ids_ref, &ranges) {
-                (Ids::Dense { lo, .. }, Some(r)) => groups
+            let span = match (ids_ref, ranges) {
+                (Ids::Dense { lo, hi }, Some(r)) => groups
                     .iter()
                     .filter(|&&g| r[g].0 <= r[g].1)
                     .fold(None, |a: Option<(usize, usize)>, &g| {
-                        let (x, y) = ((r[g].0 - lo) as usize, (r[g].1 - lo) as usize);
+                        let (x, y) = (r[g].0.max(*lo), r[g].1.min(*hi));
+                        let (x, y) = ((x - lo) as usize, (y - lo) as usize);
                         Some(a.map_or((x, y), |(p, q)| (p.min(x), q.max(y))))
                     })
                     .map_or((0, 0), |(x, y)| (x, y + 1)),
@@ -333,20 +433,51 @@ pub fn scan(path: &Path, threads: usize, bin_ns: i64, stop: &crate::Stop) -> Res
         })
         .collect();
     // Pass 1: events per packet and each packet's first time, per part.
-    let counted: Vec<(Vec<u32>, Vec<i64>)> = std::thread::scope(|s| {
+    let mut counted: Vec<(Vec<u32>, Vec<i64>)> = std::thread::scope(|s| {
         let hs: Vec<_> = parts
             .iter()
             .map(|(groups, span)| {
                 let mask = pkt_mask.clone();
-                s.spawn(move || count_part(path, groups.clone(), mask, *span, ids_ref, stop))
+                s.spawn(move || count_part(path, groups.clone(), mask, *span, ids_ref, windowed, stop))
             })
             .collect();
         hs.into_iter().map(|h| h.join().expect("reader thread panicked")).collect::<Result<Vec<_>, _>>()
     })?;
-    let np = ids.len();
+    let mut np = ids.len();
     if np > u32::MAX as usize {
         return Err(Error::parquet(path, format!("{np} packet ids: more than the attribution handles (2^32)")));
     }
+    let mut before = vec![0usize; np];
+    for ((_, (first, _)), (c, _)) in parts.iter().zip(&counted) {
+        for (i, &n) in c.iter().enumerate() {
+            before[first + i] += n as usize;
+        }
+    }
+    // A window holding more events than its budget ends after the packet that reaches it.
+    let mut parts = parts;
+    let mut ids = ids;
+    if windowed && before.iter().sum::<usize>() as u64 > budget {
+        let mut sum = 0u64;
+        let cut = before.iter().position(|&n| {
+            sum += n as u64;
+            sum > budget
+        });
+        let keep = cut.map_or(np, |c| c.max(1));
+        if keep < np {
+            np = keep;
+            before.truncate(np);
+            if let Ids::Dense { lo, hi } = &mut ids {
+                *hi = *lo + np as u64 - 1;
+            }
+            for ((_, span), (c, t)) in parts.iter_mut().zip(&mut counted) {
+                let end = span.1.min(np).max(span.0);
+                c.truncate(end - span.0);
+                t.truncate(end - span.0);
+                *span = (span.0, end);
+            }
+        }
+    }
+    let ids_ref = &ids;
     let mut base = vec![i64::MAX; np];
     let mut counts = Vec::with_capacity(counted.len());
     for ((_, (first, _)), (c, t)) in parts.iter().zip(counted) {
@@ -358,25 +489,20 @@ pub fn scan(path: &Path, threads: usize, bin_ns: i64, stop: &crate::Stop) -> Res
     // Where each packet's keys go, and each part's first slot for each packet (after the earlier
     // parts' events of that packet, so equal keys keep file order).
     let mut start = Vec::<usize>::with_capacity(np + 1);
-    let mut before = vec![0usize; np];
     let mut cursors = Vec::with_capacity(parts.len());
-    for ((_, (first, _)), c) in parts.iter().zip(&counts) {
-        cursors.push(Vec::with_capacity(c.len()));
-        for (i, &n) in c.iter().enumerate() {
-            before[first + i] += n as usize;
-        }
-    }
     let mut at = 0usize;
     for b in before.iter_mut() {
         start.push(at);
         at += std::mem::replace(b, 0);
     }
     start.push(at);
-    for (((_, (first, _)), c), cur) in parts.iter().zip(&counts).zip(&mut cursors) {
+    for ((_, (first, _)), c) in parts.iter().zip(&counts) {
+        let mut cur = Vec::with_capacity(c.len());
         for (i, &n) in c.iter().enumerate() {
             cur.push(start[first + i] + before[first + i]);
             before[first + i] += n as usize;
         }
+        cursors.push(cur);
     }
     drop(before);
     let n = at;
@@ -392,7 +518,7 @@ pub fn scan(path: &Path, threads: usize, bin_ns: i64, stop: &crate::Stop) -> Res
                 let mask = mask.clone();
                 let (out, base) = (&out, &base);
                 s.spawn(move || {
-                    let slots = Slots { cursor, left: counts, out, base };
+                    let slots = Slots { cursor, left: counts, out, base, windowed };
                     let part = Part::new(span, bin_ns);
                     scan_part(path, groups, mask, part, ids_ref, slots, stop)
                 })
@@ -417,6 +543,8 @@ struct Slots<'a> {
     left: Vec<u32>,
     out: &'a crate::mem::Scatter<i64>,
     base: &'a [i64],
+    /// Events of packets outside the part's range belong to another window: skipped.
+    windowed: bool,
 }
 
 /// The events per packet index in `span` of a part's row groups, and each packet's smallest time
@@ -427,6 +555,7 @@ fn count_part(
     mask: ProjectionMask,
     (first, end): (usize, usize),
     ids: &Ids,
+    windowed: bool,
     stop: &crate::Stop,
 ) -> Result<(Vec<u32>, Vec<i64>), Error> {
     let mut counts = vec![0u32; end.saturating_sub(first)];
@@ -450,7 +579,11 @@ fn count_part(
         ints(&col("pkt"), Ctx { path, column: "pkt" }, &mut pkt, 0, |v| v as u64)?;
         ints(&col("t_ns"), Ctx { path, column: "t_ns" }, &mut t, 0, |v| v)?;
         for (&k, &t) in pkt.iter().zip(&t) {
-            let Some(i) = ids.index(k).and_then(|i| i.checked_sub(first)).filter(|&i| i < counts.len()) else {
+            let at = ids.index(k);
+            if windowed && at.is_none() {
+                continue; // another window's packet
+            }
+            let Some(i) = at.and_then(|i| i.checked_sub(first)).filter(|&i| i < counts.len()) else {
                 return Err(Ctx { path, column: "pkt" }.err(format!("{k} outside its row group's statistics")));
             };
             counts[i] += 1;
@@ -600,6 +733,9 @@ impl Part {
         let first = self.first;
         for k in 0..c.t.len() {
             let id = ids.index(c.pkt[k]).unwrap_or(usize::MAX);
+            if slots.windowed && id == usize::MAX {
+                continue; // another window's packet
+            }
             let i = id.wrapping_sub(first);
             // Every event has its slot, counted in the first pass; anything else means the file
             // changed between the passes.

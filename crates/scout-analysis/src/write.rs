@@ -29,6 +29,11 @@ pub struct Options {
     pub threads: usize,
     /// The `queues` table's time bin.
     pub bin_ns: i64,
+    /// Memory the analysis may use, in bytes: when the events need more (see
+    /// [`crate::mem::window_events`]) they are read in windows of packet ids, one at a time
+    /// ([`read::Scope::Window`]). `None`: what the machine, or the memory cgroup the process is
+    /// in, has available ([`crate::mem::available`]).
+    pub memory: Option<u64>,
     /// Stops the analysis from another thread.
     pub stop: crate::Stop,
 }
@@ -50,10 +55,14 @@ pub struct Summary {
     pub profiles: u64,
     pub sojourns: u64,
     pub queues: u64,
+    /// Windows of packet ids the events were read in (1: all at once).
+    pub windows: u64,
+    /// The memory budget the windows were sized by (`None`: unknown, all at once).
+    pub memory: Option<u64>,
 }
 
 /// Packets walked per batch handed to the writer thread.
-const WALK_SLOTS: usize = 1 << 15;
+const WALK_SLOTS: usize = 1 << 13;
 
 fn dict() -> DataType {
     DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8))
@@ -135,6 +144,44 @@ fn out_layers() -> Vec<&'static str> {
     LAYERS.iter().copied().chain(["other"]).collect()
 }
 
+/// The enum fields' dictionaries of journeys, components, layer_delays and sojourns, field by field
+/// (empty: not an enum), from the names of [`journey::Dicts::names`].
+fn table_dicts(n: &[Vec<String>; 6]) -> [Vec<Vec<&str>>; 4] {
+    let s = |i: usize| n[i].iter().map(String::as_str).collect::<Vec<&str>>();
+    let (dir, slice, layer, reason, node, queue) = (s(0), s(1), s(2), s(3), s(4), s(5));
+    let (status, layers, comps) = (STATUS.to_vec(), out_layers(), COMPONENTS.to_vec());
+    let e = Vec::new;
+    [
+        vec![
+            e(),
+            dir.clone(),
+            e(),
+            e(),
+            e(),
+            slice.clone(),
+            e(),
+            e(),
+            e(),
+            e(),
+            e(),
+            layer.clone(),
+            reason,
+            e(),
+            e(),
+            e(),
+            e(),
+            e(),
+            e(),
+            status.clone(),
+            e(),
+            e(),
+        ],
+        vec![e(), dir.clone(), e(), e(), slice, e(), status.clone(), layers.clone(), comps, e()],
+        vec![e(), dir.clone(), e(), status, layers, e()],
+        vec![e(), node, layer, queue, dir, e(), e(), e(), e(), e()],
+    ]
+}
+
 /// The four per-packet tables, written batch by batch.
 struct Tables {
     journeys: Option<TableWriter>,
@@ -179,42 +226,40 @@ fn meta() -> Vec<(String, String)> {
 }
 
 impl Tables {
-    /// The components table alone (`components`), or the three others.
-    fn create(out: &Path, d: &Dicts, only_components: bool) -> Result<Tables, Error> {
-        let (dir, slice, layer, reason) = (d.dir.strs(), d.slice.strs(), d.layer.strs(), d.reason.strs());
-        let layers = out_layers();
-        let e: &[&str] = &[];
-        let jd: Vec<&[&str]> =
-            vec![e, &dir, e, e, e, &slice, e, e, e, e, e, &layer, &reason, e, e, e, e, e, e, &STATUS, e, e];
-        let journeys = (!only_components)
-            .then(|| {
-                TableWriter::create(&out.join("journeys.parquet"), journeys_schema(), &jd, &["pkt", "t_in_ns"], meta())
-            })
-            .transpose()?;
-        let cd: Vec<&[&str]> = vec![e, &dir, e, e, &slice, e, &STATUS, &layers, &COMPONENTS, e];
-        let components = only_components
-            .then(|| {
-                TableWriter::create(
-                    &out.join("components.parquet"),
-                    components_schema(),
-                    &cd,
-                    &["pkt", "t_in_ns"],
-                    meta(),
-                )
-            })
-            .transpose()?;
-        let ld: Vec<&[&str]> = vec![e, &dir, e, &STATUS, &layers, e];
-        let layer_delays = (!only_components)
-            .then(|| {
-                TableWriter::create(&out.join("layer_delays.parquet"), layer_delays_schema(), &ld, &["pkt"], meta())
-            })
-            .transpose()?;
-        let (node, queue) = (d.node.strs(), d.queue.strs());
-        let sd: Vec<&[&str]> = vec![e, &node, &layer, &queue, &dir, e, e, e, e, e];
-        let sojourns = (!only_components)
-            .then(|| TableWriter::create(&out.join("sojourns.parquet"), sojourns_schema(), &sd, &["pkt"], meta()))
-            .transpose()?;
-        Ok(Tables { journeys, components, layer_delays, sojourns, rows: [0; 4], g: Gathered::default() })
+    /// The components table alone (`components`), or the three others; `names` are the enum
+    /// columns' ([`journey::Dicts::names`]).
+    fn create(out: &Path, names: &[Vec<String>; 6], only_components: bool) -> Result<Tables, Error> {
+        let d = table_dicts(names);
+        fn refs<'a>(v: &'a [Vec<&'a str>]) -> Vec<&'a [&'a str]> {
+            v.iter().map(Vec::as_slice).collect()
+        }
+        let [jd, cd, ld, sd] = [refs(&d[0]), refs(&d[1]), refs(&d[2]), refs(&d[3])];
+        let create = |name: &str, schema: SchemaRef, dicts: &[&[&str]], delta: &[&str], wanted: bool| {
+            wanted.then(|| TableWriter::create(&out.join(name), schema, dicts, delta, meta())).transpose()
+        };
+        let all = !only_components;
+        Ok(Tables {
+            journeys: create("journeys.parquet", journeys_schema(), &jd, &["pkt", "t_in_ns"], all)?,
+            components: create("components.parquet", components_schema(), &cd, &["pkt", "t_in_ns"], only_components)?,
+            layer_delays: create("layer_delays.parquet", layer_delays_schema(), &ld, &["pkt"], all)?,
+            sojourns: create("sojourns.parquet", sojourns_schema(), &sd, &["pkt"], all)?,
+            rows: [0; 4],
+            g: Gathered::default(),
+        })
+    }
+
+    /// Grows the enum columns' dictionaries to `names` (a later window's: the same names, maybe
+    /// more after them).
+    fn extend_names(&mut self, names: &[Vec<String>; 6]) -> Result<(), Error> {
+        let d = table_dicts(names);
+        let writers = [&mut self.journeys, &mut self.components, &mut self.layer_delays, &mut self.sojourns];
+        for (w, dicts) in writers.into_iter().zip(&d) {
+            let Some(w) = w.as_mut() else { continue };
+            for (field, names) in dicts.iter().enumerate().filter(|(_, n)| !n.is_empty()) {
+                w.extend_names(field, names)?;
+            }
+        }
+        Ok(())
     }
 
     fn write(&mut self, b: &Batch) -> Result<(), Error> {
@@ -306,8 +351,21 @@ impl Tables {
     }
 }
 
-/// Computes `journeys`, `components`, `layer_delays` and `profiles` of the run whose event tables
-/// are in `events_dir`, into `out_dir`. `progress` is told each stage as it starts.
+/// What a writer thread is handed: the enum columns' names (before the batches that use them:
+/// each window of packets may add names) or a batch of rows.
+enum Msg {
+    Names(Arc<[Vec<String>; 6]>),
+    Rows(Arc<Batch>),
+}
+
+/// Computes `journeys`, `components`, `layer_delays`, `sojourns`, `queues` and `profiles` of the
+/// run whose event tables are in `events_dir`, into `out_dir`. `progress` is told each stage as it
+/// starts.
+///
+/// When the events do not fit the memory budget ([`Options::memory`]) they are read in windows of
+/// packet ids, one after the other: every packet (and so every event) belongs to one window, the
+/// per-packet tables stream out window by window in the same order as in one pass, and only the
+/// (queue, bin) folds and the profiles' inputs (per packet and per component row) outlive a window.
 pub fn analyze(
     events_dir: &Path,
     out_dir: &Path,
@@ -318,54 +376,104 @@ pub fn analyze(
     let packet = events_dir.join("packet.parquet");
     progress("read");
     let bin_ns = opt.bin_ns.max(1);
-    let scanned = read::scan(&packet, threads, bin_ns, &opt.stop)?;
+    let mut layout = read::layout(&packet)?;
     let in_flight = read::in_flight(&events_dir.join("control.parquet"))?;
-    let events: u64 = scanned.parts.iter().map(|p| p.events).sum();
-    opt.stop.check()?;
-    progress("group");
-    let mut grouped = journey::group(scanned, &in_flight, bin_ns, &packet)?;
+    let memory = opt.memory.or_else(crate::mem::available);
+    let budget = memory
+        .map(|m| crate::mem::window_events(m, layout.total))
+        .filter(|&b| b < layout.total && layout.dense.is_some());
+    let profile_cap = memory.map_or(usize::MAX, |m| crate::mem::profile_values(m, layout.total, threads));
+    let packets = layout.ids.len();
+    let mut scopes = Windows {
+        next: layout.dense.map(|(lo, _)| lo),
+        last: layout.dense.map_or(0, |(_, hi)| hi),
+        all: Some(std::mem::take(&mut layout.ids)),
+    };
     fs::create_dir_all(out_dir).map_err(|e| Error::Io { path: out_dir.to_path_buf(), source: e })?;
-    opt.stop.check()?;
-    progress("journeys");
-    let tables = Tables::create(out_dir, &grouped.dicts, true)?;
-    let rest = Tables::create(out_dir, &grouped.dicts, false)?;
-    let mut prof = ProfileInput::with_capacity(grouped.slots(), events as usize);
+    let mut prof = ProfileInput::with_capacity(packets, layout.total as usize);
     let mut closure = Closure::default();
-    // Two writer threads (components; journeys and layer delays) share each batch; the last to
-    // finish with it sends it back to the walk (fresh memory costs a page fault per page).
+    let mut totals = crate::queues::Totals::default();
+    let mut seed: [Vec<String>; 6] = Default::default();
+    let mut dicts = None;
+    let (mut events, mut windows) = (0u64, 0u64);
+    // Two writer threads (components; journeys, layer delays and sojourns) share each batch; the
+    // last to finish with it sends it back to the walk (fresh memory costs a page fault per page).
     let (back, recycled) = sync_channel::<Batch>(4);
     let rows = std::thread::scope(|s| -> Result<[u64; 4], Error> {
         let mut senders = Vec::new();
         let mut writers = Vec::new();
-        for mut t in [tables, rest] {
-            let (tx, rx) = sync_channel::<Arc<Batch>>(2);
+        for only_components in [true, false] {
+            let (tx, rx) = sync_channel::<Msg>(2);
             let back = back.clone();
             senders.push(tx);
             writers.push(s.spawn(move || -> Result<[u64; 4], Error> {
-                while let Ok(b) = rx.recv() {
-                    t.write(&b)?;
-                    if let Ok(mut b) = Arc::try_unwrap(b) {
-                        b.clear();
-                        let _ = back.try_send(b);
+                let mut t: Option<Tables> = None;
+                while let Ok(m) = rx.recv() {
+                    match (m, t.as_mut()) {
+                        (Msg::Names(n), None) => t = Some(Tables::create(out_dir, &n, only_components)?),
+                        (Msg::Names(n), Some(t)) => t.extend_names(&n)?,
+                        (Msg::Rows(b), Some(t)) => {
+                            t.write(&b)?;
+                            if let Ok(mut b) = Arc::try_unwrap(b) {
+                                b.clear();
+                                let _ = back.try_send(b);
+                            }
+                        }
+                        (Msg::Rows(_), None) => unreachable!("names are sent before rows"),
                     }
                 }
-                t.close()
+                t.map_or(Ok([0; 4]), Tables::close)
             }));
         }
         drop(back);
-        let slots = grouped.slots();
-        let mut at = 0;
-        while at < slots {
-            if opt.stop.check().is_err() {
-                break; // returned below, once the writers are joined
+        let send = |m: &dyn Fn() -> Msg| senders.iter().all(|tx| tx.send(m()).is_ok());
+        let mut window = |scope: read::Scope| -> Result<Option<u64>, Error> {
+            if windows > 0 {
+                progress("read");
             }
-            let mut b = recycled.try_recv().unwrap_or_default();
-            let end = (at + WALK_SLOTS).min(slots);
-            grouped.walk(at..end, &mut b, &mut prof, &mut closure);
-            at = end;
-            let b = Arc::new(b);
-            if senders.iter().any(|tx| tx.send(b.clone()).is_err()) {
-                break; // a writer failed; its error is returned below
+            let scanned = read::scan(&packet, &layout, scope, threads, bin_ns, &opt.stop)?;
+            let last = match scanned.ids {
+                read::Ids::Dense { hi, .. } => Some(hi),
+                read::Ids::Map { .. } => None,
+            };
+            events += scanned.parts.iter().map(|p| p.events).sum::<u64>();
+            windows += 1;
+            opt.stop.check()?;
+            progress("group");
+            let mut grouped = journey::group(scanned, &seed, &in_flight, bin_ns, &packet)?;
+            seed = grouped.dicts.names();
+            let names = Arc::new(seed.clone());
+            if !send(&|| Msg::Names(names.clone())) {
+                return Ok(None); // a writer failed; its error is returned below
+            }
+            opt.stop.check()?;
+            progress("journeys");
+            let slots = grouped.slots();
+            let mut at = 0;
+            while at < slots {
+                opt.stop.check()?;
+                let mut b = recycled.try_recv().unwrap_or_default();
+                let end = (at + WALK_SLOTS).min(slots);
+                grouped.walk(at..end, &mut b, &mut prof, &mut closure);
+                at = end;
+                let b = Arc::new(b);
+                if !send(&|| Msg::Rows(b.clone())) {
+                    return Ok(None);
+                }
+            }
+            grouped.take_queues(&mut totals);
+            dicts = Some(grouped.dicts);
+            Ok(last)
+        };
+        let mut walked = Ok(());
+        while let Some(scope) = scopes.next(&layout, budget) {
+            match window(scope) {
+                Ok(Some(hi)) => scopes.done(hi),
+                Ok(None) => break,
+                Err(e) => {
+                    walked = Err(e);
+                    break;
+                }
             }
         }
         drop(senders);
@@ -374,17 +482,18 @@ pub fn analyze(
             let r = w.join().expect("writer thread panicked")?;
             rows = std::array::from_fn(|i| rows[i].max(r[i]));
         }
-        Ok(rows)
+        walked.map(|()| rows)
     })?;
     opt.stop.check()?;
+    let grouped_dicts = dicts.expect("at least one window");
     progress("queues");
-    let queues = grouped.write_queues(&out_dir.join("queues.parquet"))?;
+    let queues = crate::queues::write(&out_dir.join("queues.parquet"), totals, bin_ns, &grouped_dicts)?;
     opt.stop.check()?;
     progress("profiles");
     let delivered = prof.status.iter().filter(|&&s| s == journey::DELIVERED).count() as u64;
     let population_delivered = delivered > 0;
-    let profile_rows = profiles(&prof, opt, population_delivered, &grouped.dicts.slice.names, threads);
-    write_profiles(&out_dir.join("profiles.parquet"), &profile_rows, &grouped.dicts)?;
+    let profile_rows = profiles(&prof, opt, population_delivered, &grouped_dicts.slice.names, threads, profile_cap);
+    write_profiles(&out_dir.join("profiles.parquet"), &profile_rows, &grouped_dicts)?;
 
     let mut status = Vec::new();
     for (code, name) in STATUS.iter().enumerate() {
@@ -414,13 +523,50 @@ pub fn analyze(
         profiles: profile_rows.len() as u64,
         sojourns: rows[3],
         queues,
+        windows,
+        memory,
     })
 }
 
-/// Every profile task, `threads` at a time; rows in task order. A task whose packets group exactly
+/// The scopes of the reads: the whole file, or windows of packet ids one after another.
+struct Windows {
+    /// The next window's first id and the file's last (dense ids).
+    next: Option<u64>,
+    last: u64,
+    /// The whole file's ids, until read at once.
+    all: Option<read::Ids>,
+}
+
+impl Windows {
+    fn next(&mut self, layout: &read::Layout, budget: Option<u64>) -> Option<read::Scope> {
+        match (budget, self.next) {
+            (Some(budget), Some(lo)) => {
+                let (lo, hi) = layout.window(lo, budget);
+                Some(read::Scope::Window { lo, hi, budget })
+            }
+            _ => self.all.take().map(read::Scope::All),
+        }
+    }
+
+    /// The last window ended at id `hi`.
+    fn done(&mut self, hi: u64) {
+        self.all = None;
+        self.next = self.next.filter(|_| hi < self.last).map(|_| hi + 1);
+    }
+}
+
+/// Every profile task, `threads` at a time, each placing at most `cap` component values at a time;
+/// rows in task order. A task whose packets group exactly
 /// like an earlier task's (one UE, one flow or one slice per direction: the `ue` scope partitions
 /// packets as `run` does) takes that task's statistics under its own keys instead of recomputing.
-fn profiles(inp: &ProfileInput, opt: &Options, delivered: bool, slices: &[String], threads: usize) -> Vec<Row> {
+fn profiles(
+    inp: &ProfileInput,
+    opt: &Options,
+    delivered: bool,
+    slices: &[String],
+    threads: usize,
+    cap: usize,
+) -> Vec<Row> {
     let tasks = profile::tasks(opt.window_ns.is_some());
     let window = |windowed: bool| if windowed { opt.window_ns } else { None };
     let parts: Vec<profile::Partition> =
@@ -436,7 +582,7 @@ fn profiles(inp: &ProfileInput, opt: &Options, delivered: bool, slices: &[String
             .map(|_| {
                 s.spawn(|| {
                     let mut out = Vec::new();
-                    let mut scratch = profile::Scratch::new(inp.dir.len(), inp.cj.len());
+                    let mut scratch = profile::Scratch::new(inp.dir.len(), inp.cj.len(), cap);
                     while let Some(&i) = own.get(next.fetch_add(1, Ordering::Relaxed)) {
                         let (scope, windowed) = tasks[i];
                         let rows = profile::scope_rows(

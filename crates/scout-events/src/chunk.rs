@@ -219,6 +219,22 @@ impl Column {
         Ok(())
     }
 
+    /// Grows a `Dict` column's names to `names`, which must begin with the names it has.
+    pub(crate) fn extend_names(&mut self, names: &[&str]) -> Result<()> {
+        let fail = |what: &str| Err(ParquetError::General(format!("column {}: {what}", self.descr.name())));
+        if self.kind != Kind::Dict {
+            return fail("not an enum column");
+        }
+        if names.len() > 256 {
+            return fail("more than 256 distinct values");
+        }
+        if names.len() < self.names.len() || self.names.iter().zip(names).any(|(a, b)| a != b) {
+            return fail("new names must extend the dictionary, keeping its order");
+        }
+        self.names.extend(names[self.names.len()..].iter().map(|n| n.to_string()));
+        Ok(())
+    }
+
     /// Appends a batch of dictionary keys from an Arrow dictionary array: `keys` index `dict`;
     /// `valid[i]` is false for a null row (then `keys[i]` is ignored). Fails on a key outside
     /// `dict`, a null in a required column, or more than 256 names.

@@ -210,6 +210,13 @@ impl TableWriter {
         Ok(())
     }
 
+    /// Grows enum field `field`'s dictionary to `names`, which must begin with the names it has:
+    /// keys written so far keep their names; later keys may use the new ones.
+    pub fn extend_names(&mut self, field: usize, names: &[&str]) -> Result<(), WriteError> {
+        let c = self.columns.get_mut(field).ok_or_else(|| ParquetError::General(format!("no field {field}")));
+        c.and_then(|c| c.extend_names(names)).map_err(|e| self.err(e))
+    }
+
     fn flush_row_group(&mut self) -> Result<(), WriteError> {
         if self.rows_in_group == 0 {
             return Ok(());
@@ -309,6 +316,36 @@ mod tests {
             }
         }
         assert_eq!(i, rows);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn enum_names_grow_between_batches() {
+        let dir = std::env::temp_dir().join(format!("scout-table-names-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet");
+        let dict = DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8));
+        let schema = Arc::new(Schema::new(vec![Field::new("name", dict, true)]));
+        let mut w = TableWriter::create(&path, schema, &[&["a"]], &[], vec![]).unwrap();
+        w.append(&[Slice::nullable(&[1, 0], Data::U8(&[0]))]).unwrap();
+        // Names must keep their order: a different first name is refused, a longer list taken.
+        assert!(w.extend_names(0, &["b", "a"]).is_err());
+        w.extend_names(0, &["a", "b", "c"]).unwrap();
+        w.extend_names(0, &["a", "b", "c"]).unwrap();
+        w.append(&[Slice::nullable(&[1, 1, 1], Data::U8(&[2, 0, 1]))]).unwrap();
+        w.close().unwrap();
+        let f = fs::File::open(&path).unwrap();
+        let mut got = Vec::new();
+        for b in ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap() {
+            let b = b.unwrap();
+            let d = b.column(0).as_dictionary::<arrow_array::types::UInt8Type>();
+            let v = d.values().as_string::<i32>();
+            got.extend(
+                (0..b.num_rows()).map(|k| d.is_valid(k).then(|| v.value(d.keys().value(k) as usize).to_string())),
+            );
+        }
+        let want = [Some("a"), None, Some("c"), Some("a"), Some("b")];
+        assert_eq!(got, want.map(|n| n.map(String::from)));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

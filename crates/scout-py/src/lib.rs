@@ -324,10 +324,12 @@ fn schema_columns() -> Vec<(String, Vec<String>)> {
 
 /// The attribution kernel (`scout-analysis`): writes `journeys`, `components`, `layer_delays`,
 /// `profiles`, `sojourns` and `queues` (bins of `bin_ns`) of the run whose event tables are in
-/// `events_dir` into `out_dir`; returns what the summary reports from them as JSON. Runs without
-/// the GIL; Ctrl-C stops it.
+/// `events_dir` into `out_dir`; returns what the summary reports from them as JSON. `memory`: the
+/// bytes it may use (`None`: what the machine or the process's cgroup has available); events that
+/// need more are read in windows of packets. Runs without the GIL; Ctrl-C stops it.
 #[pyfunction]
-#[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, bin_ns, threads=2))]
+#[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, bin_ns, threads=2, memory=None))]
+#[allow(clippy::too_many_arguments)] // the Python signature
 fn attribute(
     py: Python<'_>,
     events_dir: PathBuf,
@@ -336,12 +338,14 @@ fn attribute(
     duration_ns: i64,
     bin_ns: i64,
     threads: usize,
+    memory: Option<u64>,
 ) -> PyResult<String> {
     let opt = scout_analysis::Options {
         window_ns: window_s.filter(|w| *w > 0.0).map(|w| (w * 1e9) as i64),
         duration_ns,
         threads,
         bin_ns,
+        memory,
         stop: scout_analysis::Stop::default(),
     };
     // The kernel runs on a thread of its own without the GIL; this thread runs Python's signal
@@ -369,9 +373,18 @@ fn attribute(
             "span_unattributed_ns": c.span_unattributed_ns,
         },
         "dominant": s.dominant.iter().map(|(l, k, ns)| serde_json::json!({"layer": l, "component": k, "ns": ns})).collect::<Vec<_>>(),
+        "windows": s.windows,
+        "memory": s.memory,
         "rows": {"journeys": s.packets, "components": s.components, "layer_delays": s.layer_delays, "profiles": s.profiles, "sojourns": s.sojourns, "queues": s.queues},
     });
     Ok(v.to_string())
+}
+
+/// Bytes of memory available to this process: the smaller of the system's available memory and
+/// what its memory cgroup leaves (None when neither can be read).
+#[pyfunction]
+fn memory_available() -> Option<u64> {
+    scout_analysis::mem::available()
 }
 
 /// The point, layer and component codes of the attribution kernel (checked against the relational
@@ -415,6 +428,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(attribute, m)?)?;
     m.add_function(wrap_pyfunction!(attribution_codes, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_available, m)?)?;
     m.add_function(wrap_pyfunction!(recover, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_cleanup, m)?)?;
     m.add_function(wrap_pyfunction!(schema_version, m)?)?;

@@ -124,6 +124,7 @@ def analyze(
     engine: str = "native",
     spark_master: str | None = None,
     spark_conf: dict[str, str] | None = None,
+    memory: int | None = None,
 ) -> dict:
     """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary.
 
@@ -135,6 +136,10 @@ def analyze(
     with). Every other table is relational either way, on DuckDB. ``spark`` runs every table's
     relational expression on Apache Spark (:mod:`scout.analysis.spark`; ``spark_master`` and
     ``spark_conf`` configure the session).
+
+    ``memory``: the bytes the analysis may use (default: what the machine, or the memory cgroup
+    the process is in, has available). The kernel reads events that need more in windows of
+    packets; DuckDB is given a limit and spills beyond it (docs/attribution.md, "Memory").
     """
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}; accepted: {', '.join(ENGINES)}")
@@ -150,11 +155,29 @@ def analyze(
         con, meta = spark.connect(run_path, spark_master, spark_conf)
         return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, None, t0)
     # The kernel needs no database: it runs before the connection is made.
-    kernel = _kernel(run_path, check_run(run_path).meta, window_s, bin_s, progress) if engine == "native" else None
+    meta = check_run(run_path).meta
+    kernel = _kernel(run_path, meta, window_s, bin_s, progress, memory=memory) if engine == "native" else None
     if progress:
         progress("event tables into DuckDB (for the relational tables)")
     con, meta = connect(run_path)
-    return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, kernel, t0)
+    spill = run_path / "analysis" / ".spill"
+    _limit_duckdb(con, memory, spill)
+    try:
+        return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, kernel, t0, memory)
+    finally:
+        con.disconnect()
+        _remove(spill)
+
+
+def _limit_duckdb(con: ibis.BaseBackend, memory: int | None, spill: Path) -> None:
+    """Gives DuckDB most of the memory the analysis may use (what is left when the kernel is done:
+    the Python process keeps the rest) and a directory to spill to beyond it."""
+    from scout import _native
+
+    room = memory or _native.memory_available()
+    if room:
+        con.raw_sql(f"SET memory_limit = '{max(room * 5 // 8, 64 << 20) >> 20}MiB'")
+        con.raw_sql(f"SET temp_directory = '{str(spill).replace(chr(39), chr(39) * 2)}'")
 
 
 def _duration_ns(meta: dict) -> int:
@@ -165,10 +188,18 @@ def _bin_ns(bin_s: float) -> int:
     return max(int(bin_s * 1e9), 1)
 
 
-def _kernel(run_path: Path, meta: dict, window_s: float, bin_s: float, progress, duration_ns: int | None = None) -> dict | None:
+def _kernel(
+    run_path: Path,
+    meta: dict,
+    window_s: float,
+    bin_s: float,
+    progress,
+    duration_ns: int | None = None,
+    memory: int | None = None,
+) -> dict | None:
     """Runs the attribution kernel (journeys, components, layer_delays, profiles, sojourns,
-    queues); None when the run's duration must first be measured from its events (``run.json``
-    has none)."""
+    queues) within ``memory`` bytes (None: what is available); None when the run's duration must
+    first be measured from its events (``run.json`` has none)."""
     from scout import _native
 
     duration_ns = duration_ns or _duration_ns(meta)
@@ -183,7 +214,7 @@ def _kernel(run_path: Path, meta: dict, window_s: float, bin_s: float, progress,
         progress("journeys, components, layer_delays, profiles, sojourns, queues (attribution kernel)")
     events, out = str(run_path / "events"), str(run_path / "analysis")
     try:
-        return json.loads(_native.attribute(events, out, window_s or None, duration_ns, _bin_ns(bin_s)))
+        return json.loads(_native.attribute(events, out, window_s or None, duration_ns, _bin_ns(bin_s), memory=memory))
     except ValueError as e:
         raise RunError(str(e)) from None
 
@@ -198,6 +229,7 @@ def _analyze(
     engine: str = "native",
     kernel: dict | None = None,
     t0: float | None = None,
+    memory: int | None = None,
 ) -> dict:
     """Every analysis table; ``kernel`` is the attribution kernel's result if it already ran (from
     ``t0``)."""
@@ -244,7 +276,7 @@ def _analyze(
 
     if engine == "native":
         if kernel is None:
-            kernel = _kernel(run_path, meta, window_s, bin_s, say, max(duration_ns, 1))
+            kernel = _kernel(run_path, meta, window_s, bin_s, say, max(duration_ns, 1), memory)
         j = table("journeys")
         comp = table("components")
         population = kernel["population"]
@@ -291,6 +323,9 @@ def _analyze(
         wall_s=round(time.perf_counter() - t0, 3),
         stamp=_stamp(run_path),
     )
+    if kernel is not None:
+        # Windows of packets the kernel read the events in (1: all at once) and its budget.
+        summary["memory"] = {"windows": kernel["windows"], "budget_bytes": kernel["memory"]}
     tmp = out / "summary.json.partial"
     tmp.write_text(json.dumps(summary, indent=2) + "\n")
     tmp.replace(out / "summary.json")
