@@ -52,3 +52,25 @@ print(f"events: {n:,}")
 print(f"journeys + attribution + profiles (+ layer_delays): {core:.2f} s = {n / core / 1e6:.2f} M events/s")
 print(f"all analysis tables: {total:.2f} s = {n / total / 1e6:.2f} M events/s")
 PY
+# (4) Bounded memory: the whole command in a 1 GiB memory cgroup (root and a memory controller
+# needed; v2 memory.max, else v1 memory.limit_in_bytes), where it reads the events in windows.
+if [ "${ENGINE:-native}" = native ] && [ "$(id -u)" = 0 ]; then
+  if grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+    cg=/sys/fs/cgroup/scout-bench-$$ lim=memory.max peak=memory.peak
+  elif [ -e /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+    cg=/sys/fs/cgroup/memory/scout-bench-$$ lim=memory.limit_in_bytes peak=memory.max_usage_in_bytes
+  fi
+  if [ -n "${cg:-}" ]; then
+    echo "== the whole command in a 1 GiB memory cgroup ($cg)"
+    rm -rf "$work/run/analysis"
+    mkdir "$cg" && echo $((1 << 30)) >"$cg/$lim"
+    trap 'rm -rf "$work"; rmdir "$cg" 2>/dev/null || true' EXIT
+    if (echo $BASHPID >"$cg/cgroup.procs" && exec /usr/bin/time -f "%e %M" -o "$work/time" .venv/bin/scout analyze "$work/run") >"$work/out" 2>"$work/err"; then
+      read -r wall rss <"$work/time"
+      grep "memory:" "$work/out" || echo "  (one window)"
+      echo "  $events events in $wall s = $(.venv/bin/python -c "print(f'{$events / $wall / 1e6:.2f}')") M events/s, peak RSS $((rss / 1024)) MB, cgroup peak $(($(cat "$cg/$peak" 2>/dev/null || echo 0) >> 20)) MB (page cache included)"
+    else
+      echo "  killed or failed in the cgroup:"; tail -3 "$work/err"
+    fi
+  fi
+fi

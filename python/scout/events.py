@@ -19,6 +19,17 @@ TABLES = {
 }
 
 
+def parquet_source(f: Path) -> str:
+    """What DuckDB reads for a table: the file, or the part files of a dataset directory (a large
+    run's event tables, ``events/TABLE.parquet/part-NNNNNN.parquet``; tables Spark wrote)."""
+    return str(f / "*.parquet") if f.is_dir() else str(f)
+
+
+def parquet_files(f: Path) -> list[Path]:
+    """The Parquet files of a table: the file itself, or a dataset directory's part files in order."""
+    return sorted(p for p in f.glob("*.parquet") if p.is_file()) if f.is_dir() else [f]
+
+
 @dataclass
 class Run:
     """A run directory: its metadata and its event tables."""

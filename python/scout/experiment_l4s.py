@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scout import experiment
+from scout.events import parquet_source
 from scout.experiment import _png, sweep_report
 
 #: The seed's L4S threshold pairs (min, max ms) and ANBR windows (ms); the hybrid takes the pairs
@@ -117,7 +118,7 @@ def flow_metrics(run: Path, warmup_s: float = WARMUP_S) -> dict:
 
     dur = json.loads((run / "run.json").read_text())["duration_s"]
     t0 = int(warmup_s * 1e9)
-    f = str(run / "events" / "packet.parquet").replace("'", "''")
+    f = parquet_source(run / "events" / "packet.parquet").replace("'", "''")
     q = f"""
     WITH ev AS (SELECT pkt, t_ns, point, layer, bytes FROM read_parquet('{f}') WHERE flow = 0),
          tx AS (SELECT pkt, t_ns FROM ev WHERE layer = 'app' AND point = 'tx' AND t_ns >= {t0}),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scout import experiment
+from scout.events import parquet_source
 from scout.experiment import _png, sweep_report
 from scout.experiment_l4s import mean_ci
 
@@ -102,24 +103,22 @@ def run_metrics(run: Path, proto: str, bin_ns: int = 500_000_000) -> tuple[dict,
     retransmissions, drops, the sender's mean cwnd — and its cwnd over time (TCP)."""
     import duckdb
 
-    ev = str(run / "events").replace("'", "''")
+    ev = parquet_source(run / "events" / "packet.parquet").replace("'", "''")
     with duckdb.connect() as con:
         t0, t1 = con.execute(
-            f"SELECT min(t_ns), max(t_ns) FROM '{ev}/packet.parquet' WHERE dir = 'dl' AND layer = 'app' AND point = 'deliver'"
+            f"SELECT min(t_ns), max(t_ns) FROM '{ev}' WHERE dir = 'dl' AND layer = 'app' AND point = 'deliver'"
         ).fetchone()
         if t0 is None:
             raise RuntimeError(f"{run}: UE 0 received nothing (see {run}/apps/download.err)")
         start = t0 + int(WARMUP_S * 1e9)
         (nbytes,) = con.execute(
-            f"SELECT coalesce(sum(bytes), 0) FROM '{ev}/packet.parquet' WHERE dir = 'dl' AND layer = 'app' "
+            f"SELECT coalesce(sum(bytes), 0) FROM '{ev}' WHERE dir = 'dl' AND layer = 'app' "
             f"AND point = 'deliver' AND t_ns >= {start}"
         ).fetchone()
         (rlc_retx,) = con.execute(
-            f"SELECT count(*) FROM '{ev}/packet.parquet' WHERE dir = 'dl' AND layer = 'rlc' AND point = 'segment' AND retx > 0"
+            f"SELECT count(*) FROM '{ev}' WHERE dir = 'dl' AND layer = 'rlc' AND point = 'segment' AND retx > 0"
         ).fetchone()
-        (drops,) = con.execute(
-            f"SELECT count(DISTINCT pkt) FROM '{ev}/packet.parquet' WHERE dir = 'dl' AND point = 'drop'"
-        ).fetchone()
+        (drops,) = con.execute(f"SELECT count(DISTINCT pkt) FROM '{ev}' WHERE dir = 'dl' AND point = 'drop'").fetchone()
         cwnd = con.execute(
             f"SELECT t_ns // {bin_ns} AS b, avg(value) FROM '{ev}/control.parquet' "
             "WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl' GROUP BY b ORDER BY b"

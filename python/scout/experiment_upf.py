@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scout import experiment
+from scout.events import parquet_source
 from scout.experiment import _png, sweep_report
 
 #: eMBB's uplink rate per load, Mbit/s (the seed's light, medium, heavy).
@@ -96,7 +97,7 @@ def run_metrics(run: Path) -> dict:
     probe = em.get("probe") or {}
     if "error" in probe or not (run / "upf" / "run.json").is_file():
         raise RuntimeError(f"{run}: the probe on the UPFs did not run: {probe.get('error', 'no upf/ run')}")
-    ev = str(run / "upf" / "events" / "packet.parquet").replace("'", "''")
+    ev = parquet_source(run / "upf" / "events" / "packet.parquet").replace("'", "''")
     with duckdb.connect() as con:
         rows = con.execute(
             f"SELECT slice, dir, min(t_ns) AS t_in, max(t_ns) AS t_out FROM '{ev}' GROUP BY pkt, slice, dir"

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
@@ -258,6 +258,59 @@ fn projection(
     Ok(ProjectionMask::roots(b.parquet_schema(), roots))
 }
 
+/// The Parquet files of an event table at `path`: the file itself, or, when `path` is a dataset
+/// directory (a large run's `events/TABLE.parquet/`, or Spark's), its part files in name order.
+pub fn table_files(path: &Path) -> Result<Vec<PathBuf>, Error> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let io = |e| Error::Io { path: path.to_path_buf(), source: e };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet") && p.is_file())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::parquet(path, "a directory without Parquet files (*.parquet)"));
+    }
+    Ok(files)
+}
+
+/// Reads the row groups `groups` (indices into `layout`'s, in order) with `columns` projected,
+/// file after file, handing each batch to `f` with its file's path.
+fn each_batch(
+    layout: &Layout,
+    groups: &[usize],
+    columns: &[&str],
+    stop: &crate::Stop,
+    mut f: impl FnMut(&Path, &RecordBatch) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut i = 0;
+    while i < groups.len() {
+        let file = layout.groups[groups[i]].0;
+        let mut local = Vec::new();
+        while i < groups.len() && layout.groups[groups[i]].0 == file {
+            local.push(layout.groups[groups[i]].1);
+            i += 1;
+        }
+        let path = &layout.files[file];
+        let b = open(path)?;
+        let mask = projection(&b, path, columns)?;
+        let reader = b
+            .with_projection(mask)
+            .with_row_groups(local)
+            .with_batch_size(1 << 16)
+            .build()
+            .map_err(|e| Error::parquet(path, e))?;
+        for batch in reader {
+            stop.check()?;
+            f(path, &batch.map_err(|e| Error::parquet(path, e))?)?;
+        }
+    }
+    Ok(())
+}
+
 /// The range of `pkt` in each row group, from the column statistics (none if a group has none).
 fn pkt_ranges(b: &ParquetRecordBatchReaderBuilder<File>) -> Option<Vec<(u64, u64)>> {
     let md = b.metadata();
@@ -280,6 +333,9 @@ fn pkt_ranges(b: &ParquetRecordBatchReaderBuilder<File>) -> Option<Vec<(u64, u64
 
 /// A packet file's row groups: their rows and `pkt` ranges, and how its packet ids are indexed.
 pub struct Layout {
+    /// The table's files ([`table_files`]) and, per row group, its file and index in it.
+    files: Vec<PathBuf>,
+    groups: Vec<(usize, usize)>,
     rows: Vec<i64>,
     /// Per row group, its `pkt` range from the statistics (none when a group has none).
     ranges: Option<Vec<(u64, u64)>>,
@@ -291,16 +347,25 @@ pub struct Layout {
     pub dense: Option<(u64, u64)>,
 }
 
-/// Reads a packet file's footer (and, when its ids are not nearly dense, numbers them in a pass
-/// over the `pkt` column).
+/// Reads the footers of a packet table's files (and, when its ids are not nearly dense, numbers
+/// them in a pass over the `pkt` column).
 pub fn layout(path: &Path) -> Result<Layout, Error> {
-    let b = open(path)?;
-    projection(&b, path, &COLUMNS)?;
-    let rows: Vec<i64> = b.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
+    let files = table_files(path)?;
+    let (mut groups, mut rows, mut ranges) = (Vec::new(), Vec::new(), Some(Vec::new()));
+    for (fi, f) in files.iter().enumerate() {
+        let b = open(f)?;
+        projection(&b, f, &COLUMNS)?;
+        for (g, md) in b.metadata().row_groups().iter().enumerate() {
+            groups.push((fi, g));
+            rows.push(md.num_rows());
+        }
+        ranges = ranges.zip(pkt_ranges(&b)).map(|(mut a, r)| {
+            a.extend(r);
+            a
+        });
+    }
     let total: i64 = rows.iter().sum();
     // Packet indices: dense when the ids' statistics say so, else numbered in a first pass.
-    let ranges = pkt_ranges(&b);
-    drop(b);
     let (lo, hi) =
         ranges.as_ref().map_or((u64::MAX, 0), |r| r.iter().fold((u64::MAX, 0), |a, g| (a.0.min(g.0), a.1.max(g.1))));
     let ids = if total == 0 {
@@ -308,13 +373,13 @@ pub fn layout(path: &Path) -> Result<Layout, Error> {
     } else if ranges.is_some() && lo <= hi && hi - lo <= 4 * total as u64 + 1024 {
         Ids::Dense { lo, hi }
     } else {
-        number_ids(path)?
+        number_ids(&files)?
     };
     let dense = match ids {
         Ids::Dense { lo, hi } => Some((lo, hi)),
         Ids::Map { .. } => None,
     };
-    Ok(Layout { rows, ranges, total: total as u64, ids, dense })
+    Ok(Layout { files, groups, rows, ranges, total: total as u64, ids, dense })
 }
 
 impl Layout {
@@ -385,7 +450,6 @@ pub fn scan(
     bin_ns: i64,
     stop: &crate::Stop,
 ) -> Result<Scanned, Error> {
-    let b = open(path)?;
     let rows = &layout.rows;
     let threads = threads.max(1);
     let ranges = &layout.ranges;
@@ -409,9 +473,6 @@ pub fn scan(
         parts[at.min(threads - 1)].push(g);
         acc += rows[g];
     }
-    let mask = projection(&b, path, &COLUMNS)?;
-    let pkt_mask = projection(&b, path, &["pkt", "t_ns"])?;
-    drop(b);
     let ids_ref = &ids;
     // Each part's row groups and packet index range (dense ids: from the statistics).
     let parts: Vec<(Vec<usize>, (usize, usize))> = parts
@@ -436,10 +497,7 @@ pub fn scan(
     let mut counted: Vec<(Vec<u32>, Vec<i64>)> = std::thread::scope(|s| {
         let hs: Vec<_> = parts
             .iter()
-            .map(|(groups, span)| {
-                let mask = pkt_mask.clone();
-                s.spawn(move || count_part(path, groups.clone(), mask, *span, ids_ref, windowed, stop))
-            })
+            .map(|(groups, span)| s.spawn(move || count_part(layout, groups, *span, ids_ref, windowed, stop)))
             .collect();
         hs.into_iter().map(|h| h.join().expect("reader thread panicked")).collect::<Result<Vec<_>, _>>()
     })?;
@@ -515,12 +573,11 @@ pub fn scan(
             .zip(counts)
             .zip(cursors)
             .map(|(((groups, span), counts), cursor)| {
-                let mask = mask.clone();
                 let (out, base) = (&out, &base);
                 s.spawn(move || {
                     let slots = Slots { cursor, left: counts, out, base, windowed };
                     let part = Part::new(span, bin_ns);
-                    scan_part(path, groups, mask, part, ids_ref, slots, stop)
+                    scan_part(layout, &groups, part, ids_ref, slots, stop)
                 })
             })
             .collect();
@@ -550,9 +607,8 @@ struct Slots<'a> {
 /// The events per packet index in `span` of a part's row groups, and each packet's smallest time
 /// (its `pkt` and `t_ns` columns only).
 fn count_part(
-    path: &Path,
-    groups: Vec<usize>,
-    mask: ProjectionMask,
+    layout: &Layout,
+    groups: &[usize],
     (first, end): (usize, usize),
     ids: &Ids,
     windowed: bool,
@@ -560,19 +616,8 @@ fn count_part(
 ) -> Result<(Vec<u32>, Vec<i64>), Error> {
     let mut counts = vec![0u32; end.saturating_sub(first)];
     let mut tmin = vec![i64::MAX; end.saturating_sub(first)];
-    if groups.is_empty() {
-        return Ok((counts, tmin));
-    }
-    let reader = open(path)?
-        .with_projection(mask)
-        .with_row_groups(groups)
-        .with_batch_size(1 << 16)
-        .build()
-        .map_err(|e| Error::parquet(path, e))?;
     let (mut pkt, mut t): (Vec<u64>, Vec<i64>) = (Vec::new(), Vec::new());
-    for batch in reader {
-        stop.check()?;
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+    each_batch(layout, groups, &["pkt", "t_ns"], stop, |path, batch| {
         let col = |name: &str| batch.column(batch.schema().index_of(name).expect("projected")).clone();
         pkt.clear();
         t.clear();
@@ -589,26 +634,29 @@ fn count_part(
             counts[i] += 1;
             tmin[i] = tmin[i].min(t);
         }
-    }
+        Ok(())
+    })?;
     Ok((counts, tmin))
 }
 
 /// Numbers packet ids in first-seen order (ids that are not nearly dense, or no statistics).
-fn number_ids(path: &Path) -> Result<Ids, Error> {
-    let b = open(path)?;
-    let mask = projection(&b, path, &["pkt"])?;
-    let reader = b.with_projection(mask).with_batch_size(1 << 16).build().map_err(|e| Error::parquet(path, e))?;
+fn number_ids(files: &[PathBuf]) -> Result<Ids, Error> {
     let (mut map, mut ids) = (HashMap::new(), Vec::new());
     let mut buf: Vec<u64> = Vec::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
-        buf.clear();
-        ints(batch.column(0), Ctx { path, column: "pkt" }, &mut buf, 0, |v| v as u64)?;
-        for &k in &buf {
-            map.entry(k).or_insert_with(|| {
-                ids.push(k);
-                (ids.len() - 1) as u32
-            });
+    for path in files {
+        let b = open(path)?;
+        let mask = projection(&b, path, &["pkt"])?;
+        let reader = b.with_projection(mask).with_batch_size(1 << 16).build().map_err(|e| Error::parquet(path, e))?;
+        for batch in reader {
+            let batch = batch.map_err(|e| Error::parquet(path, e))?;
+            buf.clear();
+            ints(batch.column(0), Ctx { path, column: "pkt" }, &mut buf, 0, |v| v as u64)?;
+            for &k in &buf {
+                map.entry(k).or_insert_with(|| {
+                    ids.push(k);
+                    (ids.len() - 1) as u32
+                });
+            }
         }
     }
     Ok(Ids::Map { map, ids })
@@ -641,34 +689,22 @@ struct Cols {
 }
 
 fn scan_part(
-    path: &Path,
-    groups: Vec<usize>,
-    mask: ProjectionMask,
+    layout: &Layout,
+    groups: &[usize],
     mut part: Part,
     ids: &Ids,
     mut slots: Slots,
     stop: &crate::Stop,
 ) -> Result<Part, Error> {
-    if groups.is_empty() {
-        return Ok(part);
-    }
-    let reader = open(path)?
-        .with_projection(mask)
-        .with_row_groups(groups)
-        .with_batch_size(1 << 16)
-        .build()
-        .map_err(|e| Error::parquet(path, e))?;
     let mut c = Cols::default();
     let mut layer_lc: Vec<u8> = Vec::new();
-    for batch in reader {
-        stop.check()?;
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
-        c.decode(path, &batch, &mut part)?;
+    each_batch(layout, groups, &COLUMNS, stop, |path, batch| {
+        c.decode(path, batch, &mut part)?;
         while layer_lc.len() < part.layers.names.names.len() {
             layer_lc.push(layer_code(&part.layers.names.names[layer_lc.len()]));
         }
-        part.add(&c, &layer_lc, ids, path, &mut slots)?;
-    }
+        part.add(&c, &layer_lc, ids, path, &mut slots)
+    })?;
     Ok(part)
 }
 
@@ -913,25 +949,28 @@ fn enums(a: &ArrayRef, ctx: Ctx, out: &mut Vec<u8>, mut code: impl FnMut(&str) -
 }
 
 /// The packet ids the run marks `in_flight` (control rows of that kind; the id is in `sn`).
-pub fn in_flight(path: &Path) -> Result<Vec<u64>, Error> {
-    let b = open(path)?;
-    let mask = projection(&b, path, &["kind", "sn"])?;
-    let reader = b.with_projection(mask).build().map_err(|e| Error::parquet(path, e))?;
+pub fn in_flight(table: &Path) -> Result<Vec<u64>, Error> {
     let mut out = Vec::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
-        let mut kinds = Vec::new();
-        let mut is_in_flight = false;
-        enums(batch.column(0), Ctx { path, column: "kind" }, &mut kinds, |n| {
-            is_in_flight |= n == "in_flight";
-            Some((n == "in_flight") as u8)
-        })?;
-        if !is_in_flight {
-            continue;
+    for path in &table_files(table)? {
+        let path = path.as_path();
+        let b = open(path)?;
+        let mask = projection(&b, path, &["kind", "sn"])?;
+        let reader = b.with_projection(mask).build().map_err(|e| Error::parquet(path, e))?;
+        for batch in reader {
+            let batch = batch.map_err(|e| Error::parquet(path, e))?;
+            let mut kinds = Vec::new();
+            let mut is_in_flight = false;
+            enums(batch.column(0), Ctx { path, column: "kind" }, &mut kinds, |n| {
+                is_in_flight |= n == "in_flight";
+                Some((n == "in_flight") as u8)
+            })?;
+            if !is_in_flight {
+                continue;
+            }
+            let mut sn = Vec::new();
+            ints(batch.column(1), Ctx { path, column: "sn" }, &mut sn, -1i64, |v| v)?;
+            out.extend(kinds.iter().zip(&sn).filter(|(&k, &s)| k == 1 && s >= 0).map(|(_, &s)| s as u64));
         }
-        let mut sn = Vec::new();
-        ints(batch.column(1), Ctx { path, column: "sn" }, &mut sn, -1i64, |v| v)?;
-        out.extend(kinds.iter().zip(&sn).filter(|(&k, &s)| k == 1 && s >= 0).map(|(_, &s)| s as u64));
     }
     Ok(out)
 }

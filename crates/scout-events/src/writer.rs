@@ -54,6 +54,21 @@ use crate::tap::SharedTap;
 pub const BATCH_ROWS: usize = 1 << 16;
 /// Rows per Parquet row group.
 pub const ROW_GROUP_ROWS: usize = 1 << 20;
+/// Rows per part file of a large table (64 row groups, ~130 MB of packet events): a table that
+/// grows beyond it is written as a dataset, `events/TABLE.parquet/part-NNNNNN.parquet`, each part
+/// a span of the run's time (rows are written in about time order). `SCOUT_EVENTS_PART_ROWS`
+/// overrides it (rounded up to whole row groups).
+pub const PART_ROWS: u64 = 1 << 26;
+
+/// [`PART_ROWS`], or `SCOUT_EVENTS_PART_ROWS` rounded up to whole row groups.
+pub fn part_rows() -> u64 {
+    let g = ROW_GROUP_ROWS as u64;
+    std::env::var("SCOUT_EVENTS_PART_ROWS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(PART_ROWS, |n| n.max(1).div_ceil(g) * g)
+}
+
 /// Batches in flight between the producer and the writer thread.
 const CHANNEL_DEPTH: usize = 8;
 /// With a tap, the longest a row waits in the producer's buffer (the live view's freshness).
@@ -119,6 +134,12 @@ impl Table {
     /// The directory of a checkpointed run's parts of this table (`packet.parts`, ...).
     pub fn parts_name(self) -> String {
         format!("{}.parts", self.file_name().trim_end_matches(".parquet"))
+    }
+
+    /// Where a large table's part files are gathered while written (renamed to [`Self::file_name`],
+    /// a directory then, when the run finishes).
+    pub fn dataset_partial_name(self) -> String {
+        format!("{}.dataset.partial", self.file_name().trim_end_matches(".parquet"))
     }
 
     pub fn file_name(self) -> &'static str {
@@ -854,18 +875,46 @@ fn part_files(events_dir: &Path, table: Table) -> Result<Vec<PathBuf>, WriteErro
 }
 
 /// Writes `events/TABLE.parquet` from the table's parts: every row group of every part, in order,
-/// its column chunks copied byte for byte (statistics kept; page indexes are not written). Returns
-/// the rows.
-fn splice_parts(events_dir: &Path, table: Table) -> Result<u64, WriteError> {
+/// its column chunks copied byte for byte (statistics kept; page indexes are not written) — one
+/// file, or a dataset of files of `limit` rows ([`part_rows`]) when the table has more. Returns the
+/// rows.
+fn splice_parts(events_dir: &Path, table: Table, limit: u64) -> Result<u64, WriteError> {
     let fin = events_dir.join(table.file_name());
-    let (partial, (mut out, _)) = serialized_writer(&fin, table)?;
+    let staging = events_dir.join(table.dataset_partial_name());
     let mut rows = 0u64;
+    // The output being written: its final name, partial name and writer; rows in it.
+    let mut out: Option<(PathBuf, PathBuf, SerializedFileWriter<fs::File>)> = None;
+    let mut in_out = 0u64;
+    let mut outputs = 0usize;
+    let finish = |o: (PathBuf, PathBuf, SerializedFileWriter<fs::File>)| -> Result<(), WriteError> {
+        let (fin, partial, w) = o;
+        w.close().map_err(|e| WriteError::Parquet { path: partial.clone(), message: e.to_string() })?;
+        fs::rename(&partial, &fin).map_err(io_err(&fin))
+    };
     for part in part_files(events_dir, table)? {
         let perr = |e: ParquetError| WriteError::Parquet { path: part.clone(), message: e.to_string() };
         let file = fs::File::open(&part).map_err(io_err(&part))?;
         let reader = SerializedFileReader::new(file.try_clone().map_err(io_err(&part))?).map_err(perr)?;
         for rg in reader.metadata().row_groups() {
-            let mut w = out.next_row_group().map_err(perr)?;
+            if out.is_some() && in_out >= limit {
+                // A large table: the file so far becomes the dataset's first part.
+                if outputs == 1 {
+                    fs::create_dir_all(&staging).map_err(io_err(&staging))?;
+                    let o = out.take().expect("an output");
+                    finish((staging.join(dataset_part(0)), o.1, o.2))?;
+                } else {
+                    finish(out.take().expect("an output"))?;
+                }
+                in_out = 0;
+            }
+            if out.is_none() {
+                let dest = if outputs == 0 { fin.clone() } else { staging.join(dataset_part(outputs)) };
+                let (partial, (w, _)) = serialized_writer(&dest, table)?;
+                out = Some((dest, partial, w));
+                outputs += 1;
+            }
+            let w = &mut out.as_mut().expect("an output").2;
+            let mut g = w.next_row_group().map_err(perr)?;
             for col in rg.columns() {
                 let close = ColumnCloseResult {
                     bytes_written: col.compressed_size() as u64,
@@ -875,15 +924,30 @@ fn splice_parts(events_dir: &Path, table: Table) -> Result<u64, WriteError> {
                     column_index: None,
                     offset_index: None,
                 };
-                w.append_column(&file, close).map_err(perr)?;
+                g.append_column(&file, close).map_err(perr)?;
             }
-            w.close().map_err(perr)?;
+            g.close().map_err(perr)?;
             rows += rg.num_rows() as u64;
+            in_out += rg.num_rows() as u64;
         }
     }
-    out.close().map_err(|e| WriteError::Parquet { path: partial.clone(), message: e.to_string() })?;
-    fs::rename(&partial, &fin).map_err(io_err(&fin))?;
+    match out {
+        // No rows at all: an empty file with the table's schema.
+        None => {
+            let (partial, (w, _)) = serialized_writer(&fin, table)?;
+            finish((fin.clone(), partial, w))?;
+        }
+        Some(o) => finish(o)?,
+    }
+    if outputs > 1 {
+        fs::rename(&staging, &fin).map_err(io_err(&fin))?;
+    }
     Ok(rows)
+}
+
+/// The file name of a dataset's part `i`.
+fn dataset_part(i: usize) -> String {
+    format!("part-{i:06}.parquet")
 }
 
 /// Makes a checkpointed run whose producer was killed readable: discards the parts that were
@@ -920,7 +984,7 @@ pub fn recover(dir: &Path) -> Result<Value, WriteError> {
                 discarded += 1;
             }
         }
-        rows[t as usize] = splice_parts(&events, t)?;
+        rows[t as usize] = splice_parts(&events, t, part_rows())?;
     }
     let checkpoint = meta.get("checkpoint").cloned().unwrap_or(Value::Null);
     meta["recovered"] = json!({
@@ -964,11 +1028,41 @@ struct Files {
     /// The number of the next part; rows in finished parts per table.
     part: usize,
     rows: [u64; 3],
+    /// Rows per file of a large table ([`part_rows`]), and per table the dataset parts written
+    /// so far (0: still one file).
+    part_rows: u64,
+    dataset: [usize; 3],
 }
 
 impl Files {
+    fn new(events_dir: PathBuf, slices: Vec<&'static str>, checkpointed: bool) -> Self {
+        let (open, part_rows) = ([None, None, None], part_rows());
+        Files { events_dir, slices, checkpointed, open, part: 0, rows: [0; 3], part_rows, dataset: [0; 3] }
+    }
+
+    /// After a write: a table file that reached [`Self::part_rows`] at a row-group boundary becomes
+    /// a part of the table's dataset (the first one moves into the dataset's directory), and the
+    /// next rows go to a new part.
+    fn rotate(&mut self, t: Table) -> Result<(), WriteError> {
+        let i = t as usize;
+        let full = self.open[i].as_ref().is_some_and(|f| f.rows >= self.part_rows && f.rows_in_group == 0);
+        if self.checkpointed || !full {
+            return Ok(());
+        }
+        let staging = self.events_dir.join(t.dataset_partial_name());
+        let mut f = self.open[i].take().expect("checked above");
+        if self.dataset[i] == 0 {
+            fs::create_dir_all(&staging).map_err(io_err(&staging))?;
+            f.fin = staging.join(dataset_part(0));
+        }
+        f.close()?;
+        self.dataset[i] += 1;
+        self.open[i] = Some(TableFile::create(staging.join(dataset_part(self.dataset[i])), t, &self.slices)?);
+        Ok(())
+    }
+
     fn create(events_dir: PathBuf, slices: Vec<&'static str>, checkpointed: bool) -> Result<Self, WriteError> {
-        let mut f = Files { events_dir, slices, checkpointed, open: [None, None, None], part: 0, rows: [0; 3] };
+        let mut f = Files::new(events_dir, slices, checkpointed);
         for t in Table::ALL {
             if checkpointed {
                 let dir = f.events_dir.join(t.parts_name());
@@ -1008,11 +1102,20 @@ impl Files {
     /// Puts every table in place under its final name.
     fn close(mut self) -> Result<(), WriteError> {
         if !self.checkpointed {
-            return self.open.into_iter().flatten().try_for_each(|f| f.close().map(|_| ()));
+            for (t, f) in Table::ALL.into_iter().zip(std::mem::take(&mut self.open)) {
+                if let Some(f) = f {
+                    f.close()?;
+                }
+                if self.dataset[t as usize] > 0 {
+                    let fin = self.events_dir.join(t.file_name());
+                    fs::rename(self.events_dir.join(t.dataset_partial_name()), &fin).map_err(io_err(&fin))?;
+                }
+            }
+            return Ok(());
         }
         self.checkpoint()?;
         for t in Table::ALL {
-            splice_parts(&self.events_dir, t)?;
+            splice_parts(&self.events_dir, t, self.part_rows)?;
             let dir = self.events_dir.join(t.parts_name());
             fs::remove_dir_all(&dir).map_err(io_err(&dir))?;
         }
@@ -1024,10 +1127,11 @@ impl Files {
         for f in self.open.iter().flatten() {
             let _ = fs::remove_file(&f.partial);
         }
-        if self.checkpointed {
-            for t in Table::ALL {
+        for t in Table::ALL {
+            if self.checkpointed {
                 let _ = fs::remove_dir_all(self.events_dir.join(t.parts_name()));
             }
+            let _ = fs::remove_dir_all(self.events_dir.join(t.dataset_partial_name()));
         }
     }
 }
@@ -1044,8 +1148,7 @@ fn writer_thread(
         Ok(f) => f,
         Err(e) => {
             // Whatever was made before the failure.
-            Files { events_dir, slices: Vec::new(), checkpointed, open: [None, None, None], part: 0, rows: [0; 3] }
-                .discard();
+            Files::new(events_dir, Vec::new(), checkpointed).discard();
             return Err(e);
         }
     };
@@ -1081,6 +1184,7 @@ fn write_until_close(
                 }
                 rows.into_iter().for_each(|e| slots.push(e));
                 files.file(Table::Slot)?.write(&slots.take_batch())?;
+                files.rotate(Table::Slot)?;
             }
             Msg::Controls(rows) => {
                 if let Some(t) = &tap {
@@ -1088,6 +1192,7 @@ fn write_until_close(
                 }
                 rows.into_iter().for_each(|e| controls.push(e));
                 files.file(Table::Control)?.write(&controls.take_batch())?;
+                files.rotate(Table::Control)?;
             }
             Msg::Packets(mut rows) => {
                 if let Some(t) = &tap {
@@ -1097,6 +1202,7 @@ fn write_until_close(
                     staging.clear();
                     chunk.iter().for_each(|e| staging.push(e));
                     files.file(Table::Packet)?.write_packets(&staging)?;
+                    files.rotate(Table::Packet)?;
                 }
                 rows.clear();
                 // The producer may have gone (a failed run): then the vector is simply dropped.
@@ -1781,6 +1887,63 @@ mod tests {
                 fs::copy(e.path(), to.join(e.file_name())).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn a_large_table_is_spliced_into_a_dataset_of_time_ordered_parts() {
+        let base = std::env::temp_dir().join(format!("scout-writer-dataset-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&base);
+        let dir = base.join("run");
+        let mut w = RunWriter::create_checkpointed(&dir, json!({"source": "test"}), &["default".into()]).unwrap();
+        for k in 0..3i64 {
+            for i in 0..100 {
+                w.packet(pe(k * 100 + i));
+            }
+            w.checkpoint(json!({}));
+            let t0 = std::time::Instant::now();
+            while read_json(&dir.join("run.json"))["checkpoint"]["parts"] != json!(k + 1) {
+                assert!(t0.elapsed().as_secs() < 10, "no checkpoint written");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+        // Three parts of one row group each: a limit of 150 rows makes files of 200 and 100 rows
+        // (a file is closed at the first row group boundary at or after the limit).
+        for (limit, want) in [(150u64, vec![200usize, 100]), (1, vec![100, 100, 100]), (300, vec![300])] {
+            let copy = base.join(format!("limit-{limit}"));
+            copy_dir(&dir, &copy);
+            let events = copy.join("events");
+            assert_eq!(splice_parts(&events, Table::Packet, limit).unwrap(), 300);
+            let fin = events.join("packet.parquet");
+            let files: Vec<PathBuf> = if fin.is_dir() {
+                let mut f: Vec<PathBuf> = fs::read_dir(&fin).unwrap().map(|e| e.unwrap().path()).collect();
+                f.sort();
+                f
+            } else {
+                vec![fin.clone()]
+            };
+            assert_eq!(files.iter().map(|f| parquet_rows(f)).collect::<Vec<_>>(), want, "limit {limit}");
+            if want.len() > 1 {
+                assert_eq!(files[0].file_name().unwrap(), "part-000000.parquet");
+                assert!(!events.join(Table::Packet.dataset_partial_name()).exists());
+            }
+            // In time order: each part's first time follows the previous part's last.
+            let mut last = i64::MIN;
+            for f in &files {
+                let r = SerializedFileReader::new(fs::File::open(f).unwrap()).unwrap();
+                let rows: Vec<i64> = r
+                    .get_row_iter(None)
+                    .unwrap()
+                    .map(|row| {
+                        use parquet::record::RowAccessor;
+                        row.unwrap().get_long(0).unwrap()
+                    })
+                    .collect();
+                assert!(rows[0] > last && rows.windows(2).all(|w| w[0] < w[1]));
+                last = *rows.last().unwrap();
+            }
+        }
+        drop(w);
+        fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]

@@ -26,7 +26,7 @@ import ibis.expr.types as ir
 from scout.analysis import engine as engine_ibis
 from scout.analysis.derived import correlation, metrics_check, phases
 from scout.analysis.headline import headline
-from scout.events import TABLES, RunError, open_run
+from scout.events import TABLES, RunError, open_run, parquet_files, parquet_source
 
 ANALYSIS_VERSION = 9
 ENGINES = ("native", "ibis", "spark")
@@ -70,15 +70,10 @@ def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
     for name, fname in TABLES.items():
         f = run.path / "events" / fname
         try:
-            con.read_parquet(f, table_name=name)
+            con.read_parquet(parquet_source(f), table_name=name)
         except Exception as e:  # DuckDB raises its own IOException/InvalidInputException types
             raise RunError(f"{f}: not a readable Parquet file: {e}") from e
     return con, run.meta
-
-
-def parquet_source(f: Path) -> str:
-    """What DuckDB reads for an analysis table: the file, or the part files of a dataset directory."""
-    return str(f / "*.parquet") if f.is_dir() else str(f)
 
 
 def _remove(p: Path) -> None:
@@ -110,9 +105,8 @@ def _stamp(run_path: Path) -> dict:
     """What the analysis was computed from: changes when the events change."""
     st = {}
     for fname in TABLES.values():
-        f = run_path / "events" / fname
-        s = f.stat()
-        st[fname] = [s.st_size, s.st_mtime_ns]
+        stats = [p.stat() for p in parquet_files(run_path / "events" / fname)]
+        st[fname] = [sum(s.st_size for s in stats), max((s.st_mtime_ns for s in stats), default=0)]
     return st
 
 

@@ -20,7 +20,7 @@ import os
 import shutil
 from pathlib import Path
 
-from scout.events import TABLES, RunError
+from scout.events import TABLES, RunError, parquet_files
 
 #: The JVM's logging configuration (errors only).
 LOG4J2 = Path(__file__).with_name("spark-log4j2.properties")
@@ -125,11 +125,11 @@ def connect(run_path: Path, master: str | None = None, conf: dict[str, str] | No
     # The footers first, on the driver: the other engines' message, before Spark starts (and its
     # tasks fail with a stack trace).
     for fname in TABLES.values():
-        f = run.path / "events" / fname
-        try:
-            pq.read_metadata(f)
-        except Exception as e:  # pyarrow raises ArrowInvalid / OSError for anything not Parquet
-            raise RunError(f"{f}: not a readable Parquet file: {e}") from None
+        for f in parquet_files(run.path / "events" / fname):
+            try:
+                pq.read_metadata(f)
+            except Exception as e:  # pyarrow raises ArrowInvalid / OSError for anything not Parquet
+                raise RunError(f"{f}: not a readable Parquet file: {e}") from None
     s = session(master, conf)
     for name, fname in TABLES.items():
         _register(s, run.path / "events" / fname, name)

@@ -1,5 +1,6 @@
-"""The analysis within a memory budget: events read in windows of packets give the same tables as
-one pass, and a run whose events are several times a cgroup's memory limit analyses inside it."""
+"""Runs at scale: large event tables written as datasets of time-ordered part files; the analysis
+within a memory budget (events read in windows of packets give the same tables as one pass, and a
+run whose events are several times a cgroup's memory limit analyses inside it)."""
 
 from __future__ import annotations
 
@@ -112,6 +113,42 @@ def test_memory_option_is_checked_and_reported(foreign_run: Path, tmp_path: Path
     s = json.loads((run / "analysis" / "summary.json").read_text())
     assert s["memory"] == {"windows": 1, "budget_bytes": 3 << 29}
     assert not (run / "analysis" / ".spill").exists()
+
+
+# -- large tables as datasets ------------------------------------------------------------------------
+
+
+def test_a_large_run_is_written_as_a_dataset_that_every_reader_reads(tmp_path: Path) -> None:
+    """With parts of 2^20 rows (the default is 2^26), a 3.5 M-event run's packet table is a
+    directory of time-ordered part files; the kernel (in one pass and in windows across files),
+    DuckDB and `scout query` read it and give the tables of the same run written as one file."""
+    args = ["simulate", "bench-60mbps", "--duration", "25"]
+    one, parted = tmp_path / "one", tmp_path / "parted"
+    assert scout_cmd(*args, "-o", str(one)).returncode == 0
+    r = scout_cmd(*args, "-o", str(parted), env={**os.environ, "SCOUT_EVENTS_PART_ROWS": "1000000"})
+    assert r.returncode == 0, r.stderr
+    d = parted / "events" / "packet.parquet"
+    assert d.is_dir() and (parted / "events" / "slot.parquet").is_file()
+    parts = sorted(d.iterdir())
+    assert [p.name for p in parts[:2]] == ["part-000000.parquet", "part-000001.parquet"]
+    rows = [pq.ParquetFile(p).metadata.num_rows for p in parts]
+    assert len(parts) >= 3 and all(n == 1 << 20 for n in rows[:-1]), rows
+    assert sum(rows) == pq.ParquetFile(one / "events" / "packet.parquet").metadata.num_rows
+    # Parts follow each other in time: each starts within a slot of where the previous ended.
+    spans = [pq.read_table(p, columns=["t_ns"])["t_ns"] for p in parts]
+    for a, b in zip(spans, spans[1:], strict=False):
+        assert pc.min(b).as_py() >= pc.max(a).as_py() - 1_000_000
+    assert not list((parted / "events").glob("*partial*"))
+    s_one = analysis.analyze(one)
+    s_parted = analysis.analyze(parted)
+    for k in ("packets", "closure", "delay_ns", "dominant", "drops_total", "headline"):
+        assert s_one[k] == s_parted[k], k
+    same_tables(one / "analysis", parted / "analysis")
+    win = kernel(parted, tmp_path / "win", memory=1)
+    assert win["windows"] > len(parts)
+    same_tables(one / "analysis", tmp_path / "win")
+    q = scout_cmd("query", str(parted), "SELECT count(*) AS n FROM packet_events")
+    assert q.returncode == 0 and f"{sum(rows)}" in q.stdout.replace(",", ""), q.stdout + q.stderr
 
 
 # -- a cgroup's memory limit ------------------------------------------------------------------------
