@@ -15,6 +15,7 @@ use std::collections::HashSet;
 
 use crate::codes::{c, l, p, LAYER_OTHER};
 use crate::read::{Acc, Ids, Names, Part, Ranked, Scanned, EMPTY, NULL};
+use crate::spill::Spillable;
 use crate::Error;
 
 /// Packet status codes (the `status` column's dictionary).
@@ -195,10 +196,11 @@ pub struct ProfileInput {
     pub delay: Vec<i64>,
     pub span: Vec<i64>,
     pub bytes: Vec<u32>,
-    /// Component rows: packet index, `layer * 8 + component`, duration.
-    pub cj: Vec<u32>,
-    pub code: Vec<u8>,
-    pub ns: Vec<i64>,
+    /// Component rows: packet index, `layer * 8 + component`, duration (spilled to files when
+    /// the analysis is short of memory, [`ProfileInput::spill`]).
+    pub cj: Spillable<u32>,
+    pub code: Spillable<u8>,
+    pub ns: Spillable<i64>,
 }
 
 impl ProfileInput {
@@ -214,10 +216,24 @@ impl ProfileInput {
             delay: Vec::with_capacity(packets),
             span: Vec::with_capacity(packets),
             bytes: Vec::with_capacity(packets),
-            cj: Vec::with_capacity(rows),
-            code: Vec::with_capacity(rows),
-            ns: Vec::with_capacity(rows),
+            cj: Spillable::with_capacity(rows),
+            code: Spillable::with_capacity(rows),
+            ns: Spillable::with_capacity(rows),
         }
+    }
+
+    /// Moves the component rows held in memory to files in `dir` (unlinked at once).
+    pub fn spill(&mut self, dir: &std::path::Path) -> Result<(), Error> {
+        self.cj.spill(dir, ".profile-rows-pkt.tmp")?;
+        self.code.spill(dir, ".profile-rows-code.tmp")?;
+        self.ns.spill(dir, ".profile-rows-ns.tmp")
+    }
+
+    /// Maps spilled rows back, for the profiles.
+    pub fn seal(&mut self) -> Result<(), Error> {
+        self.cj.seal()?;
+        self.code.seal()?;
+        self.ns.seal()
     }
 }
 

@@ -18,6 +18,7 @@ pub mod profile;
 pub mod queues;
 pub mod read;
 pub mod sojourn;
+pub mod spill;
 mod write;
 
 use std::path::{Path, PathBuf};

@@ -37,21 +37,28 @@ impl<T> Scatter<T> {
 /// counts (about 100 bytes per packet of ~20 events), with room for the decoders' batches.
 const WINDOW_BYTES_PER_EVENT: u64 = 24;
 
-/// Bytes the profiles' inputs keep per event of the whole run: 39 per packet and 13 per component
-/// row (measured: 1.9 M packets and 20.9 M component rows for 50.2 M events).
-const PROFILE_BYTES_PER_EVENT: u64 = 7;
+/// Bytes per event of the whole analysis in one pass (measured: 1.62 GB for 50.2 M events).
+const ONE_PASS_BYTES_PER_EVENT: u64 = 32;
 
-/// What `memory` leaves beside the profiles' inputs of a run of `events` events.
+/// Bytes the profiles' per-packet inputs keep per event of the whole run (39 per packet of ~26
+/// events); their component rows (13 per row, ~11 rows per packet) go to files in windows.
+const PROFILE_BYTES_PER_EVENT: u64 = 2;
+
+/// What `memory` leaves beside the profiles' per-packet inputs of a run of `events` events.
 fn room(memory: u64, events: u64) -> u64 {
     memory.saturating_sub(events * PROFILE_BYTES_PER_EVENT)
 }
 
 /// The events a window may hold when the analysis of a run of `events` events may use `memory`
-/// bytes: half of what the profiles' inputs leave (the other half: the walk's batches, the
-/// writers, the (queue, bin) folds). At least 2^16 events (below that, re-reading the row groups
-/// that straddle windows would cost more than the windows save).
-pub fn window_events(memory: u64, events: u64) -> u64 {
-    (room(memory, events) / 2 / WINDOW_BYTES_PER_EVENT).max(1 << 16)
+/// bytes: `None` when the run fits in one pass; else half of what the profiles' inputs leave (the
+/// other half: the walk's batches, the writers, the (queue, bin) folds), at least 2^16 events
+/// (below that, re-reading the row groups that straddle windows would cost more than the windows
+/// save).
+pub fn window_events(memory: u64, events: u64) -> Option<u64> {
+    if events.saturating_mul(ONE_PASS_BYTES_PER_EVENT) <= memory {
+        return None;
+    }
+    Some((room(memory, events) / 2 / WINDOW_BYTES_PER_EVENT).max(1 << 16))
 }
 
 /// The component values a profile thread places at a time (8 bytes each): a quarter of the room,

@@ -243,9 +243,10 @@ pub fn scope_rows(
     // Components of the population's packets, per group × layer × component.
     let in_pop = |j: usize| !delivered_population || inp.status[j] == DELIVERED;
     let mut ccount = vec![0usize; ng * 128 + 1];
-    for (r, &j) in inp.cj.iter().enumerate() {
+    let (cj, code, ns) = (inp.cj.as_slice(), inp.code.as_slice(), inp.ns.as_slice());
+    for (r, &j) in cj.iter().enumerate() {
         if in_pop(j as usize) {
-            ccount[g[j as usize] as usize * 128 + inp.code[r] as usize + 1] += 1;
+            ccount[g[j as usize] as usize * 128 + code[r] as usize + 1] += 1;
         }
     }
     // The values of a run of slots at a time, as many as fit the scratch's cap (one slot at least).
@@ -263,9 +264,9 @@ pub fn scope_rows(
             &mut scratch.values,
             &mut scratch.cursor,
             &mut count,
-            inp.cj.iter().enumerate().filter(|(_, &j)| in_pop(j as usize)).filter_map(|(r, &j)| {
-                let slot = g[j as usize] as usize * 128 + inp.code[r] as usize;
-                (s0..s1).contains(&slot).then(|| (slot - s0, inp.ns[r]))
+            cj.iter().enumerate().filter(|(_, &j)| in_pop(j as usize)).filter_map(|(r, &j)| {
+                let slot = g[j as usize] as usize * 128 + code[r] as usize;
+                (s0..s1).contains(&slot).then(|| (slot - s0, ns[r]))
             }),
         );
         let cvalues = &mut scratch.values;

@@ -379,9 +379,7 @@ pub fn analyze(
     let mut layout = read::layout(&packet)?;
     let in_flight = read::in_flight(&events_dir.join("control.parquet"))?;
     let memory = opt.memory.or_else(crate::mem::available);
-    let budget = memory
-        .map(|m| crate::mem::window_events(m, layout.total))
-        .filter(|&b| b < layout.total && layout.dense.is_some());
+    let budget = memory.and_then(|m| crate::mem::window_events(m, layout.total)).filter(|_| layout.dense.is_some());
     let profile_cap = memory.map_or(usize::MAX, |m| crate::mem::profile_values(m, layout.total, threads));
     let packets = layout.ids.len();
     let mut scopes = Windows {
@@ -390,7 +388,9 @@ pub fn analyze(
         all: Some(std::mem::take(&mut layout.ids)),
     };
     fs::create_dir_all(out_dir).map_err(|e| Error::Io { path: out_dir.to_path_buf(), source: e })?;
-    let mut prof = ProfileInput::with_capacity(packets, layout.total as usize);
+    // Windows keep one window's component rows in memory; the rest go to files.
+    let rows = if budget.is_some() { 0 } else { layout.total as usize };
+    let mut prof = ProfileInput::with_capacity(packets, rows);
     let mut closure = Closure::default();
     let mut totals = crate::queues::Totals::default();
     let mut seed: [Vec<String>; 6] = Default::default();
@@ -462,6 +462,9 @@ pub fn analyze(
                 }
             }
             grouped.take_queues(&mut totals);
+            if budget.is_some() {
+                prof.spill(out_dir)?;
+            }
             dicts = Some(grouped.dicts);
             Ok(last)
         };
@@ -490,6 +493,7 @@ pub fn analyze(
     let queues = crate::queues::write(&out_dir.join("queues.parquet"), totals, bin_ns, &grouped_dicts)?;
     opt.stop.check()?;
     progress("profiles");
+    prof.seal()?;
     let delivered = prof.status.iter().filter(|&&s| s == journey::DELIVERED).count() as u64;
     let population_delivered = delivered > 0;
     let profile_rows = profiles(&prof, opt, population_delivered, &grouped_dicts.slice.names, threads, profile_cap);
