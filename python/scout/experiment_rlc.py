@@ -104,6 +104,7 @@ def run_metrics(run: Path, proto: str, bin_ns: int = 500_000_000) -> tuple[dict,
     import duckdb
 
     ev = parquet_source(run / "events" / "packet.parquet").replace("'", "''")
+    ce = parquet_source(run / "events" / "control.parquet").replace("'", "''")
     with duckdb.connect() as con:
         t0, t1 = con.execute(
             f"SELECT min(t_ns), max(t_ns) FROM '{ev}' WHERE dir = 'dl' AND layer = 'app' AND point = 'deliver'"
@@ -120,11 +121,11 @@ def run_metrics(run: Path, proto: str, bin_ns: int = 500_000_000) -> tuple[dict,
         ).fetchone()
         (drops,) = con.execute(f"SELECT count(DISTINCT pkt) FROM '{ev}' WHERE dir = 'dl' AND point = 'drop'").fetchone()
         cwnd = con.execute(
-            f"SELECT t_ns // {bin_ns} AS b, avg(value) FROM '{ev}/control.parquet' "
+            f"SELECT t_ns // {bin_ns} AS b, avg(value) FROM '{ce}' "
             "WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl' GROUP BY b ORDER BY b"
         ).fetchall()
         (cwnd_mean,) = con.execute(
-            f"SELECT avg(value) FROM '{ev}/control.parquet' WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl'"
+            f"SELECT avg(value) FROM '{ce}' WHERE kind = 'tcp_info' AND node = 'dn' AND dir = 'dl'"
         ).fetchone()
     summary = json.loads((run / "run.json").read_text())["summary"]
     dl = next(d for d in summary["directions"] if d["dir"] == "dl")
