@@ -25,6 +25,11 @@ end=$(date +%s.%N)
 head -4 "$dir/cli.txt"
 frames=$(python3 -c "import json; print(json.load(open('$dir/run-cli/run.json'))['pcap']['frames'])")
 python3 -c "f=$frames; s=$end-$start; print(f'{f:,} frames in {s:.2f} s = {f/s/1e6:.2f} M frames/s (CLI wall time)')"
+echo "== the same frames as 4 files rotated in time (each file's first pass on a thread of its own)"
+for i in 0 1 2 3; do ./target/release/examples/repeat_pcap "$fixture" "$dir/part-$i.pcap" $((copies / 4)) $((i * copies / 4)) > /dev/null; done
+cat "$dir"/part-*.pcap > /dev/null
+./target/release/examples/pcap_run "$dir"/part-0.pcap "$dir"/part-1.pcap "$dir"/part-2.pcap "$dir"/part-3.pcap "$dir/run-4"
+rm -f "$dir"/part-*.pcap
 echo "== tshark -T fields on the same file (time, addresses, IP id, TEID)"
 if ! command -v tshark > /dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q tshark > /dev/null

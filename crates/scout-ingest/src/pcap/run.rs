@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use scout_events::writer::{RunOutput, RunWriter};
@@ -215,6 +216,101 @@ struct Pairing {
     duplicates: [u64; 2],
 }
 
+/// What the first pass finds in one capture: its first frame's time, the inner address pairs of
+/// its tunnels and its PFCP frames in file order (decoded, or why not and where).
+#[derive(Default)]
+struct FirstPass {
+    epoch: Option<i64>,
+    tunnels: HashSet<(IpAddr, IpAddr), Fast>,
+    pfcp: Vec<PfcpFrame>,
+    /// What the file held, when it held no packet.
+    empty: String,
+}
+
+type PfcpFrame = (i64, Result<(u64, SocketAddr, SocketAddr, pfcp::Msg), (Cause, String)>);
+
+/// The first pass over every capture, the files shared among up to as many threads as there are
+/// cores: each reads and decodes its files whole. `read` counts the bytes read; `progress` is
+/// called with it from this thread every 50 ms and stops the pass when it says so.
+fn first_pass(
+    captures: &[Capture],
+    gtp_ports: &[u16],
+    read: &AtomicU64,
+    progress: &mut dyn FnMut(u64) -> ControlFlow<()>,
+) -> Result<Vec<FirstPass>, IngestError> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(captures.len()).max(1);
+    let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let mut done: Vec<(usize, Result<FirstPass, IngestError>)> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(c) = captures.get(i) else { break mine };
+                        mine.push((i, first_pass_file(c, gtp_ports, read, &stop)));
+                    }
+                })
+            })
+            .collect();
+        while !hs.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            if progress(read.load(Ordering::Relaxed)).is_break() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        hs.into_iter().flat_map(|h| h.join().expect("first-pass thread panicked")).collect()
+    });
+    done.sort_by_key(|d| d.0);
+    if stop.load(Ordering::Relaxed) {
+        return Err(IngestError::Interrupted { done: read.load(Ordering::Relaxed) });
+    }
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The first pass over one capture (`stop`: give up at the next 4096th frame).
+fn first_pass_file(
+    c: &Capture,
+    gtp_ports: &[u16],
+    read: &AtomicU64,
+    stop: &AtomicBool,
+) -> Result<FirstPass, IngestError> {
+    let mut r = c.open()?;
+    let name = c.name();
+    let mut dec = Decoder::new(gtp_ports);
+    let mut out = FirstPass::default();
+    let mut bytes = 0u64;
+    let mut frames = 0u32;
+    while r.advance().map_err(|e| input(&name, e))? {
+        let f = r.current();
+        bytes += f.data.len() as u64 + 16;
+        frames += 1;
+        if frames.is_multiple_of(4096) {
+            read.fetch_add(std::mem::take(&mut bytes), Ordering::Relaxed);
+            if stop.load(Ordering::Relaxed) {
+                return Ok(out);
+            }
+        }
+        out.epoch.get_or_insert(f.t_ns);
+        let (t, off) = (f.t_ns, f.offset);
+        match dec.decode(f.t_ns, f.linktype, f.data) {
+            Ok((Kind::Pfcp(src, dst, id, d), _, _)) => out.pfcp.push((
+                t,
+                pfcp::parse(d).map(|m| (id, src, dst, m)).map_err(|cause| (cause, format!("{name}: byte {off}"))),
+            )),
+            Ok((Kind::GPdu(_, _, _, inner), _, _)) => {
+                out.tunnels.insert(ordered(inner.src, inner.dst));
+            }
+            _ => {}
+        }
+    }
+    read.fetch_add(bytes, Ordering::Relaxed);
+    if out.epoch.is_none() {
+        out.empty = no_packets(&r);
+    }
+    Ok(out)
+}
+
 /// `scout ingest pcap`: reads the capture files and writes the run directory `out`.
 pub fn ingest(
     paths: &[PathBuf],
@@ -249,47 +345,41 @@ pub fn ingest_captures<O: RunOutput>(
     create: impl FnOnce(Value, &[String]) -> Result<O, IngestError>,
     progress: &mut dyn FnMut(u64, u64) -> ControlFlow<()>,
 ) -> Result<Value, IngestError> {
-    // Pass 1: PFCP, the inner address pairs of tunnels, the epoch.
-    let mut m = Merged::open(captures)?;
-    let total: u64 = m.files.iter().map(|(_, r, _)| r.size()).sum();
-    let mut dec = Decoder::new(&opts.gtp_ports);
+    // Pass 1: PFCP, the inner address pairs of tunnels, the epoch — each file on a thread of its
+    // own, its PFCP messages then replayed merged by time.
+    let total: u64 = captures.iter().map(|c| c.open().map(|r| r.size())).sum::<Result<u64, _>>()?;
+    let read = AtomicU64::new(0);
+    let firsts = first_pass(captures, &opts.gtp_ports, &read, &mut |done| progress(done.min(total), 2 * total))?;
     let mut pfcp = Tracker::default();
     let mut pfcp_bad = Causes::default();
     let mut tunnels: HashSet<(IpAddr, IpAddr), Fast> = HashSet::default();
-    let mut epoch: Option<i64> = None;
-    // Progress counts the bytes read by both passes: 2 × the files' size.
-    let mut read = 0u64;
-    let mut last_report = 0u64;
-    while let Some(i) = m.next()? {
-        let (p, r, _) = &m.files[i];
-        let f = r.current();
-        read += f.data.len() as u64 + 16;
-        if read - last_report > 64 << 20 {
-            last_report = read;
-            if progress(read.min(total), 2 * total).is_break() {
-                return Err(IngestError::Interrupted { done: read });
+    let epoch = firsts.iter().filter_map(|f| f.epoch).min();
+    let mut heads = vec![0usize; firsts.len()];
+    loop {
+        // The file whose next PFCP frame is earliest (ties: the file given first), as in pass 2.
+        let next = (0..firsts.len())
+            .filter_map(|i| firsts[i].pfcp.get(heads[i]).map(|r| (r.0, i)))
+            .min_by_key(|&(t, i)| (t, i));
+        let Some((_, i)) = next else { break };
+        let (t, rec) = &firsts[i].pfcp[heads[i]];
+        heads[i] += 1;
+        match rec {
+            Ok((id, src, dst, msg)) => {
+                pfcp.sighting(*t, *id, *src, *dst, msg);
             }
-        }
-        epoch.get_or_insert(f.t_ns);
-        let (t, off) = (f.t_ns, f.offset);
-        match dec.decode(f.t_ns, f.linktype, f.data) {
-            Ok((Kind::Pfcp(src, dst, id, d), _, _)) => match pfcp::parse(d) {
-                Ok(msg) => {
-                    pfcp.sighting(t, id, src, dst, &msg);
-                }
-                Err(c) => pfcp_bad.add(c, || format!("{p}: byte {off}")),
-            },
-            Ok((Kind::GPdu(_, _, _, inner), _, _)) => {
-                tunnels.insert(ordered(inner.src, inner.dst));
-            }
-            _ => {}
+            Err((cause, at)) => pfcp_bad.add(cause, || at.clone()),
         }
     }
+    for f in &firsts {
+        tunnels.extend(f.tunnels.iter().copied());
+    }
+    let mut last_report = read.load(Ordering::Relaxed);
     let Some(epoch) = epoch else {
         // Never a success that read nothing: say what each file held instead.
-        let what: Vec<String> = m.files.iter().map(|(p, r, _)| format!("{p}: {}", no_packets(r))).collect();
+        let what: Vec<String> =
+            captures.iter().zip(&firsts).map(|(c, f)| format!("{}: {}", c.name(), f.empty)).collect();
         return Err(IngestError::Input {
-            path: m.files.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(", "),
+            path: captures.iter().map(Capture::name).collect::<Vec<_>>().join(", "),
             message: format!("no packets to read ({})", what.join("; ")),
         });
     };
