@@ -327,8 +327,8 @@ def print_analysis(s: dict) -> None:
     mem = s.get("memory") or {}
     if mem.get("windows", 1) > 1:
         print(
-            f"  memory: events read in {mem['windows']} windows of packets to stay within "
-            f"{mem['budget_bytes'] / 2**20:,.0f} MiB (--memory)"
+            f"  memory: events read in {mem['windows']} windows of packets for a budget of "
+            f"{mem['budget_bytes'] / 2**20:,.0f} MiB (--memory; docs/attribution.md)"
         )
     if s["drops"]:
         print("  drops: " + ", ".join(f"{k} {v:,}" for k, v in s["drops"].items()))
@@ -1528,9 +1528,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--memory",
         type=size,
         metavar="SIZE",
-        help="memory the analysis may use, e.g. 1G or 512M (default: what the machine, or the memory cgroup scout "
-        "runs in, has available). Events that need more are read in windows of packets, one at a time, and DuckDB "
-        'spills to RUN/analysis/.spill; the tables are the same (docs/attribution.md, "Memory")',
+        help="memory for the analysis's data, e.g. 1G or 512M, beyond the ~200 MB the process itself takes (default: "
+        "what the machine, or the memory cgroup scout runs in, has left when the analysis starts). Events that need "
+        "more are read in windows of packets, one at a time, and DuckDB spills to RUN/analysis/.spill; the tables "
+        'are the same (docs/attribution.md, "Memory")',
     )
     a.set_defaults(func=cmd_analyze)
 
