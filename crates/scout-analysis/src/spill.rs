@@ -56,7 +56,12 @@ impl<T: Plain> Spillable<T> {
             std::fs::remove_file(&path).map_err(io)?;
             self.file = Some((f, path));
         }
-        let (f, path) = self.file.as_mut().expect("opened above");
+        self.write_out()
+    }
+
+    /// Appends the rows held in memory to the open file and empties the memory.
+    fn write_out(&mut self) -> Result<(), Error> {
+        let Some((f, path)) = self.file.as_mut() else { return Ok(()) };
         // SAFETY: `T` is a plain integer (`Plain`): its bytes are its value, with no padding.
         let bytes = unsafe {
             std::slice::from_raw_parts(self.mem.as_ptr().cast::<u8>(), std::mem::size_of_val(self.mem.as_slice()))
@@ -70,13 +75,12 @@ impl<T: Plain> Spillable<T> {
     /// After the last [`Spillable::spill`]: maps the file, so that [`Spillable::as_slice`] gives
     /// every row. Without a file, nothing to do: the rows are in memory.
     pub fn seal(&mut self) -> Result<(), Error> {
-        let Some((f, path)) = &self.file else { return Ok(()) };
-        if !self.mem.is_empty() {
-            let (dir, name) = (path.parent().unwrap_or(Path::new(".")).to_path_buf(), path.file_name());
-            let name = name.map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            return self.spill(&dir, &name).and_then(|()| self.seal());
+        if self.file.is_none() {
+            return Ok(());
         }
+        self.write_out()?;
         self.mem = Vec::new();
+        let (f, path) = self.file.as_ref().expect("checked above");
         if self.spilled > 0 {
             // SAFETY: the file is this process's own, unlinked: nobody else can change it.
             let map = unsafe { Mmap::map(f) }.map_err(|e| Error::Io { path: path.clone(), source: e })?;
