@@ -683,7 +683,7 @@ fn run_datapath<'t>(mut dp: Datapath<'t>, end: i64, shared: &Shared) -> Done<'t>
         // The feed first: an application that reads its feed before each packet has then seen
         // the RAN events that released the packet (a retransmission event is made at the
         // decoding that delivers its burst; docs/ue-view.md).
-        dp.feed.poll();
+        dp.feed.poll(dp.clock());
         dp.deliver();
         if let Some(e) = dp.egress.inline.error.take() {
             break Some(e);
