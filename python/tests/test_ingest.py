@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -164,7 +165,9 @@ CU_LOGGERS = {"GTPU", "PDCP", "SDAP", "CU-CP", "CU-UP", "NGAP", "RRC", "CU-UP-E1
 @needs_fixtures
 def test_split_cu_du_and_rotated_logs_give_the_same_run(tmp_path: Path) -> None:
     """The 23.10 log cut into a CU-side and a DU-side file (given in either order), and into two
-    rotated halves, ingests to the same events and links as the single file."""
+    rotated halves (the second also gzip-compressed, as logrotate leaves it), ingests to the same
+    events and links as the single file: each file is read on a thread of its own and their
+    entries merged by time."""
     lines = LOG_23_10.read_text().splitlines(keepends=True)
     cu, du, side = [], [], None
     for line in lines:
@@ -175,7 +178,14 @@ def test_split_cu_du_and_rotated_logs_give_the_same_run(tmp_path: Path) -> None:
     files = {"cu": cu, "du": du, "rot1": lines[:half], "rot2": lines[half:]}
     for name, content in files.items():
         (tmp_path / f"{name}.log").write_text("".join(content))
-    runs = {"one": [LOG_23_10], "cu_du": ["cu", "du"], "du_cu": ["du", "cu"], "rotated": ["rot1", "rot2"]}
+    (tmp_path / "rot2gz.log").write_bytes(gzip.compress("".join(files["rot2"]).encode()))
+    runs = {
+        "one": [LOG_23_10],
+        "cu_du": ["cu", "du"],
+        "du_cu": ["du", "cu"],
+        "rotated": ["rot1", "rot2"],
+        "rotated_gz": ["rot1", "rot2gz"],
+    }
     cols = "t_ns, node, layer, point, dir, ue, drb, sn, seg_offset, bytes, retx, reason"
     metas = {}
     for run, logs in runs.items():
@@ -183,7 +193,7 @@ def test_split_cu_du_and_rotated_logs_give_the_same_run(tmp_path: Path) -> None:
         r = scout_cmd("ingest", "srsran", *paths, "-o", str(tmp_path / run))
         assert r.returncode == 0, r.stderr
         metas[run] = json.loads((tmp_path / run / "run.json").read_text())
-    for run in ("cu_du", "du_cu", "rotated"):
+    for run in ("cu_du", "du_cu", "rotated", "rotated_gz"):
         assert (
             metas[run]["counts"]["skipped_inputs"]["unlinked_lines"] == metas["one"]["counts"]["skipped_inputs"]["unlinked_lines"]
         )

@@ -4,6 +4,7 @@ pub mod identity;
 pub mod line;
 pub mod message;
 pub mod metrics;
+pub mod prefetch;
 pub mod reader;
 pub mod run;
 pub mod slots;

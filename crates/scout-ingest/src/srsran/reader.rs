@@ -19,6 +19,8 @@ pub const SKIPPED_MARKER: &str = "Potentially skipped log lines";
 #[derive(Debug)]
 pub struct Entry<'a> {
     pub line: u64,
+    /// The header line whole, and parsed (its logger and body are parts of it).
+    pub head: &'a str,
     pub header: Header<'a>,
     /// Continuation lines joined with `\n` (empty when there are none).
     pub continuation: &'a str,
@@ -101,49 +103,20 @@ pub struct EntryReader<R: BufRead> {
 
 /// Opens a log file, gzip-compressed or plain (detected from the gzip magic bytes, not the name).
 pub fn open_log(path: &Path) -> io::Result<EntryReader<Box<dyn BufRead>>> {
-    Ok(open_log_counted(path)?.0)
-}
-
-/// Bytes read from a file so far (compressed bytes for a gzip file): for progress against the
-/// file's size.
-#[derive(Clone, Default)]
-pub struct FileBytes(std::rc::Rc<std::cell::Cell<u64>>);
-
-impl FileBytes {
-    pub fn get(&self) -> u64 {
-        self.0.get()
-    }
-}
-
-struct Counting<R> {
-    inner: R,
-    n: FileBytes,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let k = self.inner.read(buf)?;
-        self.n.0.set(self.n.0.get() + k as u64);
-        Ok(k)
-    }
-}
-
-/// [`open_log`], also returning the count of the file's bytes read.
-pub fn open_log_counted(path: &Path) -> io::Result<(EntryReader<Box<dyn BufRead>>, FileBytes)> {
     log_reader(Box::new(File::open(path)?))
 }
 
-/// Reads a log from any byte stream, gzip-compressed or plain, counting the bytes it takes.
-pub fn log_reader(inner: Box<dyn Read>) -> io::Result<(EntryReader<Box<dyn BufRead>>, FileBytes)> {
-    let n = FileBytes::default();
-    let mut f = BufReader::with_capacity(1 << 20, Counting { inner, n: n.clone() });
+/// Reads a log from any byte stream, gzip-compressed or plain (detected from the gzip magic
+/// bytes).
+pub fn log_reader<'r>(inner: Box<dyn Read + 'r>) -> io::Result<EntryReader<Box<dyn BufRead + 'r>>> {
+    let mut f = BufReader::with_capacity(1 << 20, inner);
     let gz = f.fill_buf()?.starts_with(&[0x1f, 0x8b]);
-    let r: Box<dyn BufRead> = if gz {
+    let r: Box<dyn BufRead + 'r> = if gz {
         Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(f)))
     } else {
         Box::new(f)
     };
-    Ok((EntryReader::new(r), n))
+    Ok(EntryReader::new(r))
 }
 
 impl<R: BufRead> EntryReader<R> {
@@ -315,7 +288,7 @@ impl<R: BufRead> EntryReader<R> {
         self.max_t = self.max_t.max(t);
         self.stats.first_t_us.get_or_insert(t);
         self.stats.last_t_us = Some(self.max_t);
-        Ok(Some(Entry { line: self.cur_line, header, continuation: &self.cont }))
+        Ok(Some(Entry { line: self.cur_line, head: &self.cur, header, continuation: &self.cont }))
     }
 }
 

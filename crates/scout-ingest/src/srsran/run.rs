@@ -9,7 +9,7 @@ use scout_events::writer::{RunOutput, RunWriter, WriteError};
 use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
 
-use super::reader::{log_reader, open_log_counted};
+use super::prefetch::LogStream;
 use super::slots::SlotStitcher;
 use super::stitch::Stitcher;
 use super::ues::UeMap;
@@ -80,16 +80,16 @@ pub fn ingest_logs<O: RunOutput>(
             LogInput::Bytes { data, .. } => data.len() as u64,
         };
     }
-    // Every file is read at once, entries merged by time: split CU and DU logs interleave as
-    // they happened, rotated logs follow each other. The epoch is the earliest entry.
+    // Every file is read at once, each by a thread of its own (`prefetch`), entries merged by
+    // time: split CU and DU logs interleave as they happened, rotated logs follow each other.
+    // The epoch is the earliest entry.
     let mut files = Vec::with_capacity(logs.len());
-    for (l, p) in logs.iter().zip(&paths) {
-        let (mut r, n) = match l {
-            LogInput::File(f) => open_log_counted(f),
-            LogInput::Bytes { data, .. } => log_reader(Box::new(io::Cursor::new(data.clone()))),
-        }
-        .map_err(|e| input(p, e))?;
-        r.peek_t_us().map_err(|e| input(p, e))?;
+    for (i, (l, p)) in logs.iter().zip(&paths).enumerate() {
+        let inner: Box<dyn io::Read + Send> = match l {
+            LogInput::File(f) => Box::new(std::fs::File::open(f).map_err(|e| input(p, e))?),
+            LogInput::Bytes { data, .. } => Box::new(io::Cursor::new(data.clone())),
+        };
+        let (r, n) = LogStream::spawn(&i.to_string(), inner).map_err(|e| input(p, e))?;
         files.push((p, r, n));
     }
     let mut epoch_us = None;
@@ -169,7 +169,7 @@ pub fn ingest_logs<O: RunOutput>(
             merged_steps_back += 1;
         }
         last_t = last_t.max(t_us);
-        let markers = r.stats.skipped_markers.len();
+        let markers = r.markers();
         if markers > gaps[i] {
             w.control(ControlEvent {
                 t_ns: (t_us - epoch_us) * 1000,
