@@ -241,9 +241,27 @@ def _analysis_progress(run: Path, engine: str = "native") -> Stages:
 
 
 def _begin_analysis(run: Path) -> None:
-    from scout import analysis
+    def discard() -> bool:
+        from scout import analysis
 
-    _begin(f"partial analysis tables in {run / 'analysis'}", lambda: analysis.discard_partial(run))
+        return analysis.discard_partial(run)
+
+    _begin(f"partial analysis tables in {run / 'analysis'}", discard)
+
+
+def _start_kernel(run: Path, window_s: float | None, bin_s: float | None, memory: int | None):
+    """The attribution kernel started on the run, before the relational part of the analysis is
+    imported (Ibis, pandas: ~0.5 s, spent while the kernel works); None when the run does not
+    check out (the analysis then says why) or its duration is unknown."""
+    from scout import attribution
+
+    try:
+        meta = attribution.check_run(run).meta
+    except RunError:
+        return None
+    window_s = attribution.DEFAULT_WINDOW_S if window_s is None else window_s
+    bin_s = attribution.DEFAULT_BIN_S if bin_s is None else bin_s
+    return attribution.start(run, meta, window_s, bin_s, memory)
 
 
 def _check_writable(d: Path, what: str = "the analysis tables") -> None:
@@ -265,9 +283,17 @@ def run_analysis(
     spark_conf: list[str] | None = None,
     memory: int | None = None,
 ) -> dict:
-    from scout import analysis
-
-    kw = {"engine": engine, "memory": memory}
+    started = None
+    if engine == "native":
+        _begin_analysis(run)
+        started = _start_kernel(run, window_s, bin_s, memory)
+    try:
+        from scout import analysis
+    except BaseException:
+        if started:
+            started.stop()
+        raise
+    kw = {"engine": engine, "memory": memory, "started": started}
     if engine == "spark":
         from scout.analysis import spark
 
@@ -280,7 +306,8 @@ def run_analysis(
     if bin_s is not None:
         kw["bin_s"] = bin_s
     prog = _analysis_progress(run, engine)
-    _begin_analysis(run)
+    if engine != "native":
+        _begin_analysis(run)
     try:
         s = analysis.analyze(run, progress=None if quiet else prog.stage, **kw)
     except RunError as e:

@@ -1,16 +1,21 @@
-"""Reading run directories: ``run.json`` and the event tables as Arrow (zero-copy from Parquet)."""
+"""Reading run directories: ``run.json`` and the event tables as Arrow (zero-copy from Parquet).
+
+Light to import (pyarrow, 0.2 s, loads when a table is read): the analysis checks a run and starts
+its kernel before its own heavy imports (:mod:`scout.attribution`).
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING
 
 from scout import _native
 from scout.errors import RunError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 TABLES = {
     "packet_events": "packet.parquet",
@@ -41,6 +46,9 @@ class Run:
         """One event table as an Arrow table (memory-mapped, zero-copy where Parquet allows)."""
         if name not in TABLES:
             raise RunError(f"{self.path}: no table {name!r}; accepted: {', '.join(TABLES)}")
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         f = self.path / "events" / TABLES[name]
         if not f.exists():
             raise RunError(f"{f}: missing (the run has no {name} table)")

@@ -467,3 +467,39 @@ def test_kernel_reports_bad_events_by_file_and_column(tmp_path: Path, schemas) -
     pq.write_table(t, run / "events" / "packet.parquet")
     with pytest.raises(RunError, match=r"packet\.parquet: column point: missing"):
         analysis.analyze(run)
+
+
+def test_scout_analyze_starts_the_kernel_before_the_relational_imports(tmp_path: Path) -> None:
+    """`scout analyze` runs the attribution kernel while Python imports Ibis and pandas: starting
+    it needs none of them (nor pyarrow); stopping it leaves the run not analysed, and a later
+    analysis gives the tables of one that was never stopped."""
+    run = tmp_path / "run"
+    assert scout_cmd("simulate", "mixed", "-o", str(run), "--duration", "1").returncode == 0
+    code = f"""
+import sys
+from pathlib import Path
+from scout import attribution
+run = Path({str(run)!r})
+started = attribution.start(run, attribution.check_run(run).meta)
+heavy = sorted(m for m in ("ibis", "pandas", "pyarrow", "duckdb") if m in sys.modules)
+print(heavy)
+print(attribution.result(started)["rows"]["journeys"])
+stopped = attribution.start(run, attribution.check_run(run).meta)
+stopped.stop()
+try:
+    stopped.job.wait()
+except ValueError as e:
+    print("wait after stop:", e)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    heavy, journeys, after = r.stdout.strip().splitlines()
+    assert heavy == "[]", f"starting the kernel imported {heavy}"
+    assert int(journeys) == pq.read_metadata(run / "analysis" / "journeys.parquet").num_rows > 0
+    assert "already waited for or stopped" in after
+    assert not (run / "analysis" / "summary.json").exists()
+    s = analysis.analyze(run)
+    assert pq.read_metadata(run / "analysis" / "journeys.parquet").num_rows == int(journeys)
+    r = scout_cmd("analyze", str(run))
+    assert r.returncode == 0, r.stderr
+    assert json.loads((run / "analysis" / "summary.json").read_text())["events"] == s["events"]

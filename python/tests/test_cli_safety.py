@@ -172,12 +172,14 @@ def big_run(tmp_path_factory) -> Path:
 
 
 def test_ctrl_c_in_analyze_report_and_export_removes_what_was_unfinished(big_run: Path) -> None:
-    r, took = _stop_after(["analyze", str(big_run)], 1.0, signal.SIGINT, big_run.parent)
-    assert r.returncode == 130 and took < 1.5, (r.returncode, took, r.stderr)
-    assert "Traceback" not in r.stderr and "interrupted" in r.stderr
-    analysis = big_run / "analysis"
-    assert not (analysis / "summary.json").exists(), "an interrupted analysis is not a finished one"
-    assert not list(analysis.glob("*.partial"))
+    # At 0.3 s the kernel runs while the relational part is still being imported; at 1 s, later.
+    for after in (0.3, 1.0):
+        r, took = _stop_after(["analyze", str(big_run)], after, signal.SIGINT, big_run.parent)
+        assert r.returncode == 130 and took < 1.5, (after, r.returncode, took, r.stderr)
+        assert "Traceback" not in r.stderr and "interrupted" in r.stderr, (after, r.stderr)
+        analysis = big_run / "analysis"
+        assert not (analysis / "summary.json").exists(), "an interrupted analysis is not a finished one"
+        assert not list(analysis.glob("*.partial")), (after, list(analysis.iterdir()))
     assert scout_cmd("analyze", str(big_run)).returncode == 0
     r, took = _stop_after(["report", str(big_run)], 1.5, signal.SIGINT, big_run.parent)
     assert r.returncode == 130 and took < 1.5, (r.returncode, took, r.stderr)

@@ -340,6 +340,23 @@ fn attribute(
     threads: usize,
     memory: Option<u64>,
 ) -> PyResult<String> {
+    attribute_start(events_dir, out_dir, window_s, duration_ns, bin_ns, threads, memory)?.wait(py)
+}
+
+/// [`attribute`] started on a thread of its own, returning at once: Python imports what the rest
+/// of the analysis needs (Ibis, pandas: ~0.5 s) while the kernel runs. `wait()` returns its JSON;
+/// `stop()`, or the object's end, stops it (within milliseconds) and waits for it.
+#[pyfunction]
+#[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, bin_ns, threads=2, memory=None))]
+fn attribute_start(
+    events_dir: PathBuf,
+    out_dir: PathBuf,
+    window_s: Option<f64>,
+    duration_ns: i64,
+    bin_ns: i64,
+    threads: usize,
+    memory: Option<u64>,
+) -> PyResult<Attribution> {
     let opt = scout_analysis::Options {
         window_ns: window_s.filter(|w| *w > 0.0).map(|w| (w * 1e9) as i64),
         duration_ns,
@@ -348,20 +365,65 @@ fn attribute(
         memory,
         stop: scout_analysis::Stop::default(),
     };
-    // The kernel runs on a thread of its own without the GIL; this thread runs Python's signal
-    // handlers every 20 ms, so Ctrl-C stops the kernel (at its next check) within milliseconds.
-    let s = std::thread::scope(|scope| {
-        let work = scope.spawn(|| scout_analysis::analyze(&events_dir, &out_dir, &opt, &mut |_| {}));
+    let stop = opt.stop.clone();
+    let work = std::thread::Builder::new()
+        .name("scout-attribute".into())
+        .spawn(move || scout_analysis::analyze(&events_dir, &out_dir, &opt, &mut |_| {}))
+        .map_err(|e| PyValueError::new_err(format!("the attribution kernel's thread: {e}")))?;
+    Ok(Attribution { work: std::sync::Mutex::new(Some(work)), stop })
+}
+
+type KernelWork = std::thread::JoinHandle<Result<scout_analysis::Summary, scout_analysis::Error>>;
+
+/// The attribution kernel running (see `attribute_start`).
+#[pyclass]
+struct Attribution {
+    work: std::sync::Mutex<Option<KernelWork>>,
+    stop: scout_analysis::Stop,
+}
+
+#[pymethods]
+impl Attribution {
+    /// Waits for the kernel and returns what the summary reports (JSON); a bad run is a
+    /// `ValueError`. This thread runs Python's signal handlers every 20 ms meanwhile, so Ctrl-C
+    /// stops the kernel (at its next check) within milliseconds.
+    fn wait(&self, py: Python<'_>) -> PyResult<String> {
+        let Some(work) = self.work.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return Err(PyValueError::new_err("the attribution kernel was already waited for or stopped"));
+        };
         while !work.is_finished() {
             if let Err(e) = py.check_signals() {
-                opt.stop.stop();
-                let _ = work.join();
+                self.stop.stop();
+                let _ = py.detach(|| work.join());
                 return Err(e);
             }
             py.detach(|| std::thread::sleep(std::time::Duration::from_millis(20)));
         }
-        work.join().expect("the attribution kernel panicked").map_err(|e| PyValueError::new_err(e.to_string()))
-    })?;
+        let s =
+            work.join().expect("the attribution kernel panicked").map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(summary_json(&s))
+    }
+
+    /// Stops the kernel and waits for it (what it wrote is incomplete: `*.partial`).
+    fn stop(&self, py: Python<'_>) {
+        self.stop.stop();
+        if let Some(work) = self.work.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = py.detach(|| work.join());
+        }
+    }
+}
+
+impl Drop for Attribution {
+    fn drop(&mut self) {
+        self.stop.stop();
+        if let Some(work) = self.work.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = work.join();
+        }
+    }
+}
+
+/// What the summary reports from the kernel's tables, as JSON.
+fn summary_json(s: &scout_analysis::Summary) -> String {
     let c = &s.closure;
     let v = serde_json::json!({
         "events": s.events,
@@ -377,7 +439,7 @@ fn attribute(
         "memory": s.memory,
         "rows": {"journeys": s.packets, "components": s.components, "layer_delays": s.layer_delays, "profiles": s.profiles, "sojourns": s.sojourns, "queues": s.queues},
     });
-    Ok(v.to_string())
+    v.to_string()
 }
 
 /// Bytes of memory available to this process: the smaller of the system's available memory and
@@ -421,12 +483,14 @@ impl LiveServer {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LiveServer>()?;
+    m.add_class::<Attribution>()?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_srsran, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
     m.add_function(wrap_pyfunction!(attribute, m)?)?;
+    m.add_function(wrap_pyfunction!(attribute_start, m)?)?;
     m.add_function(wrap_pyfunction!(attribution_codes, m)?)?;
     m.add_function(wrap_pyfunction!(memory_available, m)?)?;
     m.add_function(wrap_pyfunction!(recover, m)?)?;

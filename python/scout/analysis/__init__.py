@@ -23,10 +23,12 @@ from pathlib import Path
 import ibis
 import ibis.expr.types as ir
 
+from scout import attribution
 from scout.analysis import engine as engine_ibis
 from scout.analysis.derived import correlation, metrics_check, phases
 from scout.analysis.headline import headline
-from scout.events import TABLES, RunError, open_run, parquet_files, parquet_source
+from scout.attribution import DEFAULT_BIN_S, DEFAULT_WINDOW_S, Started, check_run
+from scout.events import TABLES, RunError, parquet_files, parquet_source
 
 ANALYSIS_VERSION = 9
 ENGINES = ("native", "ibis", "spark")
@@ -49,18 +51,6 @@ TABLE_NAMES = [
 #: How many progress stages an analysis reports, per engine (the attribution kernel, loading the
 #: events, each relational table, the headline); progress bars divide by it.
 STAGES = {"native": 10, "ibis": 15, "spark": 15}
-DEFAULT_WINDOW_S = 1.0
-DEFAULT_BIN_S = 0.1
-
-
-def check_run(run_path: Path):
-    """The run (checked: complete, schema version, every event table present)."""
-    run = open_run(run_path)
-    for name, fname in TABLES.items():
-        f = run.path / "events" / fname
-        if not f.exists():
-            raise RunError(f"{f}: missing (the run has no {name} table)")
-    return run
 
 
 def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
@@ -119,6 +109,7 @@ def analyze(
     spark_master: str | None = None,
     spark_conf: dict[str, str] | None = None,
     memory: int | None = None,
+    started: Started | None = None,
 ) -> dict:
     """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary.
 
@@ -134,11 +125,14 @@ def analyze(
     ``memory``: the bytes the analysis may use (default: what the machine, or the memory cgroup
     the process is in, has available). The kernel reads events that need more in windows of
     packets; DuckDB is given a limit and spills beyond it (docs/attribution.md, "Memory").
+
+    ``started``: the kernel, already started on this run with these options by
+    :func:`scout.attribution.start` (``scout analyze`` starts it before importing this module).
     """
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}; accepted: {', '.join(ENGINES)}")
     run_path = Path(run_path)
-    t0 = time.perf_counter()
+    t0 = started.t0 if started else time.perf_counter()
     # Until the new summary is written, the run is not analysed (an interruption leaves it so).
     (run_path / "analysis" / "summary.json").unlink(missing_ok=True)
     if engine == "spark":
@@ -150,7 +144,9 @@ def analyze(
         return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, None, t0)
     # The kernel needs no database: it runs before the connection is made.
     meta = check_run(run_path).meta
-    kernel = _kernel(run_path, meta, window_s, bin_s, progress, memory=memory) if engine == "native" else None
+    if engine == "native" and started is None:
+        started = attribution.start(run_path, meta, window_s, bin_s, memory)
+    kernel = _kernel(started, progress)
     if progress:
         progress("event tables into DuckDB (for the relational tables)")
     con, meta = connect(run_path)
@@ -174,43 +170,15 @@ def _limit_duckdb(con: ibis.BaseBackend, memory: int | None, spill: Path) -> Non
         con.raw_sql(f"SET temp_directory = '{str(spill).replace(chr(39), chr(39) * 2)}'")
 
 
-def _duration_ns(meta: dict) -> int:
-    return int(float(meta.get("duration_s") or 0) * 1e9)
-
-
-def _bin_ns(bin_s: float) -> int:
-    return max(int(bin_s * 1e9), 1)
-
-
-def _kernel(
-    run_path: Path,
-    meta: dict,
-    window_s: float,
-    bin_s: float,
-    progress,
-    duration_ns: int | None = None,
-    memory: int | None = None,
-) -> dict | None:
-    """Runs the attribution kernel (journeys, components, layer_delays, profiles, sojourns,
-    queues) within ``memory`` bytes (None: what is available); None when the run's duration must
-    first be measured from its events (``run.json`` has none)."""
-    from scout import _native
-
-    duration_ns = duration_ns or _duration_ns(meta)
-    if duration_ns <= 0:
+def _kernel(started: Started | None, progress) -> dict | None:
+    """The attribution kernel's result (journeys, components, layer_delays, profiles, sojourns,
+    queues), waiting for it; None when it was not started (the run's duration must first be
+    measured from its events)."""
+    if started is None:
         return None
-    (run_path / "analysis").mkdir(exist_ok=True)
-    # Tables an earlier Spark analysis wrote as dataset directories: the kernel writes files.
-    for d in (run_path / "analysis").glob("*.parquet"):
-        if d.is_dir():
-            _remove(d)
     if progress:
         progress("journeys, components, layer_delays, profiles, sojourns, queues (attribution kernel)")
-    events, out = str(run_path / "events"), str(run_path / "analysis")
-    try:
-        return json.loads(_native.attribute(events, out, window_s or None, duration_ns, _bin_ns(bin_s), memory=memory))
-    except ValueError as e:
-        raise RunError(str(e)) from None
+    return attribution.result(started)
 
 
 def _analyze(
@@ -236,11 +204,11 @@ def _analyze(
     out = run_path / "analysis"
     out.mkdir(exist_ok=True)
     pe, se, ce = (con.table(n) for n in TABLES)
-    duration_ns = _duration_ns(meta)
+    duration_ns = attribution.duration_ns(meta)
     if duration_ns <= 0:
         duration_ns = int(pe.t_ns.max().execute() or 0) - int(pe.t_ns.min().execute() or 0)
     window_ns = int(window_s * 1e9) if window_s else None
-    bin_ns = _bin_ns(bin_s)
+    bin_ns = attribution.bin_ns(bin_s)
     say = progress or (lambda _msg: None)
 
     def write(name: str, expr: ir.Table) -> None:
@@ -270,7 +238,8 @@ def _analyze(
 
     if engine == "native":
         if kernel is None:
-            kernel = _kernel(run_path, meta, window_s, bin_s, say, max(duration_ns, 1), memory)
+            started = attribution.start(run_path, meta, window_s, bin_s, memory, max(duration_ns, 1))
+            kernel = _kernel(started, say)
         j = table("journeys")
         comp = table("components")
         population = kernel["population"]
