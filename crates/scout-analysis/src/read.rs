@@ -369,7 +369,7 @@ pub fn layout(path: &Path) -> Result<Layout, Error> {
     let (lo, hi) =
         ranges.as_ref().map_or((u64::MAX, 0), |r| r.iter().fold((u64::MAX, 0), |a, g| (a.0.min(g.0), a.1.max(g.1))));
     let ids = if total == 0 {
-        Ids::Map { map: HashMap::new(), ids: Vec::new() }
+        Ids::default()
     } else if ranges.is_some() && lo <= hi && hi - lo <= 4 * total as u64 + 1024 {
         Ids::Dense { lo, hi }
     } else {

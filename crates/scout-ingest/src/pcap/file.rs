@@ -166,11 +166,6 @@ impl CaptureReader {
         Self::start(p, src, len)
     }
 
-    /// The capture's size in bytes (0 where it is not a regular file).
-    pub fn size(&self) -> u64 {
-        self.len.unwrap_or(0)
-    }
-
     /// Reads a capture held in memory; `name` stands for its path in messages.
     pub fn from_bytes(name: &str, data: std::sync::Arc<[u8]>) -> io::Result<Self> {
         let len = Some(data.len() as u64);

@@ -60,6 +60,14 @@ impl Capture {
         }
     }
 
+    /// Its size in bytes, for progress (a file is not opened for it: the passes do).
+    fn size(&self) -> Result<u64, IngestError> {
+        match self {
+            Capture::File(p) => std::fs::metadata(p).map(|m| m.len()).map_err(|e| input(&self.name(), e)),
+            Capture::Bytes { data, .. } => Ok(data.len() as u64),
+        }
+    }
+
     fn open(&self) -> Result<CaptureReader, IngestError> {
         match self {
             Capture::File(p) => CaptureReader::open(p),
@@ -347,7 +355,7 @@ pub fn ingest_captures<O: RunOutput>(
 ) -> Result<Value, IngestError> {
     // Pass 1: PFCP, the inner address pairs of tunnels, the epoch — each file on a thread of its
     // own, its PFCP messages then replayed merged by time.
-    let total: u64 = captures.iter().map(|c| c.open().map(|r| r.size())).sum::<Result<u64, _>>()?;
+    let total: u64 = captures.iter().map(Capture::size).sum::<Result<u64, _>>()?;
     let read = AtomicU64::new(0);
     let firsts = first_pass(captures, &opts.gtp_ports, &read, &mut |done| progress(done.min(total), 2 * total))?;
     let mut pfcp = Tracker::default();
