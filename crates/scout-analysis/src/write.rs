@@ -382,11 +382,7 @@ pub fn analyze(
     let budget = memory.and_then(|m| crate::mem::window_events(m, layout.total)).filter(|_| layout.dense.is_some());
     let profile_cap = memory.map_or(usize::MAX, |m| crate::mem::profile_values(m, layout.total, threads));
     let packets = layout.ids.len();
-    let mut scopes = Windows {
-        next: layout.dense.map(|(lo, _)| lo),
-        last: layout.dense.map_or(0, |(_, hi)| hi),
-        all: Some(std::mem::take(&mut layout.ids)),
-    };
+    let mut scopes = Windows { next: layout.dense.map(|(lo, _)| lo), all: Some(std::mem::take(&mut layout.ids)) };
     fs::create_dir_all(out_dir).map_err(|e| Error::Io { path: out_dir.to_path_buf(), source: e })?;
     // Windows keep one window's component rows in memory; the rest go to files.
     let rows = if budget.is_some() { 0 } else { layout.total as usize };
@@ -471,7 +467,7 @@ pub fn analyze(
         let mut walked = Ok(());
         while let Some(scope) = scopes.next(&layout, budget) {
             match window(scope) {
-                Ok(Some(hi)) => scopes.done(hi),
+                Ok(Some(hi)) => scopes.done(hi, &layout),
                 Ok(None) => break,
                 Err(e) => {
                     walked = Err(e);
@@ -534,9 +530,8 @@ pub fn analyze(
 
 /// The scopes of the reads: the whole file, or windows of packet ids one after another.
 struct Windows {
-    /// The next window's first id and the file's last (dense ids).
+    /// The next window's first id (dense ids).
     next: Option<u64>,
-    last: u64,
     /// The whole file's ids, until read at once.
     all: Option<read::Ids>,
 }
@@ -552,10 +547,10 @@ impl Windows {
         }
     }
 
-    /// The last window ended at id `hi`.
-    fn done(&mut self, hi: u64) {
+    /// The last window ended at id `hi` (of the file's `layout`).
+    fn done(&mut self, hi: u64, layout: &read::Layout) {
         self.all = None;
-        self.next = self.next.filter(|_| hi < self.last).map(|_| hi + 1);
+        self.next = self.next.filter(|_| layout.dense.is_some_and(|(_, last)| hi < last)).map(|_| hi + 1);
     }
 }
 
