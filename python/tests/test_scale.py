@@ -43,7 +43,8 @@ def same_tables(a: Path, b: Path) -> None:
 def kernel(run: Path, out: Path, memory: int | None) -> dict:
     meta = json.loads((run / "run.json").read_text())
     duration_ns = int(meta["duration_s"] * 1e9)
-    return json.loads(_native.attribute(str(run / "events"), str(out), 1.0, duration_ns, 100_000_000, memory=memory))
+    job = _native.attribute_start(str(run / "events"), str(out), 1.0, duration_ns, 100_000_000, memory=memory)
+    return json.loads(job.wait())
 
 
 @pytest.fixture(scope="module")

@@ -322,30 +322,14 @@ fn schema_columns() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The attribution kernel (`scout-analysis`): writes `journeys`, `components`, `layer_delays`,
-/// `profiles`, `sojourns` and `queues` (bins of `bin_ns`) of the run whose event tables are in
-/// `events_dir` into `out_dir`; returns what the summary reports from them as JSON. `memory`: the
-/// bytes it may use (`None`: what the machine or the process's cgroup has available); events that
-/// need more are read in windows of packets. Runs without the GIL; Ctrl-C stops it.
-#[pyfunction]
-#[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, bin_ns, threads=2, memory=None))]
-#[allow(clippy::too_many_arguments)] // the Python signature
-fn attribute(
-    py: Python<'_>,
-    events_dir: PathBuf,
-    out_dir: PathBuf,
-    window_s: Option<f64>,
-    duration_ns: i64,
-    bin_ns: i64,
-    threads: usize,
-    memory: Option<u64>,
-) -> PyResult<String> {
-    attribute_start(events_dir, out_dir, window_s, duration_ns, bin_ns, threads, memory)?.wait(py)
-}
-
-/// [`attribute`] started on a thread of its own, returning at once: Python imports what the rest
-/// of the analysis needs (Ibis, pandas: ~0.5 s) while the kernel runs. `wait()` returns its JSON;
-/// `stop()`, or the object's end, stops it (within milliseconds) and waits for it.
+/// The attribution kernel (`scout-analysis`), started on a thread of its own: writes `journeys`,
+/// `components`, `layer_delays`, `profiles`, `sojourns` and `queues` (bins of `bin_ns`) of the run
+/// whose event tables are in `events_dir` into `out_dir`. `memory`: the bytes it may use (`None`:
+/// what the machine or the process's cgroup has available); events that need more are read in
+/// windows of packets. Returns at once, so that Python imports what the rest of the analysis needs
+/// (Ibis, pandas: ~0.5 s) while the kernel runs: `wait()` returns what the summary reports from its
+/// tables as JSON (without the GIL; Ctrl-C stops it); `stop()`, or the handle's end, stops it
+/// within milliseconds and waits for it.
 #[pyfunction]
 #[pyo3(signature = (events_dir, out_dir, window_s, duration_ns, bin_ns, threads=2, memory=None))]
 fn attribute_start(
@@ -489,7 +473,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ingest_srsran, m)?)?;
     m.add_function(wrap_pyfunction!(ingest_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(probe, m)?)?;
-    m.add_function(wrap_pyfunction!(attribute, m)?)?;
     m.add_function(wrap_pyfunction!(attribute_start, m)?)?;
     m.add_function(wrap_pyfunction!(attribution_codes, m)?)?;
     m.add_function(wrap_pyfunction!(memory_available, m)?)?;
