@@ -7,8 +7,9 @@
 //! of a run of entries (header line and continuation lines) with each entry's parsed header as
 //! offsets into it, so that the stitching thread borrows [`Entry`]s from the batch exactly as it
 //! would from the reader itself. At most [`DEPTH`] batches of about [`BATCH_BYTES`] wait per
-//! file: memory stays bounded whatever the file's size, and a file whose entries come later in
-//! time than the others' waits with a few batches read ahead.
+//! file: memory stays bounded whatever the file's size. A file's thread starts when the merge
+//! first takes an entry from it (its first entry is read at opening, for its time): of many
+//! rotated logs, only those whose time has come hold a thread and batches.
 
 use std::io::{self, Read};
 use std::ops::Range;
@@ -79,15 +80,20 @@ enum Msg {
     Failed(io::Error),
 }
 
+type Reader = EntryReader<Box<dyn io::BufRead + Send>>;
+
 /// A log read by a thread of its own, entry by entry (the [`EntryReader`] interface the merge by
 /// time needs: peek at the next entry's time and header line, take it, the reading's counts).
 pub struct LogStream {
-    rx: Receiver<Msg>,
+    /// Until the first entry is taken: the reader, its first entry read (no thread yet).
+    waiting: Option<Box<Reader>>,
+    name: String,
+    /// The thread's batches, and the way emptied ones go back to it (once it runs).
+    rx: Option<Receiver<Msg>>,
+    back: Option<SyncSender<Batch>>,
     batch: Batch,
     /// The next entry's index in `batch`.
     at: usize,
-    /// Emptied batches go back for the thread to fill again.
-    back: SyncSender<Batch>,
     markers: usize,
     /// Complete once the end was reached.
     pub stats: ReadStats,
@@ -96,42 +102,70 @@ pub struct LogStream {
 }
 
 impl LogStream {
-    /// Starts reading `inner` (a log, gzip-compressed or plain) on a thread named `name`; also
-    /// returns the count of bytes it took.
+    /// Opens `inner` (a log, gzip-compressed or plain) and reads its first entry (an unreadable
+    /// log is an error here); the thread, named after `name`, starts when that entry is taken.
+    /// Also returns the count of bytes taken from `inner`.
     pub fn spawn(name: &str, inner: Box<dyn Read + Send>) -> io::Result<(LogStream, FileBytes)> {
         let n = FileBytes::default();
-        let counted = Counting { inner, n: n.clone() };
-        let (tx, rx) = sync_channel(DEPTH);
-        let (back, recycled) = sync_channel(DEPTH + 1);
-        let thread = std::thread::Builder::new()
-            .name(format!("scout-log-{name}").chars().take(15).collect())
-            .stack_size(STACK_BYTES)
-            .spawn(move || read_ahead(Box::new(counted), &tx, &recycled))?;
+        let mut r = log_reader(Box::new(Counting { inner, n: n.clone() }))?;
+        r.peek_t_us()?;
         let stream = LogStream {
-            rx,
+            waiting: Some(Box::new(r)),
+            name: format!("scout-log-{name}").chars().take(15).collect(),
+            rx: None,
+            back: None,
             batch: Batch::default(),
             at: 0,
-            back,
             markers: 0,
             stats: ReadStats::default(),
             end: false,
-            thread: Some(thread),
+            thread: None,
         };
         Ok((stream, n))
+    }
+
+    /// Whether no entry has been taken yet and no thread reads ahead (see [`LogStream::start`]).
+    pub fn waiting(&self) -> bool {
+        self.waiting.is_some()
+    }
+
+    /// Whether its thread reads (started, the end not yet reached).
+    pub fn reading(&self) -> bool {
+        self.waiting.is_none() && !self.end
+    }
+
+    /// Starts the reading thread with the waiting reader (taking the first entry does; the merge
+    /// starts the next rotated log early, so that its batches are ready when it is reached).
+    pub fn start(&mut self) -> io::Result<()> {
+        let Some(r) = self.waiting.take() else { return Ok(()) };
+        let (tx, rx) = sync_channel(DEPTH);
+        let (back, recycled) = sync_channel(DEPTH + 1);
+        self.thread = Some(
+            std::thread::Builder::new()
+                .name(self.name.clone())
+                .stack_size(STACK_BYTES)
+                .spawn(move || read_ahead(*r, &tx, &recycled))?,
+        );
+        (self.rx, self.back) = (Some(rx), Some(back));
+        Ok(())
     }
 
     /// Makes the next entry the one at `at` in `batch`, receiving batches as needed; false at the
     /// end of the log.
     fn fill(&mut self) -> io::Result<bool> {
+        self.start()?;
         while self.at >= self.batch.spans.len() {
             if self.end {
                 return Ok(false);
             }
-            match self.rx.recv() {
+            let Some(rx) = &self.rx else { return Ok(false) };
+            match rx.recv() {
                 Ok(Msg::Batch(b)) => {
                     let spent = std::mem::replace(&mut self.batch, b);
                     // The thread may have ended (its file read whole): then the batch is dropped.
-                    let _ = self.back.try_send(spent);
+                    if let Some(back) = &self.back {
+                        let _ = back.try_send(spent);
+                    }
                     self.at = 0;
                 }
                 Ok(Msg::End(stats)) => {
@@ -163,12 +197,18 @@ impl LogStream {
 
     /// The timestamp of the entry [`LogStream::next_entry`] will return, or `None` at the end.
     pub fn peek_t_us(&mut self) -> io::Result<Option<i64>> {
+        if let Some(r) = &mut self.waiting {
+            return r.peek_t_us();
+        }
         Ok(self.fill()?.then(|| self.batch.spans[self.at].t_us))
     }
 
     /// The header line of the entry [`LogStream::next_entry`] will return (after a
     /// [`LogStream::peek_t_us`] that returned a time).
     pub fn peek_line(&self) -> &str {
+        if let Some(r) = &self.waiting {
+            return r.peek_line();
+        }
         self.batch.spans.get(self.at).map_or("", |s| &self.batch.text[s.head.clone()])
     }
 
@@ -206,21 +246,13 @@ impl Drop for LogStream {
     /// A stream dropped before its end (an interrupted ingest): the thread sees its channel
     /// closed at its next batch and ends.
     fn drop(&mut self) {
-        let (_, dead) = sync_channel(0);
-        drop(std::mem::replace(&mut self.rx, dead));
+        drop(self.rx.take());
         self.join();
     }
 }
 
 /// The reading thread: fills batches from the log until its end, an error, or the stream is gone.
-fn read_ahead(inner: Box<dyn Read + Send>, tx: &SyncSender<Msg>, recycled: &Receiver<Batch>) {
-    let mut r = match log_reader(inner) {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = tx.send(Msg::Failed(e));
-            return;
-        }
-    };
+fn read_ahead(mut r: Reader, tx: &SyncSender<Msg>, recycled: &Receiver<Batch>) {
     loop {
         let mut b = recycled.try_recv().unwrap_or_default();
         b.text.clear();
@@ -389,6 +421,37 @@ mod tests {
             }
         };
         assert!(e.to_string().contains("disk on fire"), "{e}");
+    }
+
+    /// Opening reads the first entry (its time and header line, for the merge) without a thread:
+    /// a rotated log that starts later holds none until the merge reaches it.
+    #[test]
+    fn a_stream_starts_its_thread_when_its_first_entry_is_taken() {
+        let text = log(10);
+        let (mut s, _) = LogStream::spawn("t", Box::new(io::Cursor::new(text.into_bytes()))).unwrap();
+        assert_eq!(s.peek_t_us().unwrap(), Some(direct(&log(10)).0[0].1));
+        assert!(s.peek_line().contains("n=0"), "{}", s.peek_line());
+        assert!(s.thread.is_none() && s.waiting.is_some());
+        assert_eq!(s.next_entry().unwrap().map(|e| e.line), Some(2));
+        assert!(s.waiting.is_none());
+        let mut n = 1;
+        while s.next_entry().unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!((n, s.stats.entries), (10, 10));
+    }
+
+    /// An unreadable log is an error at opening, before any thread.
+    #[test]
+    fn an_unreadable_log_is_an_error_at_opening() {
+        struct Broken;
+        impl Read for Broken {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("no medium"))
+            }
+        }
+        let e = LogStream::spawn("t", Box::new(Broken)).err().expect("an error");
+        assert!(e.to_string().contains("no medium"), "{e}");
     }
 
     /// A stream dropped part-way (an interrupted ingest) ends its thread.

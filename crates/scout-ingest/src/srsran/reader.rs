@@ -102,16 +102,16 @@ pub struct EntryReader<R: BufRead> {
 }
 
 /// Opens a log file, gzip-compressed or plain (detected from the gzip magic bytes, not the name).
-pub fn open_log(path: &Path) -> io::Result<EntryReader<Box<dyn BufRead>>> {
+pub fn open_log(path: &Path) -> io::Result<EntryReader<Box<dyn BufRead + Send>>> {
     log_reader(Box::new(File::open(path)?))
 }
 
 /// Reads a log from any byte stream, gzip-compressed or plain (detected from the gzip magic
 /// bytes).
-pub fn log_reader<'r>(inner: Box<dyn Read + 'r>) -> io::Result<EntryReader<Box<dyn BufRead + 'r>>> {
+pub fn log_reader<'r>(inner: Box<dyn Read + Send + 'r>) -> io::Result<EntryReader<Box<dyn BufRead + Send + 'r>>> {
     let mut f = BufReader::with_capacity(1 << 20, inner);
     let gz = f.fill_buf()?.starts_with(&[0x1f, 0x8b]);
-    let r: Box<dyn BufRead + 'r> = if gz {
+    let r: Box<dyn BufRead + Send + 'r> = if gz {
         Box::new(BufReader::with_capacity(1 << 20, flate2::read::MultiGzDecoder::new(f)))
     } else {
         Box::new(f)

@@ -9,7 +9,7 @@ use scout_events::writer::{RunOutput, RunWriter, WriteError};
 use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
 
-use super::prefetch::LogStream;
+use super::prefetch::{FileBytes, LogStream};
 use super::slots::SlotStitcher;
 use super::stitch::Stitcher;
 use super::ues::UeMap;
@@ -157,6 +157,9 @@ pub fn ingest_logs<O: RunOutput>(
             }
         }
         let Some((i, _)) = pick else { break };
+        if files.len() > 1 {
+            read_next_ahead(&mut files, i)?;
+        }
         let (p, r, _) = &mut files[i];
         let (t_us, line) = {
             // (After a peek that saw an entry this is one; a single file is not peeked.)
@@ -297,6 +300,29 @@ pub fn ingest_logs<O: RunOutput>(
     Ok(w.finish_run(extra)?)
 }
 
+/// Keeps one file besides `current` reading ahead: when no other file's thread runs, starts the
+/// one of the files not yet reached whose first entry is earliest (rotated logs: the next one),
+/// so that its first batches are ready when the merge reaches it and no more threads run than
+/// files overlap in time, plus one.
+fn read_next_ahead(files: &mut [(&String, LogStream, FileBytes)], current: usize) -> Result<(), IngestError> {
+    if files.iter().enumerate().any(|(k, f)| k != current && f.1.reading()) {
+        return Ok(());
+    }
+    let mut next: Option<(i64, usize)> = None;
+    for (k, (p, r, _)) in files.iter_mut().enumerate() {
+        if r.waiting() {
+            if let Some(t) = r.peek_t_us().map_err(|e| input(p, e))? {
+                next = next.filter(|&(best, _)| best <= t).or(Some((t, k)));
+            }
+        }
+    }
+    if let Some((_, k)) = next {
+        let (p, r, _) = &mut files[k];
+        r.start().map_err(|e| input(p, e))?;
+    }
+    Ok(())
+}
+
 /// The per-entry stages of a gNB log: UE identity, packet journeys and slot rows.
 pub struct Gnb {
     epoch_us: i64,
@@ -350,4 +376,38 @@ fn path_rank(header_line: &str) -> u8 {
 
 fn input(p: &str, e: std::io::Error) -> IngestError {
     IngestError::Input { path: p.to_string(), message: e.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rotated logs: besides the one being merged, only the next one (by its first entry) reads
+    /// ahead; the one after it waits without a thread until its turn.
+    #[test]
+    fn of_rotated_logs_only_the_next_reads_ahead() {
+        let log = |sec: u32| {
+            (0..100)
+                .map(|i| format!("2023-11-06T20:04:{sec:02}.{i:06} [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. sn={i}\n"))
+                .collect::<String>()
+        };
+        let names: Vec<String> = (0..3).map(|k| format!("gnb.log.{k}")).collect();
+        // Given out of order: the third file is the second in time.
+        let mut files: Vec<(&String, LogStream, FileBytes)> = [(10, &names[0]), (30, &names[1]), (20, &names[2])]
+            .into_iter()
+            .map(|(sec, name)| {
+                let (r, n) = LogStream::spawn("t", Box::new(io::Cursor::new(log(sec).into_bytes()))).unwrap();
+                (name, r, n)
+            })
+            .collect();
+        assert!(files.iter().all(|f| f.1.waiting()));
+        files[0].1.next_entry().unwrap();
+        read_next_ahead(&mut files, 0).unwrap();
+        assert_eq!(files.iter().map(|f| f.1.waiting()).collect::<Vec<_>>(), [false, true, false]);
+        read_next_ahead(&mut files, 0).unwrap();
+        assert!(files[1].1.waiting(), "a third file started while the next one reads ahead");
+        while files[0].1.next_entry().unwrap().is_some() {}
+        read_next_ahead(&mut files, 2).unwrap();
+        assert!(!files[1].1.waiting(), "the last file reads ahead once the first is done");
+    }
 }
