@@ -146,21 +146,24 @@ fn control_rows(run: &Path, kind: &str) -> Vec<(f64, Value)> {
 #[test]
 fn ping_through_an_idle_cell_costs_the_models_latency_and_little_more() {
     require_root!();
+    // 5 s of pings (~10 000 slots): one stall of the virtual machine (up to 22 ms seen on the CI
+    // host, ~45 slots) stays under the 1 % the slots' p99 bound below allows; over 2 s it did not.
+    const PINGS: usize = 100;
     let d = TempDir::new("ping");
     let out = d.0.join("run");
     let mut rtts = Vec::new();
     let meta = with_emulation(IDLE, &out, |names| {
-        rtts = ping(&names[1], &["-c", "40", "-i", "0.05", "-W", "1", "10.45.0.1"]);
+        rtts = ping(&names[1], &["-c", &PINGS.to_string(), "-i", "0.05", "-W", "1", "10.45.0.1"]);
     });
-    assert_eq!(rtts.len(), 40, "every echo request answered");
+    assert_eq!(rtts.len(), PINGS, "every echo request answered");
     assert_eq!(meta["complete"], true);
     let s = &meta["summary"];
     let dl = &s["directions"][0];
     let ul = &s["directions"][1];
     // Uplink: the 40 requests, and whatever else the UE's kernel sends (IPv6 multicast listener
     // reports): all of it real traffic through the model.
-    assert_eq!(dl["delivered_packets"].as_u64(), Some(40), "{s}");
-    assert!(ul["delivered_packets"].as_u64().unwrap() >= 40, "{s}");
+    assert_eq!(dl["delivered_packets"].as_u64(), Some(PINGS as u64), "{s}");
+    assert!(ul["delivered_packets"].as_u64().unwrap() >= PINGS as u64, "{s}");
     let icmp_ul = meta["flows"].as_array().unwrap().iter().filter(|f| f["type"] == "icmp" && f["dir"] == "ul").count();
     assert_eq!(icmp_ul, 1, "one echo-request flow: {}", meta["flows"]);
     // The model's round trip of each echo (request into the UE's PDCP to reply delivered to the
@@ -168,7 +171,7 @@ fn ping_through_an_idle_cell_costs_the_models_latency_and_little_more() {
     // above 10 ms).
     let model: std::collections::HashMap<u64, f64> =
         control_rows(&out, "app_rtt").into_iter().map(|(ns, d)| (d["icmp_seq"].as_u64().unwrap(), ns / 1e6)).collect();
-    assert_eq!(model.len(), 40);
+    assert_eq!(model.len(), PINGS);
     let mut overhead: Vec<f64> = rtts.iter().map(|(seq, p)| p - model[seq]).collect();
     let lowest = overhead.iter().copied().fold(f64::INFINITY, f64::min);
     let typical = median(&mut overhead);
