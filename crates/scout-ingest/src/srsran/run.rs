@@ -136,6 +136,7 @@ pub fn ingest_logs<O: RunOutput>(
     let mut last_report = 0u64;
     let mut merged_steps_back = 0u64;
     let mut last_t = i64::MIN;
+    let mut last_pick = None;
     loop {
         // The file whose next entry is earliest; on a tie (µs timestamps), the entry earlier on
         // its packet's path (see `path_rank`), then the order given.
@@ -157,8 +158,10 @@ pub fn ingest_logs<O: RunOutput>(
             }
         }
         let Some((i, _)) = pick else { break };
-        if files.len() > 1 {
+        // Which files read changes only when the merge moves to another file.
+        if files.len() > 1 && last_pick != Some(i) {
             read_next_ahead(&mut files, i)?;
+            last_pick = Some(i);
         }
         let (p, r, _) = &mut files[i];
         let (t_us, line) = {
