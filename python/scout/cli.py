@@ -283,10 +283,8 @@ def run_analysis(
     spark_conf: list[str] | None = None,
     memory: int | None = None,
 ) -> dict:
-    started = None
-    if engine == "native":
-        _begin_analysis(run)
-        started = _start_kernel(run, window_s, bin_s, memory)
+    _begin_analysis(run)
+    started = _start_kernel(run, window_s, bin_s, memory) if engine == "native" else None
     try:
         from scout import analysis
     except BaseException:
@@ -306,8 +304,6 @@ def run_analysis(
     if bin_s is not None:
         kw["bin_s"] = bin_s
     prog = _analysis_progress(run, engine)
-    if engine != "native":
-        _begin_analysis(run)
     try:
         s = analysis.analyze(run, progress=None if quiet else prog.stage, **kw)
     except RunError as e:
