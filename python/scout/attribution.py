@@ -61,7 +61,7 @@ def start(
     memory: int | None = None,
     duration: int | None = None,
 ) -> Started | None:
-    """Starts the kernel (journeys, components, layer_delays, profiles, sojourns, queues) of the
+    """Starts the kernel (journeys, components, layer_delays, profiles, sojourns, queues, tti) of the
     checked run ``run_path`` within ``memory`` bytes (None: what is available) and returns at once;
     None when the run's duration must first be measured from its events (``run.json`` has none).
     Until the new summary is written, the run counts as not analysed."""

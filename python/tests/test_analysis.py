@@ -387,6 +387,7 @@ KERNEL_TABLES = {
     "profiles": ["scope", "key", "dir", "window_start_ns", "layer", "component"],
     "sojourns": ["pkt", "node", "layer", "queue", "dir", "ue", "drb", "t_enq"],
     "queues": ["queue", "node", "dir", "t_ns", "layer"],
+    "tti": ["t_ns", "dir", "ue", "harq_id", "retx_index", "rnti", "prbs", "tbs", "mcs", "bsr_bytes", "cqi"],
 }
 
 
@@ -416,8 +417,9 @@ def _kernel_run(tmp_path: Path, source: str, schemas) -> Path:
 
 @pytest.mark.parametrize("source", ["synthetic", "mixed", "udp-flood", "srsran", "pcap"])
 def test_kernel_and_relational_engine_agree(tmp_path: Path, schemas, source: str) -> None:
-    """The attribution kernel (default) and the Ibis expressions give the same six tables, row for
-    row (floats — means, interpolated percentiles, rates — to 1e-9 relative), and the same summary."""
+    """The attribution kernel (default) and the Ibis expressions give the same seven tables, row for
+    row (floats — means, interpolated percentiles, rates — to 1e-9 relative), and the same summary;
+    the kernel's `tti` is in the expression's order (t_ns, dir, ue; nulls last)."""
     run = _kernel_run(tmp_path, source, schemas)
     ibis_run = tmp_path / f"{source}-ibis"
     shutil.copytree(run, ibis_run, ignore=shutil.ignore_patterns("analysis"))
@@ -434,8 +436,13 @@ def test_kernel_and_relational_engine_agree(tmp_path: Path, schemas, source: str
         b = pq.read_table(ibis_run / "analysis" / f"{name}.parquet").to_pandas()
         assert sorted(a.columns) == sorted(b.columns), name
         assert len(a) == len(b), name
-        # A capture of the UPF's interfaces sees no queue.
-        assert len(a) > 0 or (name in ("sojourns", "queues") and source == "pcap"), name
+        # A capture of the UPF's interfaces sees no queue, nor slots.
+        assert len(a) > 0 or (name in ("sojourns", "queues", "tti") and source == "pcap"), name
+        if name == "tti":
+            if len(a):
+                assert b"scout.analysis" in pq.read_metadata(run / "analysis" / "tti.parquet").metadata, "the kernel wrote it"
+            order = a[["t_ns", "dir", "ue"]].astype({"dir": object})
+            assert order.equals(order.sort_values(["t_ns", "dir", "ue"], na_position="last", kind="stable")), source
         for df in (a, b):
             for c in df.columns:
                 if df[c].dtype.name == "category":

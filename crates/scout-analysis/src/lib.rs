@@ -19,6 +19,7 @@ pub mod queues;
 pub mod read;
 pub mod sojourn;
 pub mod spill;
+pub mod tti;
 mod write;
 
 use std::path::{Path, PathBuf};

@@ -55,6 +55,9 @@ pub struct Summary {
     pub profiles: u64,
     pub sojourns: u64,
     pub queues: u64,
+    /// Rows of `tti`; `None`: not written (the events are read in windows, or the slot table is
+    /// not of Scout's own schema) — the relational engine writes it.
+    pub tti: Option<u64>,
     /// Windows of packet ids the events were read in (1: all at once).
     pub windows: u64,
     /// The memory budget the windows were sized by (`None`: unknown, all at once).
@@ -64,7 +67,7 @@ pub struct Summary {
 /// Packets walked per batch handed to the writer thread.
 const WALK_SLOTS: usize = 1 << 13;
 
-fn dict() -> DataType {
+pub(crate) fn dict() -> DataType {
     DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8))
 }
 
@@ -221,7 +224,7 @@ impl Gathered {
     }
 }
 
-fn meta() -> Vec<(String, String)> {
+pub(crate) fn meta() -> Vec<(String, String)> {
     vec![("scout.analysis".into(), "attribution kernel (scout-analysis)".into())]
 }
 
@@ -395,6 +398,18 @@ pub fn analyze(
     // Two writer threads (components; journeys, layer delays and sojourns) share each batch; the
     // last to finish with it sends it back to the walk (fresh memory costs a page fault per page).
     let (back, recycled) = sync_channel::<Batch>(4);
+    // The slot table's `tti` beside the walk, when the run is read at once (in windows the memory is
+    // the walk's; the database's sort spills to disk), at the lowest priority: it needs none of the
+    // walk's results, and the walk's threads leave cores idle while they wait for each other, which
+    // it fills (at the walk's priority it delayed the walk by most of its own ~0.45 s of a core on
+    // two cores; niced, the whole `scout analyze` is ~0.3 s sooner: bench/RESULTS.md).
+    let tti = budget.is_none().then(|| {
+        let (slot, out, stop) = (events_dir.join("slot.parquet"), out_dir.join("tti.parquet"), opt.stop.clone());
+        std::thread::Builder::new().name("scout-tti".into()).spawn(move || {
+            lowest_priority();
+            crate::tti::write(&slot, &out, &stop)
+        })
+    });
     let rows = std::thread::scope(|s| -> Result<[u64; 4], Error> {
         let mut senders = Vec::new();
         let mut writers = Vec::new();
@@ -482,7 +497,16 @@ pub fn analyze(
             rows = std::array::from_fn(|i| rows[i].max(r[i]));
         }
         walked.map(|()| rows)
-    })?;
+    });
+    // Joined whatever the walk's outcome (a stop reaches it too).
+    let tti = match tti {
+        Some(t) => t
+            .map_err(|e| Error::Io { path: out_dir.join("tti.parquet"), source: e })?
+            .join()
+            .expect("tti thread panicked"),
+        None => Ok(None),
+    };
+    let (rows, tti) = (rows?, tti?);
     opt.stop.check()?;
     let grouped_dicts = dicts.expect("at least one window");
     progress("queues");
@@ -523,9 +547,20 @@ pub fn analyze(
         profiles: profile_rows.len() as u64,
         sojourns: rows[3],
         queues,
+        tti,
         windows,
         memory,
     })
+}
+
+/// Lowers the calling thread to the lowest CPU priority (nice 19; on Linux a thread's niceness is
+/// its own), so that it runs on what the other threads leave idle.
+fn lowest_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain system calls on this thread's own id; a failure leaves the priority as it was.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 19);
+    }
 }
 
 /// The scopes of the reads: the whole file, or windows of packet ids one after another.

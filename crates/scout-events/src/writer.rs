@@ -584,6 +584,20 @@ enum Msg {
 }
 
 fn writer_properties(table: Table) -> WriterProperties {
+    // Monotone-ish integers: delta encoding, no dictionary (dictionaries of unique ids only cost).
+    let delta: &[&str] = match table {
+        Table::Packet => &["t_ns", "pkt"],
+        Table::Slot => &["t_ns", "slot"],
+        Table::Control => &["t_ns"],
+    };
+    properties(&table.schema(), delta)
+}
+
+/// The encoding of the event tables, for any table of flat columns written with arrow-rs (the
+/// analysis's `tti`, a copy of the slot table, too): zstd level 1, the `delta` columns (times and
+/// ids: `Int64`/`UInt64`) delta-encoded with chunk statistics, every other numeric or boolean column
+/// plain, strings dictionary-encoded, no other statistics.
+pub fn properties(schema: &Schema, delta: &[&str]) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_2_0)
         .set_compression(Compression::ZSTD(zstd_level()))
@@ -595,12 +609,6 @@ fn writer_properties(table: Table) -> WriterProperties {
             "scout.schema_version".to_string(),
             SCHEMA_VERSION.to_string(),
         )]));
-    // Monotone-ish integers: delta encoding, no dictionary (dictionaries of unique ids only cost).
-    let delta: &[&str] = match table {
-        Table::Packet => &["t_ns", "pkt"],
-        Table::Slot => &["t_ns", "slot"],
-        Table::Control => &["t_ns"],
-    };
     for col in delta {
         let path = ColumnPath::from(*col);
         b = b
@@ -612,7 +620,7 @@ fn writer_properties(table: Table) -> WriterProperties {
     // delta encoding (the Parquet 2.0 default without a dictionary) a bit-packing pass; on the
     // bench-60mbps run plain is the fastest (writer ~20 % faster than delta, ~35 % faster than
     // dictionary) for a file within 5 % of the smallest.
-    for f in table.schema().fields() {
+    for f in schema.fields() {
         let numeric = f.data_type().is_primitive() || matches!(f.data_type(), DataType::Boolean);
         if numeric && !delta.contains(&f.name().as_str()) {
             let path = ColumnPath::from(f.name().as_str());

@@ -323,7 +323,9 @@ fn schema_columns() -> Vec<(String, Vec<String>)> {
 }
 
 /// The attribution kernel (`scout-analysis`), started on a thread of its own: writes `journeys`,
-/// `components`, `layer_delays`, `profiles`, `sojourns` and `queues` (bins of `bin_ns`) of the run
+/// `components`, `layer_delays`, `profiles`, `sojourns`, `queues` (bins of `bin_ns`) and, when the
+/// events are read at once and the slot table is of Scout's schema, `tti` (`rows.tti`: null when
+/// not) of the run
 /// whose event tables are in `events_dir` into `out_dir`. `memory`: the bytes it may use (`None`:
 /// what the machine or the process's cgroup has available); events that need more are read in
 /// windows of packets. Returns at once, so that Python imports what the rest of the analysis needs
@@ -421,7 +423,7 @@ fn summary_json(s: &scout_analysis::Summary) -> String {
         "dominant": s.dominant.iter().map(|(l, k, ns)| serde_json::json!({"layer": l, "component": k, "ns": ns})).collect::<Vec<_>>(),
         "windows": s.windows,
         "memory": s.memory,
-        "rows": {"journeys": s.packets, "components": s.components, "layer_delays": s.layer_delays, "profiles": s.profiles, "sojourns": s.sojourns, "queues": s.queues},
+        "rows": {"journeys": s.packets, "components": s.components, "layer_delays": s.layer_delays, "profiles": s.profiles, "sojourns": s.sojourns, "queues": s.queues, "tti": s.tti},
     });
     v.to_string()
 }

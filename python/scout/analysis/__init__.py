@@ -114,7 +114,7 @@ def analyze(
     """Computes every analysis table into ``RUN/analysis/*.parquet`` and returns the summary.
 
     ``engine`` computes the per-packet tables (journeys, components, layer_delays, profiles,
-    sojourns, queues):
+    sojourns, queues, and tti when the events are read at once):
     ``native`` with Scout's attribution kernel (Rust, the default: it groups events by packet
     without a database sort), ``ibis`` with the relational expressions of
     :mod:`scout.analysis.engine` (any Ibis backend; the reference the tests compare the kernel
@@ -177,7 +177,7 @@ def _kernel(started: Started | None, progress) -> dict | None:
     if started is None:
         return None
     if progress:
-        progress("journeys, components, layer_delays, profiles, sojourns, queues (attribution kernel)")
+        progress("journeys, components, layer_delays, profiles, sojourns, queues, tti (attribution kernel)")
     return attribution.result(started)
 
 
@@ -257,7 +257,8 @@ def _analyze(
         write("sojourns", engine_ibis.sojourns(pe))
         write("queues", engine_ibis.queues(pe, table("sojourns"), bin_ns))
     so = table("sojourns")
-    write("tti", engine_ibis.tti(se))
+    if kernel is None or kernel["rows"].get("tti") is None:  # the kernel writes it when it can
+        write("tti", engine_ibis.tti(se))
     write("drops", engine_ibis.drops(pe))
     write("drop_series", engine_ibis.drop_series(pe, bin_ns))
     write("executors", engine_ibis.executors(ce, bin_ns))
