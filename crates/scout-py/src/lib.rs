@@ -435,6 +435,16 @@ fn memory_available() -> Option<u64> {
     scout_analysis::mem::available()
 }
 
+/// Whether the attribution kernel reads `events` packet events in one pass (not in windows of
+/// packets) within `memory` bytes (`None`: what is available; unknown: one pass).
+#[pyfunction]
+#[pyo3(signature = (events, memory=None))]
+fn attribution_one_pass(events: u64, memory: Option<u64>) -> bool {
+    memory
+        .or_else(scout_analysis::mem::available)
+        .is_none_or(|m| scout_analysis::mem::window_events(m, events).is_none())
+}
+
 /// The point, layer and component codes of the attribution kernel (checked against the relational
 /// engine's by the tests).
 #[pyfunction]
@@ -478,6 +488,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(attribute_start, m)?)?;
     m.add_function(wrap_pyfunction!(attribution_codes, m)?)?;
     m.add_function(wrap_pyfunction!(memory_available, m)?)?;
+    m.add_function(wrap_pyfunction!(attribution_one_pass, m)?)?;
     m.add_function(wrap_pyfunction!(recover, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_cleanup, m)?)?;
     m.add_function(wrap_pyfunction!(schema_version, m)?)?;

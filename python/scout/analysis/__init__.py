@@ -14,8 +14,11 @@ directory of part files; :func:`parquet_source` gives what DuckDB reads for eith
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -50,7 +53,9 @@ TABLE_NAMES = [
 ]
 #: How many progress stages an analysis reports, per engine (the attribution kernel, loading the
 #: events, each relational table, the headline); progress bars divide by it.
-STAGES = {"native": 10, "ibis": 15, "spark": 15}
+STAGES = {"native": 9, "ibis": 15, "spark": 15}
+#: Relational tables that need none of the kernel's: computed while it runs (see `_Beside`).
+BESIDE_KERNEL = ("drops", "drop_series", "executors")
 
 
 def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
@@ -146,17 +151,106 @@ def analyze(
     meta = check_run(run_path).meta
     if engine == "native" and started is None:
         started = attribution.start(run_path, meta, window_s, bin_s, memory)
-    kernel = _kernel(started, progress)
-    if progress:
-        progress("event tables into DuckDB (for the relational tables)")
-    con, meta = connect(run_path)
     spill = run_path / "analysis" / ".spill"
-    _limit_duckdb(con, memory, spill)
+    beside = None
+    if started is not None and _native_one_pass(meta, memory):
+        beside = _Beside(run_path, bin_s, memory, spill)
     try:
-        return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, kernel, t0, memory)
+        kernel = _kernel(started, progress)
+        if beside is not None:
+            con, meta, done = beside.result()
+        else:
+            if progress:
+                progress("event tables into DuckDB (for the relational tables)")
+            con, meta, done = (*_connect_limited(run_path, memory, spill), ())
+    except BaseException:
+        if beside is not None:
+            beside.cancel()
+        raise
+    try:
+        return _analyze(con, meta, run_path, window_s, bin_s, progress, engine, kernel, t0, memory, done)
     finally:
         con.disconnect()
         _remove(spill)
+
+
+def _connect_limited(run_path: Path, memory: int | None, spill: Path) -> tuple[ibis.BaseBackend, dict]:
+    con, meta = connect(run_path)
+    _limit_duckdb(con, memory, spill)
+    return con, meta
+
+
+def _native_one_pass(meta: dict, memory: int | None) -> bool:
+    """Whether the kernel reads the run's events at once (then the memory is not only its own)."""
+    from scout import _native
+
+    events = int(meta.get("counts", {}).get("events", {}).get("packet_events", 0))
+    return bool(events) and _native.attribution_one_pass(events, memory)
+
+
+class _Beside:
+    """DuckDB's connection made, and the tables that need none of the kernel's
+    (:data:`BESIDE_KERNEL`) written, on a thread at the lowest CPU priority while the kernel runs —
+    only when the kernel reads the events in one pass (else the memory is its own). The kernel's
+    threads leave moments idle while they wait for each other; niced, this work takes those and
+    not the kernel's time. DuckDB's worker threads inherit the niceness of the thread that opens
+    the database: they keep it after the kernel, when nothing else runs."""
+
+    def __init__(self, run_path: Path, bin_s: float, memory: int | None, spill: Path):
+        self._out: tuple | None = None
+        self._error: BaseException | None = None
+        self._con: ibis.BaseBackend | None = None
+        self._thread = threading.Thread(
+            target=self._work, args=(run_path, bin_s, memory, spill), name="scout-beside-kernel", daemon=True
+        )
+        self._thread.start()
+
+    def _work(self, run_path: Path, bin_s: float, memory: int | None, spill: Path) -> None:
+        try:
+            with contextlib.suppress(OSError, AttributeError):  # no such call: the usual priority
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            con, meta = _connect_limited(run_path, memory, spill)
+            self._con = con
+            con.raw_sql("SET preserve_insertion_order = false")
+            out = run_path / "analysis"
+            out.mkdir(exist_ok=True)
+            pe, _se, ce = (con.table(n) for n in TABLES)
+            bin_ns = attribution.bin_ns(bin_s)
+            exprs = {
+                "drops": engine_ibis.drops(pe),
+                "drop_series": engine_ibis.drop_series(pe, bin_ns),
+                "executors": engine_ibis.executors(ce, bin_ns),
+            }
+            for name in BESIDE_KERNEL:
+                _write_duckdb(con, out, name, exprs[name])
+            self._out = (con, meta, BESIDE_KERNEL)
+        except BaseException as e:  # raised again on the caller's thread
+            self._error = e
+
+    def result(self) -> tuple[ibis.BaseBackend, dict, tuple[str, ...]]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._out is not None
+        return self._out
+
+    def cancel(self) -> None:
+        """Stops the work (the caller was interrupted or failed) and waits for it."""
+        con = self._con
+        if con is not None:
+            with contextlib.suppress(Exception):
+                con.con.interrupt()
+        self._thread.join()
+        if self._out is not None:
+            self._out[0].disconnect()
+
+
+def _write_duckdb(con: ibis.BaseBackend, out: Path, name: str, expr: ir.Table) -> None:
+    """Writes ``expr`` as ``OUT/NAME.parquet`` through ``NAME.parquet.partial``."""
+    tmp = out / f"{name}.parquet.partial"
+    _remove(tmp)
+    con.to_parquet(expr, tmp, compression="zstd")
+    _install(tmp, out / f"{name}.parquet")
 
 
 def _limit_duckdb(con: ibis.BaseBackend, memory: int | None, spill: Path) -> None:
@@ -192,9 +286,10 @@ def _analyze(
     kernel: dict | None = None,
     t0: float | None = None,
     memory: int | None = None,
+    done: tuple[str, ...] = (),
 ) -> dict:
     """Every analysis table; ``kernel`` is the attribution kernel's result if it already ran (from
-    ``t0``)."""
+    ``t0``); ``done``: relational tables already written (beside the kernel)."""
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}; accepted: {', '.join(ENGINES)}")
     t0 = t0 or time.perf_counter()
@@ -219,9 +314,9 @@ def _analyze(
             from scout.analysis import spark as spark_io
 
             spark_io.write(con, expr, tmp)
+            _install(tmp, out / f"{name}.parquet")
         else:
-            con.to_parquet(expr, tmp, compression="zstd")
-        _install(tmp, out / f"{name}.parquet")
+            _write_duckdb(con, out, name, expr)
 
     def table(name: str) -> ir.Table:
         f = out / f"{name}.parquet"
@@ -259,9 +354,13 @@ def _analyze(
     so = table("sojourns")
     if kernel is None or kernel["rows"].get("tti") is None:  # the kernel writes it when it can
         write("tti", engine_ibis.tti(se))
-    write("drops", engine_ibis.drops(pe))
-    write("drop_series", engine_ibis.drop_series(pe, bin_ns))
-    write("executors", engine_ibis.executors(ce, bin_ns))
+    for name, expr in (
+        ("drops", lambda: engine_ibis.drops(pe)),
+        ("drop_series", lambda: engine_ibis.drop_series(pe, bin_ns)),
+        ("executors", lambda: engine_ibis.executors(ce, bin_ns)),
+    ):
+        if name not in done:
+            write(name, expr())
     say("phases")
     ph = phases(table("queues").to_pandas(), table("drop_series").to_pandas(), j, bin_ns)
     write_frame("phases", ph)
