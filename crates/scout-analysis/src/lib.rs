@@ -1,5 +1,6 @@
 //! Scout's attribution kernel: a run's packet events in, `journeys`, `components`, `layer_delays`,
-//! `profiles`, `sojourns` and `queues` out (`RUN/analysis/*.parquet`).
+//! `profiles`, `sojourns` and `queues` out (`RUN/analysis/*.parquet`), and `tti` from its slot
+//! events ([`tti`]).
 //!
 //! These four tables order every packet's events, which a database does with a window partitioned
 //! by packet — a sort of all events, 12–15 M events/s on two cores however it is phrased. Here the
@@ -9,7 +10,8 @@
 //! every built-in scenario. Everything else of the analysis stays relational.
 //!
 //! Threads: reading splits the row groups in two; the three per-packet tables are encoded on a
-//! writer thread while the walk goes on; the profile scopes are computed two at a time.
+//! writer thread while the walk goes on; the profile scopes are computed two at a time; `tti` is
+//! written by a thread of its own at the lowest priority (in one pass only).
 
 pub mod codes;
 pub mod journey;

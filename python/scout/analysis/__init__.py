@@ -58,6 +58,15 @@ STAGES = {"native": 9, "ibis": 15, "spark": 15}
 BESIDE_KERNEL = ("drops", "drop_series", "executors")
 
 
+def _beside_kernel(pe: ir.Table, ce: ir.Table, bin_ns: int) -> dict[str, Callable[[], ir.Table]]:
+    """The expressions of :data:`BESIDE_KERNEL`, by name."""
+    return {
+        "drops": lambda: engine_ibis.drops(pe),
+        "drop_series": lambda: engine_ibis.drop_series(pe, bin_ns),
+        "executors": lambda: engine_ibis.executors(ce, bin_ns),
+    }
+
+
 def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
     """A DuckDB connection with the run's event tables registered (checked: complete, version, Parquet)."""
     run = check_run(run_path)
@@ -215,14 +224,8 @@ class _Beside:
             out = run_path / "analysis"
             out.mkdir(exist_ok=True)
             pe, _se, ce = (con.table(n) for n in TABLES)
-            bin_ns = attribution.bin_ns(bin_s)
-            exprs = {
-                "drops": engine_ibis.drops(pe),
-                "drop_series": engine_ibis.drop_series(pe, bin_ns),
-                "executors": engine_ibis.executors(ce, bin_ns),
-            }
-            for name in BESIDE_KERNEL:
-                _write_duckdb(con, out, name, exprs[name])
+            for name, expr in _beside_kernel(pe, ce, attribution.bin_ns(bin_s)).items():
+                _write_duckdb(con, out, name, expr())
             self._out = (con, meta, BESIDE_KERNEL)
         except BaseException as e:  # raised again on the caller's thread
             self._error = e
@@ -354,11 +357,7 @@ def _analyze(
     so = table("sojourns")
     if kernel is None or kernel["rows"].get("tti") is None:  # the kernel writes it when it can
         write("tti", engine_ibis.tti(se))
-    for name, expr in (
-        ("drops", lambda: engine_ibis.drops(pe)),
-        ("drop_series", lambda: engine_ibis.drop_series(pe, bin_ns)),
-        ("executors", lambda: engine_ibis.executors(ce, bin_ns)),
-    ):
+    for name, expr in _beside_kernel(pe, ce, bin_ns).items():
         if name not in done:
             write(name, expr())
     say("phases")
