@@ -208,6 +208,37 @@ def test_split_cu_du_and_rotated_logs_give_the_same_run(tmp_path: Path) -> None:
             assert diff == 0, (run, t)
 
 
+@needs_fixtures
+def test_more_rotated_logs_than_open_files_allowed(tmp_path: Path) -> None:
+    """The 23.10 log cut into 600 rotated files ingests, with at most 64 files open, to the events
+    of the single file: a log waits closed until the merge reaches it (then it is opened again)."""
+    import resource
+
+    lines = LOG_23_10.read_text().splitlines(keepends=True)
+    step = -(-len(lines) // 600)
+    paths = []
+    for k in range(0, len(lines), step):
+        paths.append(tmp_path / f"gnb.log.{k // step:04d}")
+        paths[-1].write_text("".join(lines[k : k + step]))
+    assert len(paths) >= 500
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    r = subprocess.run(
+        [sys.executable, "-m", "scout.cli", "ingest", "srsran", *map(str, paths), "-o", str(tmp_path / "rotated")],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    one = scout_cmd("ingest", "srsran", str(LOG_23_10), "-o", str(tmp_path / "one"))
+    assert one.returncode == 0, one.stderr
+    a, b = (json.loads((tmp_path / x / "run.json").read_text()) for x in ("one", "rotated"))
+    assert a["counts"]["events"] == b["counts"]["events"] and a["ingest"]["packets"] == b["ingest"]["packets"]
+    assert len(b["ingest"]["files"]) == len(paths)
+
+
 def write_event_trace(trace: Path) -> Path:
     """An srsRAN event-tracer file as srsRAN writes it (`"pid": {}`, one event per line, no closing
     bracket after a crash): 200 CU-UP DL executor tasks whose wait grows, an instant event carrying

@@ -9,7 +9,10 @@
 //! would from the reader itself. At most [`DEPTH`] batches of about [`BATCH_BYTES`] wait per
 //! file: memory stays bounded whatever the file's size. A file's thread starts when the merge
 //! first takes an entry from it (its first entry is read at opening, for its time): of many
-//! rotated logs, only those whose time has come hold a thread and batches.
+//! rotated logs, only those whose time has come hold a thread and batches — and, for files that
+//! can be opened again ([`LogStream::spawn_closed`]), a descriptor and buffers: the others are
+//! closed once their first entry is read (a thousand rotated logs would exceed the usual limit
+//! of 1 024 open files).
 
 use std::io::{self, Read};
 use std::ops::Range;
@@ -82,11 +85,24 @@ enum Msg {
 
 type Reader = EntryReader<Box<dyn io::BufRead + Send>>;
 
+/// Opens a log file again (from its start), for a stream that closed it while it waited.
+pub type Reopen = Box<dyn FnMut() -> io::Result<Box<dyn Read + Send>> + Send>;
+
+/// A stream before its thread starts.
+enum Waiting {
+    /// The reader, its first entry read.
+    Open(Box<Reader>),
+    /// The file closed after its first entry was read (so that thousands of rotated logs hold
+    /// neither a descriptor nor buffers until their turn): that entry's time and header line, and
+    /// how to open the file again. Its thread reads it from its start.
+    Closed { t_us: Option<i64>, head: String, reopen: Reopen, n: FileBytes },
+}
+
 /// A log read by a thread of its own, entry by entry (the [`EntryReader`] interface the merge by
 /// time needs: peek at the next entry's time and header line, take it, the reading's counts).
 pub struct LogStream {
-    /// Until the first entry is taken: the reader, its first entry read (no thread yet).
-    waiting: Option<Box<Reader>>,
+    /// Until the first entry is taken: the reader, or how to open it again (no thread yet).
+    waiting: Option<Waiting>,
     name: String,
     /// The thread's batches, and the way emptied ones go back to it (once it runs).
     rx: Option<Receiver<Msg>>,
@@ -109,8 +125,24 @@ impl LogStream {
         let n = FileBytes::default();
         let mut r = log_reader(Box::new(Counting { inner, n: n.clone() }))?;
         r.peek_t_us()?;
-        let stream = LogStream {
-            waiting: Some(Box::new(r)),
+        Ok((LogStream::new(name, Waiting::Open(Box::new(r))), n))
+    }
+
+    /// As [`LogStream::spawn`] for a file that can be opened again (`reopen`: from its start), but
+    /// the file is closed once its first entry is read and opened again when its thread starts.
+    pub fn spawn_closed(name: &str, mut reopen: Reopen) -> io::Result<(LogStream, FileBytes)> {
+        let n = FileBytes::default();
+        let mut r = log_reader(Box::new(Counting { inner: reopen()?, n: n.clone() }))?;
+        let t_us = r.peek_t_us()?;
+        let head = r.peek_line().to_string();
+        drop(r);
+        n.0.store(0, Ordering::Relaxed);
+        Ok((LogStream::new(name, Waiting::Closed { t_us, head, reopen, n: n.clone() }), n))
+    }
+
+    fn new(name: &str, waiting: Waiting) -> LogStream {
+        LogStream {
+            waiting: Some(waiting),
             name: format!("scout-log-{name}").chars().take(15).collect(),
             rx: None,
             back: None,
@@ -120,8 +152,7 @@ impl LogStream {
             stats: ReadStats::default(),
             end: false,
             thread: None,
-        };
-        Ok((stream, n))
+        }
     }
 
     /// Whether no entry has been taken yet and no thread reads ahead (see [`LogStream::start`]).
@@ -137,7 +168,17 @@ impl LogStream {
     /// Starts the reading thread with the waiting reader (taking the first entry does; the merge
     /// starts the next rotated log early, so that its batches are ready when it is reached).
     pub fn start(&mut self) -> io::Result<()> {
-        let Some(r) = self.waiting.take() else { return Ok(()) };
+        let r = match self.waiting.take() {
+            None => return Ok(()),
+            Some(Waiting::Open(r)) => r,
+            Some(Waiting::Closed { t_us, reopen: mut open, n, .. }) => {
+                let mut r = log_reader(Box::new(Counting { inner: open()?, n }))?;
+                if r.peek_t_us()? != t_us {
+                    return Err(io::Error::other("the log changed since its first entry was read"));
+                }
+                Box::new(r)
+            }
+        };
         let (tx, rx) = sync_channel(DEPTH);
         let (back, recycled) = sync_channel(DEPTH + 1);
         self.thread = Some(
@@ -197,8 +238,10 @@ impl LogStream {
 
     /// The timestamp of the entry [`LogStream::next_entry`] will return, or `None` at the end.
     pub fn peek_t_us(&mut self) -> io::Result<Option<i64>> {
-        if let Some(r) = &mut self.waiting {
-            return r.peek_t_us();
+        match &mut self.waiting {
+            Some(Waiting::Open(r)) => return r.peek_t_us(),
+            Some(Waiting::Closed { t_us, .. }) => return Ok(*t_us),
+            None => {}
         }
         Ok(self.fill()?.then(|| self.batch.spans[self.at].t_us))
     }
@@ -206,8 +249,10 @@ impl LogStream {
     /// The header line of the entry [`LogStream::next_entry`] will return (after a
     /// [`LogStream::peek_t_us`] that returned a time).
     pub fn peek_line(&self) -> &str {
-        if let Some(r) = &self.waiting {
-            return r.peek_line();
+        match &self.waiting {
+            Some(Waiting::Open(r)) => return r.peek_line(),
+            Some(Waiting::Closed { head, .. }) => return head,
+            None => {}
         }
         self.batch.spans.get(self.at).map_or("", |s| &self.batch.text[s.head.clone()])
     }
@@ -421,6 +466,54 @@ mod tests {
             }
         };
         assert!(e.to_string().contains("disk on fire"), "{e}");
+    }
+
+    /// A log opened again from its start when its turn comes: closed meanwhile (no descriptor, no
+    /// buffers), the same entries and counts as the reader's own, its bytes counted once; a log
+    /// that changed meanwhile is an error.
+    #[test]
+    fn a_closed_stream_opens_its_file_again_at_its_turn() {
+        use std::sync::atomic::AtomicUsize;
+        /// A log in memory that counts how many of its readers are alive.
+        struct Counted(io::Cursor<Vec<u8>>, Arc<AtomicUsize>);
+        impl Read for Counted {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                self.0.read(buf)
+            }
+        }
+        impl Drop for Counted {
+            fn drop(&mut self) {
+                self.1.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        let open = Arc::new(AtomicUsize::new(0));
+        let text = Arc::new(std::sync::Mutex::new(log(3000)));
+        let reopen = |text: &Arc<std::sync::Mutex<String>>| -> Reopen {
+            let (open, text) = (open.clone(), text.clone());
+            Box::new(move || -> io::Result<Box<dyn Read + Send>> {
+                open.fetch_add(1, Ordering::Relaxed);
+                let bytes = text.lock().unwrap().clone().into_bytes();
+                Ok(Box::new(Counted(io::Cursor::new(bytes), open.clone())))
+            })
+        };
+        let (want, want_stats) = direct(&log(3000));
+        let (mut s, n) = LogStream::spawn_closed("t", reopen(&text)).unwrap();
+        assert_eq!(open.load(Ordering::Relaxed), 0, "closed once its first entry is read");
+        assert_eq!((s.peek_t_us().unwrap(), n.get()), (Some(want[0].1), 0));
+        assert!(s.peek_line().contains("n=0") && s.waiting());
+        let mut got = Vec::new();
+        while let Some(e) = s.next_entry().unwrap() {
+            got.push((e.line, e.header.t_us));
+        }
+        assert_eq!(got, want.iter().map(|w| (w.0, w.1)).collect::<Vec<_>>());
+        assert_eq!(s.stats, want_stats);
+        assert_eq!(n.get(), log(3000).len() as u64, "each byte counted once");
+        assert_eq!(open.load(Ordering::Relaxed), 0, "closed at its end");
+        // Rewritten between its first reading and its turn.
+        let (mut s, _) = LogStream::spawn_closed("t", reopen(&text)).unwrap();
+        *text.lock().unwrap() = log(10).replacen("20:04:25", "21:00:00", 1);
+        let e = s.next_entry().map(|_| ()).unwrap_err();
+        assert!(e.to_string().contains("changed"), "{e}");
     }
 
     /// Opening reads the first entry (its time and header line, for the merge) without a thread:

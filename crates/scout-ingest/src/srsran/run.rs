@@ -80,16 +80,25 @@ pub fn ingest_logs<O: RunOutput>(
             LogInput::Bytes { data, .. } => data.len() as u64,
         };
     }
-    // Every file is read at once, each by a thread of its own (`prefetch`), entries merged by
-    // time: split CU and DU logs interleave as they happened, rotated logs follow each other.
+    // Every file is read by a thread of its own (`prefetch`) once the merge reaches it, entries
+    // merged by time: split CU and DU logs interleave as they happened, rotated logs follow each
+    // other (and wait closed until their turn).
     // The epoch is the earliest entry.
     let mut files = Vec::with_capacity(logs.len());
     for (i, (l, p)) in logs.iter().zip(&paths).enumerate() {
-        let inner: Box<dyn io::Read + Send> = match l {
-            LogInput::File(f) => Box::new(std::fs::File::open(f).map_err(|e| input(p, e))?),
-            LogInput::Bytes { data, .. } => Box::new(io::Cursor::new(data.clone())),
-        };
-        let (r, n) = LogStream::spawn(&i.to_string(), inner).map_err(|e| input(p, e))?;
+        let (r, n) = match l {
+            // A regular file is closed until its turn (then opened again); a pipe stays open.
+            LogInput::File(f) if std::fs::metadata(f).is_ok_and(|m| m.is_file()) => {
+                let f = f.clone();
+                let reopen = Box::new(move || -> io::Result<Box<dyn io::Read + Send>> {
+                    Ok(Box::new(std::fs::File::open(&f)?))
+                });
+                LogStream::spawn_closed(&i.to_string(), reopen)
+            }
+            LogInput::File(f) => std::fs::File::open(f).and_then(|h| LogStream::spawn(&i.to_string(), Box::new(h))),
+            LogInput::Bytes { data, .. } => LogStream::spawn(&i.to_string(), Box::new(io::Cursor::new(data.clone()))),
+        }
+        .map_err(|e| input(p, e))?;
         files.push((p, r, n));
     }
     let mut epoch_us = None;
