@@ -31,10 +31,9 @@ const CHUNK_ROWS: usize = 1 << 16;
 
 /// The columns the order and the derived columns read, with the types they must have.
 fn needed() -> [(&'static str, DataType); 7] {
-    let dict = DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8));
     [
         ("t_ns", DataType::Int64),
-        ("dir", dict),
+        ("dir", crate::write::dict()),
         ("ue", DataType::UInt32),
         ("ack", DataType::Boolean),
         ("retx_index", DataType::UInt8),
