@@ -16,8 +16,7 @@
 //! gNB MAC's scheduling, TBs, HARQ), `ue.rs` (the per-UE state); this file holds the types, the
 //! construction, the driver's entry points and the telemetry helpers.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use scout_events::{Dir, Layer, Node, PacketEvent, Point, Queue, Reason, Sink, SlotEvent};
@@ -43,6 +42,9 @@ use crate::rlc::{self, RlcEntity, RlcOut, RlcPdu, Sdu};
 use crate::rng::Rng;
 use crate::Instant;
 
+use self::agenda::Agenda;
+
+mod agenda;
 mod air;
 mod bearer;
 mod cu_up;
@@ -165,29 +167,6 @@ enum Action {
     DddsArrive { ue: u32, drb: u8, highest: u32, desired: u64 },
 }
 
-struct Scheduled {
-    t: Instant,
-    seq: u64,
-    action: Action,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, o: &Self) -> bool {
-        (self.t, self.seq) == (o.t, o.seq)
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scheduled {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.t, self.seq).cmp(&(o.t, o.seq))
-    }
-}
-
 /// The cell, its UEs, the CU-UP and the UPF.
 pub struct Stack {
     cfg: StackConfig,
@@ -207,10 +186,9 @@ pub struct Stack {
     n3_ul: Link,
     mh_dl: Link,
     mh_ul: Link,
-    heap: BinaryHeap<Reverse<Scheduled>>,
+    agenda: Agenda<Action>,
     /// The gNB's MAC: scheduling, HARQ, link adaptation, the UEs' UL buffers as it knows them.
     mac: GnbMac,
-    seq: u64,
     next_pkt: u64,
     live: IdMap<Packet>,
     deliveries: Vec<Delivery>,
@@ -280,9 +258,8 @@ impl Stack {
             n3_ul: Link::new(&cfg.core.n3),
             mh_dl: Link::new(&cfg.core.midhaul),
             mh_ul: Link::new(&cfg.core.midhaul),
-            heap: BinaryHeap::new(),
+            agenda: Agenda::new(),
             mac,
-            seq: 0,
             next_pkt: 0,
             live: IdMap::default(),
             deliveries: Vec::new(),
@@ -357,13 +334,12 @@ impl Stack {
     }
 
     fn schedule(&mut self, t: Instant, action: Action) {
-        self.seq += 1;
-        self.heap.push(Reverse(Scheduled { t, seq: self.seq, action }));
+        self.agenda.push(t, action);
     }
 
     /// When the stack next needs [`Stack::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.heap.peek().map(|Reverse(s)| s.t)
+        self.agenda.next_at()
     }
 
     /// Packets delivered to applications since the last call.
@@ -558,14 +534,10 @@ impl Stack {
     /// packet I/O between bounded calls, so that a slot that falls behind cannot starve it.
     pub fn handle_timeout_bounded<S: Sink>(&mut self, now: Instant, max_steps: usize, sink: &mut S) -> bool {
         for _ in 0..max_steps {
-            match self.heap.peek() {
-                Some(Reverse(top)) if top.t <= now => {}
-                _ => return false,
-            }
-            let Some(Reverse(Scheduled { t, action, .. })) = self.heap.pop() else { return false };
+            let Some((t, action)) = self.agenda.pop_due(now) else { return false };
             self.run(t, action, sink);
         }
-        self.heap.peek().is_some_and(|Reverse(top)| top.t <= now)
+        self.agenda.next_at().is_some_and(|t| t <= now)
     }
 
     fn run<S: Sink>(&mut self, t: Instant, action: Action, sink: &mut S) {
