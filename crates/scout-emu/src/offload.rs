@@ -217,7 +217,8 @@ pub fn segment(hdr: &VnetHdr, pkt: &[u8], mut out: impl FnMut(&[u8], Partial)) -
 /// A run of segments of one flow being joined.
 struct Run {
     t: Tcp,
-    /// The joined packet so far (header of the first, payloads of all).
+    /// Room for the virtio header, then the joined packet so far (header of the first, payloads
+    /// of all): written as it is, without a copy.
     buf: Vec<u8>,
     segs: usize,
     gso_size: usize,
@@ -242,9 +243,16 @@ pub struct Coalescer {
     pub writes: u64,
 }
 
+impl Run {
+    /// The joined packet so far.
+    fn pkt(&self) -> &[u8] {
+        &self.buf[VNET_HDR_LEN..]
+    }
+}
+
 /// Whether `p` (a TCP segment with layout `t`) may follow the run `r`.
 fn extends(r: &Run, p: &[u8], t: Tcp) -> bool {
-    let h = &r.buf;
+    let h = r.pkt();
     let (ip, rt) = (t.ip_len, r.t);
     let pay = p.len() - t.hdr_len;
     let seq = u32::from_be_bytes(p[ip + 4..ip + 8].try_into().expect("4 bytes"));
@@ -295,8 +303,9 @@ impl Coalescer {
                 r.next_seq = r.next_seq.wrapping_add(pay.len() as u32);
                 // The joined packet takes the last segment's window and PSH.
                 let ip = t.ip_len;
-                r.buf[ip + 14..ip + 16].copy_from_slice(&p[ip + 14..ip + 16]);
-                r.buf[ip + 13] |= p[ip + 13] & PSH;
+                let h = VNET_HDR_LEN + ip;
+                r.buf[h + 14..h + 16].copy_from_slice(&p[ip + 14..ip + 16]);
+                r.buf[h + 13] |= p[ip + 13] & PSH;
                 r.closed = pay.len() < r.gso_size || p[ip + 13] & PSH != 0;
                 return;
             }
@@ -304,6 +313,7 @@ impl Coalescer {
         }
         let mut buf = self.spare.pop().unwrap_or_default();
         buf.clear();
+        buf.extend_from_slice(&[0; VNET_HDR_LEN]);
         buf.extend_from_slice(p);
         let pay = p.len() - t.hdr_len;
         let seq = u32::from_be_bytes(p[t.ip_len + 4..t.ip_len + 8].try_into().expect("4 bytes"));
@@ -327,7 +337,7 @@ impl Coalescer {
     /// The run of `p`'s flow (same IP addresses and ports; `t`: its layout), if any.
     fn run_of(&self, p: &[u8], t: Tcp) -> Option<usize> {
         self.runs.iter().position(|r| {
-            let h = &r.buf;
+            let h = r.pkt();
             r.t.v4 == t.v4
                 && r.t.ip_len == t.ip_len
                 && if t.v4 { h[12..20] == p[12..20] } else { h[8..40] == p[8..40] }
@@ -336,13 +346,9 @@ impl Coalescer {
     }
 
     fn finish(&mut self, i: usize, write: &mut impl FnMut(&[u8])) {
-        let r = self.runs.remove(i);
+        let mut r = self.runs.remove(i);
         let t = r.t;
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
-        out.extend_from_slice(&[0; VNET_HDR_LEN]);
-        out.extend_from_slice(&r.buf);
-        let pkt = &mut out[VNET_HDR_LEN..];
+        let pkt = &mut r.buf[VNET_HDR_LEN..];
         set_ip_length(pkt, t);
         let partial = set_partial(pkt, t);
         let hdr = VnetHdr {
@@ -359,10 +365,9 @@ impl Coalescer {
             csum_start: partial.map_or(0, |p| p.0),
             csum_offset: partial.map_or(0, |p| p.1),
         };
-        hdr.write(&mut out);
+        hdr.write(&mut r.buf);
         self.writes += 1;
-        write(&out);
-        self.out = out;
+        write(&r.buf);
         self.spare.push(r.buf);
     }
 
