@@ -83,6 +83,19 @@ pub const EGRESS_PRIORITY: i32 = 9;
 /// with it, 0.1 ms without).
 const SPIN_NS: i64 = 20_000;
 
+/// A sleep shorter than this is spun instead (see [`Datapath::sleep`]): with it the data path's
+/// sleeps under load fell from 11 k to 3 k a second and its slots' median lateness from 14 to 7 µs
+/// (bench/RESULTS.md).
+const MIN_SLEEP_NS: i64 = 30_000;
+
+/// Short sleeps are spun only while the loop's thread used less than this share of its CPU in
+/// the last window (spinning included).
+const SPIN_CPU_MAX: f64 = 0.92;
+
+/// While spinning with reading open, how often the devices are looked at (a zero-timeout `ppoll`,
+/// some 0.25 µs).
+const SPIN_POLL_NS: i64 = 4_000;
+
 /// While the loop was busy less than this share of the last window, it spins before every
 /// action, not only before slots (an idle cell's ping sees one wake-up less).
 const SPIN_ALL_BELOW: f64 = 0.25;
@@ -238,7 +251,9 @@ struct Datapath<'t> {
     topo: &'t Topology,
     ue_of: HashMap<IpAddr, u32>,
     flows: Flows,
-    held: HashMap<u64, Held>,
+    /// The bytes of each packet in the model, by its id (foldhash: SipHash was 1.5 % of the
+    /// data path).
+    held: foldhash::HashMap<u64, Held>,
     /// Packet buffers to reuse, and the one every read lands in first.
     pool: Vec<Vec<u8>>,
     scratch: Vec<u8>,
@@ -257,7 +272,7 @@ struct Datapath<'t> {
     /// What the loop may take in.
     admit: Admission,
     /// Echo requests a UE sent, by (UE, identifier, sequence number): when they entered.
-    echoes: HashMap<(u32, u16, u16), i64>,
+    echoes: foldhash::HashMap<(u32, u16, u16), i64>,
     rtts: Vec<i64>,
     counts: Counts,
     /// Rows of the TCP tracepoints, from their thread, and those received not yet written.
@@ -604,21 +619,42 @@ impl Datapath<'_> {
         } else if now < until && !reading {
             wait = wait.min(self.admit.open_at() - now);
         }
-        // The kernel wakes a sleeper some 25 µs late here (p99 ~65 µs): the last SPIN_NS before a
-        // slot are spent spinning on the clock instead, and before any action while the loop is
-        // mostly idle (when it is not, spinning takes the CPU time the applications need).
+        // The kernel wakes a sleeper late here (on this 2-vCPU VM: 19 µs on average under load,
+        // p99 ~65 µs), and a sleep costs the thread some 25 µs of CPU time (timer programming,
+        // two context switches, the wake-up). So the last SPIN_NS before a slot are spent
+        // spinning on the clock instead, and before any action while the loop is mostly idle
+        // (when it is not, spinning takes the CPU time the applications need); and a sleep
+        // shorter than MIN_SLEEP_NS is not taken at all: spun, it is both cheaper and on time.
         let spin = now + wait == self.stack.next_slot_at() || self.admit.busy < SPIN_ALL_BELOW;
         let sleep = wait - if spin { SPIN_NS } else { 0 };
+        let nfds = if reading { fds.len() } else { 0 };
         let mut ready = 0;
-        if sleep > 0 {
+        // Not while the thread used more than SPIN_CPU_MAX of its CPU: the kernel stops a
+        // real-time thread that takes more than 95 % of one (sched_rt_runtime_us), for the rest
+        // of the second.
+        let min_sleep = if self.admit.cpu < SPIN_CPU_MAX { MIN_SLEEP_NS } else { 0 };
+        if sleep >= min_sleep {
             let ts = libc::timespec { tv_sec: sleep / 1_000_000_000, tv_nsec: sleep % 1_000_000_000 };
-            let nfds = if reading { fds.len() } else { 0 };
             // SAFETY: `fds` is a valid array of at least `nfds` pollfd structures.
             ready = unsafe { libc::ppoll(fds.as_mut_ptr(), nfds as libc::nfds_t, &ts, std::ptr::null()) };
         }
         if ready == 0 && wait > 0 {
-            let at = now + wait;
-            while self.clock() < at {
+            // Spinning while reading is open, the devices are looked at every SPIN_POLL_NS, so
+            // that a packet ends the wait as it would end a sleep.
+            let (at, zero) = (now + wait, libc::timespec { tv_sec: 0, tv_nsec: 0 });
+            let mut next_poll = now;
+            loop {
+                let t = self.clock();
+                if t >= at {
+                    break;
+                }
+                if nfds > 0 && t >= next_poll {
+                    next_poll = t + SPIN_POLL_NS;
+                    // SAFETY: as above; a zero timeout only looks.
+                    if unsafe { libc::ppoll(fds.as_mut_ptr(), nfds as libc::nfds_t, &zero, std::ptr::null()) } > 0 {
+                        break;
+                    }
+                }
                 std::hint::spin_loop();
             }
         }
@@ -879,7 +915,7 @@ pub fn emulate(
             .collect(),
         topo: &topo,
         flows: Flows::default(),
-        held: HashMap::new(),
+        held: Default::default(),
         pool: Vec::new(),
         scratch: vec![0u8; VNET_HDR_LEN + 65_536],
         egress,
@@ -891,7 +927,7 @@ pub fn emulate(
         late: Lateness::default(),
         slot_late: Lateness::default(),
         admit: Admission::new(0),
-        echoes: HashMap::new(),
+        echoes: Default::default(),
         rtts: Vec::new(),
         counts: Counts::default(),
         tcp_in: None,
@@ -1039,7 +1075,9 @@ pub fn emulate(
                 "burst_us": Admission::BURST_NS / 1000.0,
                 "work_per_packet_ns": admit.cost_ns.round(),
                 "spin_us": SPIN_NS / 1000,
-                "note": "devices are read only until read_guard_us before each slot, while no action is overdue by more than admit_lag_us, and while the loop's credit of CPU time (earned at share of the wall clock, up to burst_us) covers the measured work per packet; the last spin_us of each sleep before a slot are spent spinning; devices are not read while the event writer is behind (writer_behind)",
+                "min_sleep_us": MIN_SLEEP_NS / 1000,
+                "spin_cpu_max": SPIN_CPU_MAX,
+                "note": "devices are read only until read_guard_us before each slot, while no action is overdue by more than admit_lag_us, and while the loop's credit of CPU time (earned at share of the wall clock, up to burst_us) covers the measured work per packet; the last spin_us of each sleep before a slot are spent spinning, and a wait shorter than min_sleep_us is spun (the devices looked at every few µs) while the loop's thread used less than spin_cpu_max of its CPU; devices are not read while the event writer is behind (writer_behind)",
             },
             "note": "lateness in µs (bucket upper bounds): of each slot, when it ran minus when it was due; of each model action, likewise; of each packet written to a device, when written minus when the model delivered it",
         },

@@ -4,7 +4,6 @@
 //! model until it is delivered — with the Congestion Experienced codepoint written in when the
 //! model marked it (L4S).
 
-use std::collections::HashMap;
 use std::net::IpAddr;
 
 use serde_json::{json, Value};
@@ -113,7 +112,7 @@ type FlowKey = (bool, u8, IpAddr, IpAddr, u16, u16);
 /// Flow ids in order of first packet, and their description for `run.json` `flows`.
 #[derive(Default)]
 pub struct Flows {
-    ids: HashMap<FlowKey, u32>,
+    ids: foldhash::HashMap<FlowKey, u32>,
     pub json: Vec<Value>,
 }
 

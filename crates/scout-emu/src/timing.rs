@@ -92,6 +92,19 @@ pub struct Admission {
     packets: u64,
     /// The share of the last window the loop was busy (not asleep).
     pub busy: f64,
+    /// The share of a CPU the loop's thread used in the last window (its spinning included),
+    /// and the thread's CPU time at the window's start (from the end of the first window: the
+    /// loop is made on another thread).
+    pub cpu: f64,
+    cpu_start: Option<i64>,
+}
+
+/// The calling thread's CPU time, ns.
+fn thread_cpu_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime(2) fills the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
 impl Admission {
@@ -117,6 +130,8 @@ impl Admission {
             slept_ns: 0,
             packets: 0,
             busy: 0.0,
+            cpu: 0.0,
+            cpu_start: None,
         }
     }
 
@@ -138,7 +153,8 @@ impl Admission {
         self.packets += packets as u64;
     }
 
-    /// The loop slept `ns` until `now`; at the end of a window, how busy it was, and with enough
+    /// The loop slept `ns` until `now`; at the end of a window, how busy it was and how much CPU
+    /// its thread used (the caller's: call it from the loop's thread), and with enough
     /// packets to measure, the work per packet is measured again (an average that weighs the
     /// newest window 30 %).
     pub fn slept(&mut self, ns: i64, now: i64) {
@@ -146,6 +162,11 @@ impl Admission {
         let elapsed = now - self.window_start;
         if elapsed >= Self::WINDOW_NS {
             self.busy = (elapsed - self.slept_ns).max(0) as f64 / elapsed as f64;
+            let cpu = thread_cpu_ns();
+            if let Some(start) = self.cpu_start {
+                self.cpu = (cpu - start) as f64 / elapsed as f64;
+            }
+            self.cpu_start = Some(cpu);
             if self.packets >= 1000 {
                 let busy = (elapsed - self.slept_ns).max(0) as f64;
                 self.cost_ns = 0.7 * self.cost_ns + 0.3 * busy / self.packets as f64;
