@@ -38,17 +38,21 @@ main() {
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
 
+  # The DN's TCP send buffer may grow to 16 MiB (net.ipv4.tcp_wmem's default maximum is 4 MiB):
+  # one stream at 3 Gbit/s over the cell's ~5 ms RTT keeps more than 4 MiB sent and unacknowledged
+  # or waiting (the sender was sndbuf-limited ~17 % of the time). Set for the forwarders alike.
+  dn_wmem="4096 16384 16777216"
   declare -A gbps cpu
   for n in 1 4; do
     for mode in plain offload; do
-      line=$("$fwd" "$mode" "$n" "$secs")
+      line=$("$fwd" "$mode" "$n" "$secs" "$dn_wmem")
       gbps[$mode$n]=$(field "$line" gbit_s .2f)
       cpu[$mode$n]=$(field "$line" cpu_pct .0f)
       echo "   $mode forwarder, $n stream(s): ${gbps[$mode$n]} Gbit/s (forwarder CPU ${cpu[$mode$n]} %)"
     done
     sc=$work/scout$n.yaml
     { cat bench/emulator.yaml
-      printf 'apps:\n  - {name: server, ns: dn, cmd: "iperf3 -s -1 -J"}\n'
+      printf 'apps:\n  - {name: server, ns: dn, cmd: '"'"'sysctl -qw net.ipv4.tcp_wmem="%s" && exec iperf3 -s -1 -J'"'"'}\n' "$dn_wmem"
       printf '  - {name: client, ns: ue0, at_s: 0.5, cmd: "iperf3 -c $SCOUT_DN -R -P %s -t %s -J"}\n' "$n" "$secs"
     } > "$sc"
     "$scout" emulate "$sc" -o "$work/run$n" --duration "$(python3 -c "print($secs + 2)")" > "$work/emu$n.txt" 2>&1

@@ -4,6 +4,9 @@
 //!   forwarder plain   STREAMS SECONDS   one packet per read(2) and write(2)
 //!   forwarder offload STREAMS SECONDS   TUN offloads: TCP super-packets of up to 64 KiB cross as they are
 //!
+//!   forwarder MODE STREAMS SECONDS "MIN DEFAULT MAX"   the DN's net.ipv4.tcp_wmem, as the
+//!                                                      benchmark sets it for `scout emulate`
+//!
 //! It makes the same namespaces and TUN devices as `scout emulate` (one UE), runs an iperf3
 //! download (server in the DN, `iperf3 -c DN -R -P STREAMS -t SECONDS` in the UE) through itself and
 //! prints one JSON line: the throughput iperf3 measured and the forwarder's own CPU use.
@@ -23,7 +26,7 @@ fn cpu_s() -> f64 {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: forwarder plain|offload STREAMS SECONDS";
+    let usage = "usage: forwarder plain|offload STREAMS SECONDS [DN_TCP_WMEM]";
     let (Some(mode), Some(streams), Some(secs)) = (args.get(1), args.get(2), args.get(3)) else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -40,6 +43,11 @@ fn main() {
     let topo = Topology::create(1, offload).expect("namespaces and TUN devices (root, /dev/net/tun)");
     let dn_ns = topo.dn.ns.clone();
     let ue_ns = topo.ues[0].ns.clone();
+    if let Some(wmem) = args.get(4) {
+        let set = format!("net.ipv4.tcp_wmem={wmem}");
+        let ok = Command::new("ip").args(["netns", "exec", &dn_ns, "sysctl", "-qw", &set]).status();
+        assert!(ok.is_ok_and(|s| s.success()), "sysctl {set} in the DN's namespace");
+    }
     let mut server = Command::new("ip")
         .args(["netns", "exec", &dn_ns, "iperf3", "-s", "-1"])
         .stdout(Stdio::null())
