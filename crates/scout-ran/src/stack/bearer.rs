@@ -87,7 +87,8 @@ impl Stack {
                     } else {
                         // UL: reassembled at the DU, forwarded over F1-U.
                         let at = self.mh_ul.send(now, sdu.len);
-                        self.schedule(at, Action::MidhaulArrive(Job { p: sdu.pkt, count: sdu.pdcp_sn, len: sdu.len }));
+                        let job = Job { p: sdu.pkt, count: sdu.pdcp_sn, len: sdu.len };
+                        self.schedule_arrival(LinkId::MidhaulUl, at, Action::MidhaulArrive(job));
                     }
                 }
                 RlcOut::Transmitted { pdcp_sn } if at_ue => {

@@ -56,10 +56,10 @@ impl Stack {
                 if dir == Dir::Dl {
                     let len = p.bytes + GTPU_OVERHEAD;
                     let at = self.n3_dl.send(now, len);
-                    self.schedule(at, Action::N3Arrive(Job { p, count: 0, len }));
+                    self.schedule_arrival(LinkId::N3Dl, at, Action::N3Arrive(Job { p, count: 0, len }));
                 } else {
                     let at = self.n6_ul.send(now, p.bytes);
-                    self.schedule(at, Action::N6Deliver(p));
+                    self.schedule_arrival(LinkId::N6Ul, at, Action::N6Deliver(p));
                 }
             }
             (ExecId::Gtpu, Dir::Dl) => {
@@ -83,7 +83,7 @@ impl Stack {
                     return;
                 }
                 let at = self.n3_ul.send(now, len);
-                self.schedule(at, Action::N3Arrive(Job { p, count: 0, len }));
+                self.schedule_arrival(LinkId::N3Ul, at, Action::N3Arrive(Job { p, count: 0, len }));
             }
             (ExecId::Cuup, Dir::Dl) => {
                 // SDAP then PDCP on the same worker.
@@ -112,7 +112,7 @@ impl Stack {
                 self.emit(sink, started, Node::GnbCu, Layer::F1u, Point::ProcBegin, &p);
                 self.emit(sink, now, Node::GnbCu, Layer::F1u, Point::ProcEnd, &p);
                 let at = self.mh_dl.send(now, job.len);
-                self.schedule(at, Action::MidhaulArrive(job));
+                self.schedule_arrival(LinkId::MidhaulDl, at, Action::MidhaulArrive(job));
             }
         }
     }

@@ -134,6 +134,17 @@ enum ExecId {
     F1u,
 }
 
+/// The stack's links, each a lane of its agenda.
+#[derive(Clone, Copy, Debug)]
+enum LinkId {
+    N6Dl,
+    N6Ul,
+    N3Dl,
+    N3Ul,
+    MidhaulDl,
+    MidhaulUl,
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Job {
     p: Packet,
@@ -337,6 +348,12 @@ impl Stack {
         self.agenda.push(t, action);
     }
 
+    /// Schedules the arrival at the far end of `link` (its arrivals come in the order they are
+    /// sent: one lane of the agenda).
+    fn schedule_arrival(&mut self, link: LinkId, t: Instant, action: Action) {
+        self.agenda.push_in_lane(link as usize, t, action);
+    }
+
     /// When the stack next needs [`Stack::handle_timeout`].
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.agenda.next_at()
@@ -492,7 +509,7 @@ impl Stack {
         self.emit(sink, now, node, Layer::App, Point::Tx, &p);
         if offer.dir == Dir::Dl {
             let at = self.n6_dl.send(now, p.bytes);
-            self.schedule(at, Action::N6Arrive(p));
+            self.schedule_arrival(LinkId::N6Dl, at, Action::N6Arrive(p));
         } else {
             self.send_ul(now, p, offer.drb, sink);
         }
@@ -599,7 +616,7 @@ impl Stack {
                 if let Some(h) = d.du_highest_tx {
                     let desired = d.du_desired_buffer;
                     let at = self.mh_ul.send(t, 32);
-                    self.schedule(at, Action::DddsArrive { ue, drb, highest: h, desired });
+                    self.schedule_arrival(LinkId::MidhaulUl, at, Action::DddsArrive { ue, drb, highest: h, desired });
                 }
             }
             Action::DddsArrive { ue, drb, highest, desired } => {
