@@ -71,14 +71,16 @@ pub fn ingest_logs<O: RunOutput>(
         return Err(IngestError::Input { path: "LOG".into(), message: "no log files given".into() });
     }
     let paths: Vec<String> = logs.iter().map(LogInput::name).collect();
+    // Each file's size (for progress) and whether it is a regular file (below), from one look.
     let mut total = 0u64;
-    for l in logs {
-        total += match l {
-            LogInput::File(p) => std::fs::metadata(p)
-                .map_err(|e| IngestError::Input { path: p.display().to_string(), message: e.to_string() })?
-                .len(),
-            LogInput::Bytes { data, .. } => data.len() as u64,
+    let mut regular = Vec::with_capacity(logs.len());
+    for (l, p) in logs.iter().zip(&paths) {
+        let (len, file) = match l {
+            LogInput::File(f) => std::fs::metadata(f).map(|m| (m.len(), m.is_file())).map_err(|e| input(p, e))?,
+            LogInput::Bytes { data, .. } => (data.len() as u64, false),
         };
+        total += len;
+        regular.push(file);
     }
     // Every file is read by a thread of its own (`prefetch`) once the merge reaches it, entries
     // merged by time: split CU and DU logs interleave as they happened, rotated logs follow each
@@ -88,7 +90,7 @@ pub fn ingest_logs<O: RunOutput>(
     for (i, (l, p)) in logs.iter().zip(&paths).enumerate() {
         let (r, n) = match l {
             // A regular file is closed until its turn (then opened again); a pipe stays open.
-            LogInput::File(f) if std::fs::metadata(f).is_ok_and(|m| m.is_file()) => {
+            LogInput::File(f) if regular[i] => {
                 let f = f.clone();
                 let reopen = Box::new(move || -> io::Result<Box<dyn io::Read + Send>> {
                     Ok(Box::new(std::fs::File::open(&f)?))
