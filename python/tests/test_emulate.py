@@ -10,6 +10,7 @@ import math
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -140,10 +141,20 @@ def test_a_slice_served_by_a_real_upf_process(tmp_path: Path) -> None:
     assert r.returncode != 0 and "core.slices[0].upf_process" in r.stderr and "scout emulate" in r.stderr, r.stderr
 
 
+def cpu_latency_us() -> int:
+    """The CPUs' wake-up latency the kernel's PM QoS now allows, µs (all requests combined)."""
+    fd = os.open("/dev/cpu_dma_latency", os.O_RDONLY)
+    try:
+        return struct.unpack("i", os.read(fd, 4))[0]
+    finally:
+        os.close(fd)
+
+
 def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path) -> None:
     sc = tmp_path / "idle.yaml"
     sc.write_text("name: idle\nduration_s: 60\nues: [{count: 2}]\n")
     out = tmp_path / "run"
+    latency_before = cpu_latency_us()
     p = subprocess.Popen(
         [sys.executable, "-m", "scout.cli", "emulate", str(sc), "-o", str(out)],
         stdout=subprocess.PIPE,
@@ -166,6 +177,8 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
         status = dict(line.split(":", 1) for line in (tasks[0] / "status").read_text().splitlines())
         assert status["Uid"].split() == ["65534"] * 4 and status["Gid"].split() == ["65534"] * 4, status["Uid"]
         assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0 and status["NoNewPrivs"].strip() == "1"
+        # No CPU may idle in a state that takes time to leave while it runs (PM QoS).
+        assert cpu_latency_us() == 0
     finally:
         p.send_signal(signal.SIGINT)
         stdout, stderr = p.communicate(timeout=30)
@@ -174,6 +187,9 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
     meta = json.loads((out / "run.json").read_text())
     assert meta["complete"] is True and meta["emulator"]["stopped_early"] is True
     assert meta["emulator"]["datapath_privileges"]["dropped"] is True
+    assert meta["emulator"]["cpu_wakeup_latency"] == {"held": True, "max_us": 0, "device": "/dev/cpu_dma_latency"}
+    # The request ends with the emulation.
+    assert cpu_latency_us() == latency_before
     ul = meta["summary"]["directions"][1]
     assert ul["delivered_packets"] >= 3
     assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])

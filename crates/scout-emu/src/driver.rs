@@ -953,6 +953,8 @@ pub fn emulate(
     // talks to the caller (progress).
     let shared = Shared::default();
     let mut app_error = None;
+    // Until the emulation ends: no CPU idles where a timer cannot wake the data path on time.
+    let (cpu_latency, cpu_wakeup_latency) = thread::hold_cpu_wakeup_latency();
     let (done, egress, tcp) = std::thread::scope(|s| {
         let h = std::thread::Builder::new()
             .name("scout-datapath".into())
@@ -996,6 +998,8 @@ pub fn emulate(
         let done = h.join().expect("the data path thread panicked");
         (done, egress.join().expect("the device writer's thread panicked"), feed)
     });
+    // The emulation is over: the CPUs may idle again.
+    drop(cpu_latency);
     let Done { mut dp, now, realtime, privileges, error } = done;
     // The data path's own writes ended its loop on their first error (`error`); the device
     // writer's thread hands its own back.
@@ -1060,6 +1064,7 @@ pub fn emulate(
         "stopped_early": stopped_early,
         "realtime_priority": realtime.then_some(REALTIME_PRIORITY),
         "datapath_privileges": privileges,
+        "cpu_wakeup_latency": cpu_wakeup_latency,
         "timing": {
             "slots": slot_late.json(),
             "actions": late.json(),
