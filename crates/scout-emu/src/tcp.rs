@@ -62,7 +62,8 @@ fn line_time(head: &str) -> Option<i64> {
     if !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let frac_ns = digits.parse::<i64>().ok()? * 10i64.pow(9 - digits.len() as u32);
+    // `345.` is the whole second (the kernel writes six digits; nothing else is assumed).
+    let frac_ns = if digits.is_empty() { 0 } else { digits.parse::<i64>().ok()? * 10i64.pow(9 - digits.len() as u32) };
     sec.parse::<i64>().ok()?.checked_mul(1_000_000_000)?.checked_add(frac_ns)
 }
 
@@ -407,6 +408,17 @@ mod tests {
         let mapped = v6.replace("[fd00:5c07::2]", "[::ffff:10.45.0.1]");
         assert_eq!(parse(&mapped).unwrap().src, "10.45.0.1:40000".parse().unwrap());
         assert_eq!(parse("x [000] 1.0: sched_switch: prev=a"), None);
+    }
+
+    #[test]
+    fn a_line_time_has_from_no_to_nine_fraction_digits() {
+        assert_eq!(line_time("x [000] ..s1. 345.678901"), Some(345_678_901_000));
+        assert_eq!(line_time("x 345.5"), Some(345_500_000_000));
+        assert_eq!(line_time("x 345."), Some(345_000_000_000));
+        assert_eq!(line_time("x 1.1234567891"), Some(1_123_456_789));
+        for bad in ["x 345", "x .5", "x 3a.5", "x 3.5a", "x 99999999999.0"] {
+            assert_eq!(line_time(bad), None, "{bad}");
+        }
     }
 
     #[test]
