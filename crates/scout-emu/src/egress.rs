@@ -13,7 +13,7 @@
 //! offload devices ([`Coalescer`]), writes them and measures how late each packet was written
 //! (when written minus when the model delivered it).
 
-use std::io;
+use std::io::{self, IoSlice};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
@@ -65,21 +65,26 @@ impl<'t> DeviceWriter<'t> {
         self.late.add(mono_ns() - self.t0 - out.t);
         if let Some(tun) = self.devices.get(out.dev).copied().flatten() {
             let (full, error) = (&mut self.device_full, &mut self.error);
-            let mut write = |b: &[u8]| write_counted(tun, b, full, error);
             if tun.vnet {
-                self.coalescers[out.dev].push(&out.bytes, out.partial, &mut write);
-            } else {
-                write(&out.bytes);
+                let c = &mut self.coalescers[out.dev];
+                c.push(out.bytes, out.partial, &mut |parts: &[IoSlice<'_>]| {
+                    counted(tun.write_parts(parts), full, error)
+                });
+                c.take_written(spent);
+                return;
             }
+            counted(tun.write(&out.bytes), full, error);
         }
         spent.push(out.bytes);
     }
 
-    /// Writes the runs still open.
-    pub fn flush(&mut self) {
+    /// Writes the runs still open; their buffers go to `spent`.
+    pub fn flush(&mut self, spent: &mut Vec<Vec<u8>>) {
         for (c, tun) in self.coalescers.iter_mut().zip(&self.devices) {
             if let Some(tun) = tun {
-                c.flush(&mut |b: &[u8]| write_counted(tun, b, &mut self.device_full, &mut self.error));
+                let (full, error) = (&mut self.device_full, &mut self.error);
+                c.flush(&mut |parts: &[IoSlice<'_>]| counted(tun.write_parts(parts), full, error));
+                c.take_written(spent);
             }
         }
     }
@@ -148,7 +153,7 @@ impl<'t> Egress<'t> {
             for out in batch {
                 self.inline.push(out, pool);
             }
-            self.inline.flush();
+            self.inline.flush(pool);
             self.inline_batches += 1;
             return;
         }
@@ -183,7 +188,7 @@ pub fn run<'t>(topo: &'t Topology, t0: i64, (rx, spent, pending): ThreadSide, st
                 w.push(out, &mut back);
             }
         }
-        w.flush();
+        w.flush(&mut back);
         pending.fetch_sub(batches, Ordering::AcqRel);
         if w.error.is_some() {
             stop.store(true, Ordering::Relaxed);
@@ -194,9 +199,9 @@ pub fn run<'t>(topo: &'t Topology, t0: i64, (rx, spent, pending): ThreadSide, st
     w
 }
 
-/// Writes one packet to `tun`: a full device queue is counted in `full`, the first error kept.
-fn write_counted(tun: &Tun, b: &[u8], full: &mut u64, error: &mut Option<io::Error>) {
-    match tun.write(b) {
+/// A write's result, counted: a full device queue in `full`, the first error kept.
+fn counted(result: io::Result<bool>, full: &mut u64, error: &mut Option<io::Error>) {
+    match result {
         Ok(true) => {}
         Ok(false) => *full += 1,
         Err(e) => *error = error.take().or(Some(e)),

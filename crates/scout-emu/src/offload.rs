@@ -11,6 +11,8 @@
 //! `VIRTIO_NET_HDR_F_NEEDS_CSUM` with its TCP checksum field holding the pseudo-header sum, the
 //! state of a `CHECKSUM_PARTIAL` packet in the kernel.
 
+use std::io::IoSlice;
+
 /// `sizeof(struct virtio_net_hdr)`.
 pub const VNET_HDR_LEN: usize = 10;
 /// `VIRTIO_NET_HDR_F_NEEDS_CSUM`.
@@ -136,9 +138,9 @@ fn tcp_layout(p: &[u8]) -> Option<Tcp> {
     (hdr_len >= ip_len + 20 && p.len() >= hdr_len).then_some(Tcp { v4, ip_len, hdr_len })
 }
 
-/// Sets the IP length field of `p` (the whole packet) and, for IPv4, the header checksum.
-fn set_ip_length(p: &mut [u8], t: Tcp) {
-    let len = p.len();
+/// Sets the IP length field of a packet of `len` bytes whose headers are `p` and, for IPv4, the
+/// header checksum.
+fn set_ip_length(p: &mut [u8], t: Tcp, len: usize) {
     if t.v4 {
         p[2..4].copy_from_slice(&(len as u16).to_be_bytes());
         ipv4_checksum(p, t.ip_len);
@@ -147,9 +149,10 @@ fn set_ip_length(p: &mut [u8], t: Tcp) {
     }
 }
 
-/// Leaves `p`'s TCP checksum to the kernel: the pseudo-header sum in the field.
-fn set_partial(p: &mut [u8], t: Tcp) -> Partial {
-    let c = pseudo(p, p.len() - t.ip_len);
+/// Leaves the TCP checksum of a packet of `len` bytes whose headers are `p` to the kernel: the
+/// pseudo-header sum in the field.
+fn set_partial(p: &mut [u8], t: Tcp, len: usize) -> Partial {
+    let c = pseudo(p, len - t.ip_len);
     p[t.ip_len + 16..t.ip_len + 18].copy_from_slice(&c.to_be_bytes());
     Some((t.ip_len as u16, 16))
 }
@@ -207,8 +210,9 @@ pub fn segment(hdr: &VnetHdr, pkt: &[u8], mut out: impl FnMut(&[u8], Partial)) -
         if t.v4 {
             seg[4..6].copy_from_slice(&id0.wrapping_add(i as u16).to_be_bytes());
         }
-        set_ip_length(&mut seg, t);
-        let p = set_partial(&mut seg, t);
+        let len = seg.len();
+        set_ip_length(&mut seg, t, len);
+        let p = set_partial(&mut seg, t, len);
         out(&seg, p);
     }
     Ok(n)
@@ -217,10 +221,13 @@ pub fn segment(hdr: &VnetHdr, pkt: &[u8], mut out: impl FnMut(&[u8], Partial)) -
 /// A run of segments of one flow being joined.
 struct Run {
     t: Tcp,
-    /// Room for the virtio header, then the joined packet so far (header of the first, payloads
-    /// of all): written as it is, without a copy.
-    buf: Vec<u8>,
-    segs: usize,
+    /// The virtio header, then the first segment's headers, rewritten for the joined packet.
+    head: Vec<u8>,
+    /// The segments joined so far, whole: the kernel takes their payloads (after `t.hdr_len`
+    /// bytes of headers) straight from them, in one `writev`.
+    segs: Vec<Vec<u8>>,
+    /// The joined packet's length.
+    len: usize,
     gso_size: usize,
     next_seq: u32,
     /// The last segment was shorter than the segment size, or carried PSH: nothing may follow.
@@ -234,25 +241,25 @@ struct Run {
 #[derive(Default)]
 pub struct Coalescer {
     runs: Vec<Run>,
-    /// Buffers of finished runs, to reuse.
-    spare: Vec<Vec<u8>>,
-    /// The packet being written (virtio header, then the packet).
-    out: Vec<u8>,
+    /// Heads and segment lists of finished runs, to reuse.
+    spare: Vec<(Vec<u8>, Vec<Vec<u8>>)>,
+    /// The packets handed in and written since [`Coalescer::take_written`], to reuse.
+    written: Vec<Vec<u8>>,
     /// Packets written and packets the kernel was handed (a joined packet counts once).
     pub segments: u64,
     pub writes: u64,
 }
 
 impl Run {
-    /// The joined packet so far.
-    fn pkt(&self) -> &[u8] {
-        &self.buf[VNET_HDR_LEN..]
+    /// The joined packet's headers.
+    fn hdr(&self) -> &[u8] {
+        &self.head[VNET_HDR_LEN..]
     }
 }
 
 /// Whether `p` (a TCP segment with layout `t`) may follow the run `r`.
 fn extends(r: &Run, p: &[u8], t: Tcp) -> bool {
-    let h = r.pkt();
+    let h = r.hdr();
     let (ip, rt) = (t.ip_len, r.t);
     let pay = p.len() - t.hdr_len;
     let seq = u32::from_be_bytes(p[ip + 4..ip + 8].try_into().expect("4 bytes"));
@@ -261,7 +268,7 @@ fn extends(r: &Run, p: &[u8], t: Tcp) -> bool {
         && pay > 0
         && pay <= r.gso_size
         && seq == r.next_seq
-        && h.len() + pay <= MAX_JOINED
+        && r.len + pay <= MAX_JOINED
         // Same addresses, and for IPv4 the same TOS, DF and TTL; for IPv6 traffic class and hop limit.
         && if t.v4 {
             h[12..20] == p[12..20] && h[1] == p[1] && h[6] & 0x40 == p[6] & 0x40 && h[8] == p[8]
@@ -276,13 +283,14 @@ fn extends(r: &Run, p: &[u8], t: Tcp) -> bool {
 }
 
 impl Coalescer {
-    /// Takes one delivered packet; `write` is handed every packet that is complete (with its
-    /// virtio header). Packets of a flow keep their order; a flow's run ends when a packet of the
-    /// same flow cannot join it.
-    pub fn push(&mut self, p: &[u8], partial: Partial, write: &mut impl FnMut(&[u8])) {
+    /// Takes one delivered packet; `write` is handed every packet that is complete, as the
+    /// slices to write in one `writev` (its virtio header first). Packets of a flow keep their
+    /// order; a flow's run ends when a packet of the same flow cannot join it. Every packet
+    /// handed in comes back, once written, from [`Coalescer::take_written`].
+    pub fn push(&mut self, p: Vec<u8>, partial: Partial, write: &mut impl FnMut(&[IoSlice<'_>])) {
         self.segments += 1;
-        let layout = tcp_layout(p);
-        let run = layout.and_then(|t| self.run_of(p, t));
+        let layout = tcp_layout(&p);
+        let run = layout.and_then(|t| self.run_of(&p, t));
         let t = match layout {
             Some(t) if p.len() > t.hdr_len && p[t.ip_len + 13] & 0x07 == 0 => t,
             _ => {
@@ -295,40 +303,41 @@ impl Coalescer {
             }
         };
         if let Some(i) = run {
-            if extends(&self.runs[i], p, t) {
+            if extends(&self.runs[i], &p, t) {
                 let r = &mut self.runs[i];
-                let pay = &p[t.hdr_len..];
-                r.buf.extend_from_slice(pay);
-                r.segs += 1;
-                r.next_seq = r.next_seq.wrapping_add(pay.len() as u32);
+                let pay = p.len() - t.hdr_len;
+                r.len += pay;
+                r.next_seq = r.next_seq.wrapping_add(pay as u32);
                 // The joined packet takes the last segment's window and PSH.
                 let ip = t.ip_len;
                 let h = VNET_HDR_LEN + ip;
-                r.buf[h + 14..h + 16].copy_from_slice(&p[ip + 14..ip + 16]);
-                r.buf[h + 13] |= p[ip + 13] & PSH;
-                r.closed = pay.len() < r.gso_size || p[ip + 13] & PSH != 0;
+                r.head[h + 14..h + 16].copy_from_slice(&p[ip + 14..ip + 16]);
+                r.head[h + 13] |= p[ip + 13] & PSH;
+                r.closed = pay < r.gso_size || p[ip + 13] & PSH != 0;
+                r.segs.push(p);
                 return;
             }
             self.finish(i, write);
         }
-        let mut buf = self.spare.pop().unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(&[0; VNET_HDR_LEN]);
-        buf.extend_from_slice(p);
+        let (mut head, mut segs) = self.spare.pop().unwrap_or_default();
+        head.clear();
+        head.extend_from_slice(&[0; VNET_HDR_LEN]);
+        head.extend_from_slice(&p[..t.hdr_len]);
         let pay = p.len() - t.hdr_len;
         let seq = u32::from_be_bytes(p[t.ip_len + 4..t.ip_len + 8].try_into().expect("4 bytes"));
-        self.runs.push(Run {
-            t,
-            buf,
-            segs: 1,
-            gso_size: pay,
-            next_seq: seq.wrapping_add(pay as u32),
-            closed: p[t.ip_len + 13] & PSH != 0,
-        });
+        let closed = p[t.ip_len + 13] & PSH != 0;
+        let len = p.len();
+        segs.push(p);
+        self.runs.push(Run { t, head, segs, len, gso_size: pay, next_seq: seq.wrapping_add(pay as u32), closed });
+    }
+
+    /// The packets handed in and written since the last call, into `into`.
+    pub fn take_written(&mut self, into: &mut Vec<Vec<u8>>) {
+        into.append(&mut self.written);
     }
 
     /// Writes every run (the end of a delivery batch).
-    pub fn flush(&mut self, write: &mut impl FnMut(&[u8])) {
+    pub fn flush(&mut self, write: &mut impl FnMut(&[IoSlice<'_>])) {
         while !self.runs.is_empty() {
             self.finish(0, write);
         }
@@ -337,7 +346,7 @@ impl Coalescer {
     /// The run of `p`'s flow (same IP addresses and ports; `t`: its layout), if any.
     fn run_of(&self, p: &[u8], t: Tcp) -> Option<usize> {
         self.runs.iter().position(|r| {
-            let h = r.pkt();
+            let h = r.hdr();
             r.t.v4 == t.v4
                 && r.t.ip_len == t.ip_len
                 && if t.v4 { h[12..20] == p[12..20] } else { h[8..40] == p[8..40] }
@@ -345,15 +354,16 @@ impl Coalescer {
         })
     }
 
-    fn finish(&mut self, i: usize, write: &mut impl FnMut(&[u8])) {
+    fn finish(&mut self, i: usize, write: &mut impl FnMut(&[IoSlice<'_>])) {
         let mut r = self.runs.remove(i);
         let t = r.t;
-        let pkt = &mut r.buf[VNET_HDR_LEN..];
-        set_ip_length(pkt, t);
-        let partial = set_partial(pkt, t);
-        let hdr = VnetHdr {
+        let hdr = &mut r.head[VNET_HDR_LEN..];
+        set_ip_length(hdr, t, r.len);
+        let partial = set_partial(hdr, t, r.len);
+        let n = r.segs.len();
+        let vnet = VnetHdr {
             flags: F_NEEDS_CSUM,
-            gso_type: if r.segs == 1 {
+            gso_type: if n == 1 {
                 GSO_NONE
             } else if t.v4 {
                 GSO_TCPV4
@@ -361,31 +371,31 @@ impl Coalescer {
                 GSO_TCPV6
             },
             hdr_len: t.hdr_len as u16,
-            gso_size: if r.segs == 1 { 0 } else { r.gso_size as u16 },
+            gso_size: if n == 1 { 0 } else { r.gso_size as u16 },
             csum_start: partial.map_or(0, |p| p.0),
             csum_offset: partial.map_or(0, |p| p.1),
         };
-        hdr.write(&mut r.buf);
+        vnet.write(&mut r.head);
         self.writes += 1;
-        write(&r.buf);
-        self.spare.push(r.buf);
+        let head = std::iter::once(IoSlice::new(&r.head));
+        let iov: Vec<_> = head.chain(r.segs.iter().map(|s| IoSlice::new(&s[t.hdr_len..]))).collect();
+        write(&iov);
+        self.written.append(&mut r.segs);
+        self.spare.push((r.head, r.segs));
     }
 
-    fn write_single(&mut self, p: &[u8], partial: Partial, write: &mut impl FnMut(&[u8])) {
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
-        out.extend_from_slice(&[0; VNET_HDR_LEN]);
-        out.extend_from_slice(p);
-        let hdr = match partial {
+    fn write_single(&mut self, p: Vec<u8>, partial: Partial, write: &mut impl FnMut(&[IoSlice<'_>])) {
+        let vnet = match partial {
             Some((start, offset)) => {
                 VnetHdr { flags: F_NEEDS_CSUM, csum_start: start, csum_offset: offset, ..Default::default() }
             }
             None => VnetHdr::default(),
         };
-        hdr.write(&mut out);
+        let mut head = [0; VNET_HDR_LEN];
+        vnet.write(&mut head);
         self.writes += 1;
-        write(&out);
-        self.out = out;
+        write(&[IoSlice::new(&head), IoSlice::new(&p)]);
+        self.written.push(p);
     }
 }
 
@@ -417,7 +427,7 @@ mod tests {
         }
         let len = p.len();
         let t = tcp_layout(&p).unwrap();
-        set_ip_length(&mut p, t);
+        set_ip_length(&mut p, t, len);
         complete(&mut p);
         assert_eq!(len, p.len());
         p
@@ -490,15 +500,24 @@ mod tests {
         let ack = tcp4(1, 0, 0x10); // a pure ACK is never joined
         let mut c = Coalescer::default();
         let mut written: Vec<Vec<u8>> = Vec::new();
-        let mut w = |b: &[u8]| written.push(b.to_vec());
-        c.push(&segs[0], None, &mut w);
-        c.push(&segs[1], None, &mut w);
-        c.push(&other, None, &mut w);
-        c.push(&segs[2], None, &mut w);
-        c.push(&ack, None, &mut w);
-        c.push(&segs[4], None, &mut w); // a gap: 3 is missing
+        let mut w = |iov: &[IoSlice<'_>]| written.push(iov.iter().flat_map(|s| s.iter().copied()).collect());
+        c.push(segs[0].clone(), None, &mut w);
+        c.push(segs[1].clone(), None, &mut w);
+        c.push(other.clone(), None, &mut w);
+        c.push(segs[2].clone(), None, &mut w);
+        c.push(ack.clone(), None, &mut w);
+        c.push(segs[4].clone(), None, &mut w); // a gap: 3 is missing
         c.flush(&mut w);
         assert_eq!((c.segments, c.writes), (6, 4));
+        // Every packet handed in comes back once written, unchanged (the joined packet's headers
+        // are rewritten in a copy of the first's).
+        let mut back = Vec::new();
+        c.take_written(&mut back);
+        back.sort();
+        let mut all =
+            vec![segs[0].clone(), segs[1].clone(), other.clone(), segs[2].clone(), ack.clone(), segs[4].clone()];
+        all.sort();
+        assert_eq!(back, all);
         // The ACK of the same flow ends its run: the run first, then the ACK as it came; the other
         // runs at the flush.
         let hdrs: Vec<VnetHdr> = written.iter().map(|b| VnetHdr::parse(b).unwrap()).collect();
@@ -533,13 +552,13 @@ mod tests {
         // A short segment ends a run; different options (a new timestamp) start a new one.
         let mut c = Coalescer::default();
         let mut n = 0;
-        let mut w = |_: &[u8]| n += 1;
-        c.push(&tcp4(0, 1000, 0x10), None, &mut w);
-        c.push(&tcp4(1000, 400, 0x10), None, &mut w);
-        c.push(&tcp4(1400, 1000, 0x10), None, &mut w);
+        let mut w = |_: &[IoSlice<'_>]| n += 1;
+        c.push(tcp4(0, 1000, 0x10), None, &mut w);
+        c.push(tcp4(1000, 400, 0x10), None, &mut w);
+        c.push(tcp4(1400, 1000, 0x10), None, &mut w);
         let mut ts = tcp4(2400, 1000, 0x10);
         ts[51] = 9;
-        c.push(&ts, None, &mut w);
+        c.push(ts, None, &mut w);
         c.flush(&mut w);
         assert_eq!((c.segments, c.writes), (4, 3));
     }
