@@ -183,7 +183,7 @@ pub struct RlcEntity {
     // ---- transmitting side
     queue: SduQueue,
     tx_next: u32,
-    am_tx: BTreeMap<u32, AmTxEntry>,
+    am_tx: window::TxWindow<AmTxEntry>,
     retx: VecDeque<(u32, u32, u32)>,
     retx_bytes: u64,
     pdu_without_poll: u64,
@@ -230,7 +230,7 @@ impl RlcEntity {
             cfg: cfg.clone(),
             queue: SduQueue::new(discipline),
             tx_next: 0,
-            am_tx: BTreeMap::new(),
+            am_tx: window::TxWindow::default(),
             retx: VecDeque::new(),
             retx_bytes: 0,
             pdu_without_poll: 0,
@@ -371,11 +371,11 @@ impl RlcEntity {
             // §5.3.3.4: retransmit the highest SN sent if nothing new can be sent (both buffers
             // empty, or the window stalled), and poll.
             if self.retx.is_empty() && (self.queue.sdus.is_empty() || self.window_full()) {
-                if let Some((&sn, e)) = self.am_tx.iter_mut().next_back() {
+                if let Some((sn, e)) = self.am_tx.last_mut() {
                     e.retx_count += 1;
                     if e.retx_count > self.cfg.am.tx.max_retx_threshold {
                         let sdu = e.sdu;
-                        self.am_tx.remove(&sn);
+                        self.am_tx.remove(sn);
                         self.out.push(RlcOut::Dropped { sdu, reason: Reason::RlcMaxRetx });
                     } else {
                         self.retx.push_back((sn, 0, e.sdu.len));
@@ -397,6 +397,7 @@ pub mod l4s;
 pub mod queue;
 mod rx;
 mod tx;
+mod window;
 
 #[cfg(test)]
 mod tests;

@@ -58,7 +58,7 @@ impl RlcEntity {
         }
         // Retransmissions (AM).
         while let Some(&(sn, off, len)) = self.retx.front() {
-            let Some(entry) = self.am_tx.get(&sn) else {
+            let Some(entry) = self.am_tx.get(sn) else {
                 self.retx.pop_front();
                 self.retx_bytes -= u64::from(len);
                 continue;
@@ -145,8 +145,12 @@ impl RlcEntity {
             let done = head.offset == sdu.len;
             let mut first_tx = now;
             if self.mode == RlcMode::Am {
-                let e =
-                    self.am_tx.entry(sn).or_insert(AmTxEntry { sdu, retx_count: 0, first_tx: now, fully_sent: false });
+                let e = self.am_tx.get_or_insert_with(sn, || AmTxEntry {
+                    sdu,
+                    retx_count: 0,
+                    first_tx: now,
+                    fully_sent: false,
+                });
                 e.fully_sent |= done;
                 first_tx = e.first_tx;
             }
@@ -177,7 +181,7 @@ impl RlcEntity {
         if self.mode != RlcMode::Am || self.queue.sdus.front().is_none_or(|h| h.sn.is_some()) {
             return false;
         }
-        let tx_next_ack = self.am_tx.keys().next().copied().unwrap_or(self.tx_next);
+        let tx_next_ack = self.am_tx.first_sn().unwrap_or(self.tx_next);
         self.tx_next >= tx_next_ack + self.am_window()
     }
 
@@ -211,17 +215,14 @@ impl RlcEntity {
     pub fn handle_status(&mut self, now: Instant, ack_sn: u32, nacks: &[Nack]) {
         let _ = now;
         let nacked: std::collections::BTreeSet<u32> = nacks.iter().map(|n| n.sn).collect();
-        // Positive acknowledgements: every SN < ACK_SN not NACKed. The window below ACK_SN is
-        // split off whole (a STATUS may cover thousands of SNs) and what stays is put back: the
-        // NACKed, and an SDU still being segmented for the first time.
-        let rest = self.am_tx.split_off(&ack_sn);
-        for (sn, e) in std::mem::replace(&mut self.am_tx, rest) {
-            if e.fully_sent && !nacked.contains(&sn) {
-                self.out.push(RlcOut::Acked { pdcp_sn: e.sdu.pdcp_sn });
-            } else {
-                self.am_tx.insert(sn, e);
-            }
-        }
+        // Positive acknowledgements: every SN < ACK_SN not NACKed (a STATUS may cover thousands
+        // of SNs). What stays: the NACKed, and an SDU still being segmented for the first time.
+        let out = &mut self.out;
+        self.am_tx.remove_below(
+            ack_sn,
+            |sn, e| !e.fully_sent || nacked.contains(&sn),
+            |_, e| out.push(RlcOut::Acked { pdcp_sn: e.sdu.pdcp_sn }),
+        );
         if self.poll_sn.is_some_and(|p| p < ack_sn) {
             self.t_poll_retransmit = None;
         }
@@ -229,7 +230,7 @@ impl RlcEntity {
         let max_retx = self.cfg.am.tx.max_retx_threshold;
         let mut counted = std::collections::BTreeSet::new();
         for n in nacks {
-            let Some(e) = self.am_tx.get_mut(&n.sn) else { continue };
+            let Some(e) = self.am_tx.get_mut(n.sn) else { continue };
             let (a, b) = n.so.unwrap_or((0, e.sdu.len));
             let b = b.min(e.sdu.len);
             if a >= b || self.retx.iter().any(|(sn, o, l)| *sn == n.sn && *o <= a && a < o + l) {
@@ -240,7 +241,7 @@ impl RlcEntity {
             }
             if e.retx_count > max_retx {
                 let sdu = e.sdu;
-                self.am_tx.remove(&n.sn);
+                self.am_tx.remove(n.sn);
                 self.retx.retain(|(sn, _, _)| *sn != n.sn);
                 self.retx_bytes = self.retx.iter().map(|(_, _, l)| u64::from(*l)).sum();
                 self.out.push(RlcOut::Dropped { sdu, reason: Reason::RlcMaxRetx });
