@@ -66,9 +66,7 @@ pub fn write(slot: &Path, out: &Path, stop: &Stop) -> Result<Option<u64>, Error>
     fields.push(Arc::new(Field::new("is_retx", DataType::Boolean, true)));
     let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let props = scout_events::writer::properties(&out_schema, &["t_ns", "slot"]);
-    let mut partial = out.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = std::path::PathBuf::from(partial);
+    let partial = scout_events::partial_path(out);
     let file = File::create(&partial).map_err(|e| Error::Io { path: partial.clone(), source: e })?;
     let mut w = ArrowWriter::try_new(file, out_schema.clone(), Some(props)).map_err(|e| Error::parquet(&partial, e))?;
     for (k, v) in crate::write::meta() {

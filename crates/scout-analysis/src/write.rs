@@ -686,9 +686,7 @@ fn write_profiles(path: &Path, rows: &[Row], d: &Dicts) -> Result<(), Error> {
 
 /// Writes one batch as a Parquet file (zstd), through `PATH.partial` renamed when complete.
 pub(crate) fn parquet_file(path: &Path, batch: &RecordBatch) -> Result<(), Error> {
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = std::path::PathBuf::from(partial);
+    let partial = scout_events::partial_path(path);
     let file = fs::File::create(&partial).map_err(|e| Error::Io { path: partial.clone(), source: e })?;
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::parquet(path, e))?))

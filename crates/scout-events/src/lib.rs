@@ -17,3 +17,20 @@ pub mod tap;
 pub mod writer;
 
 pub use schema::*;
+
+/// Where a file is written before it is complete: `PATH.partial`, renamed to `PATH` when done, so
+/// that no half-written file is ever seen under its final name (a reader skips `.partial` files).
+pub fn partial_path(path: &std::path::Path) -> std::path::PathBuf {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    partial.into()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_partial_file_is_its_final_name_and_partial() {
+        let p = super::partial_path(std::path::Path::new("/run/events/packet.parquet"));
+        assert_eq!(p, std::path::Path::new("/run/events/packet.parquet.partial"));
+    }
+}

@@ -82,9 +82,7 @@ impl TableWriter {
         delta: &[&str],
         metadata: Vec<(String, String)>,
     ) -> Result<Self, WriteError> {
-        let mut partial = path.as_os_str().to_owned();
-        partial.push(".partial");
-        let partial = PathBuf::from(partial);
+        let partial = crate::partial_path(path);
         let perr = |e: ParquetError| WriteError::Parquet { path: partial.clone(), message: e.to_string() };
         if dicts.len() != schema.fields().len() {
             return Err(perr(ParquetError::General(format!(

@@ -860,9 +860,7 @@ type Serialized = (SerializedFileWriter<fs::File>, ArrowRowGroupWriterFactory);
 /// A Parquet writer of `table` at `fin` + `.partial`. ArrowWriter converts the schema and embeds
 /// it (so readers see dictionaries, not plain strings); the row groups are assembled by Scout.
 fn serialized_writer(fin: &Path, table: Table) -> Result<(PathBuf, Serialized), WriteError> {
-    let mut partial = fin.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
+    let partial = crate::partial_path(fin);
     let file = fs::File::create(&partial).map_err(io_err(&partial))?;
     let w = ArrowWriter::try_new(file, table.schema(), Some(writer_properties(table)))
         .and_then(|w| w.into_serialized_writer())
@@ -1277,7 +1275,7 @@ impl Drop for RunWriter {
         let events = self.dir.join("events");
         for t in Table::ALL {
             let _ = fs::remove_file(events.join(t.file_name()));
-            let _ = fs::remove_file(events.join(format!("{}.partial", t.file_name())));
+            let _ = fs::remove_file(crate::partial_path(&events.join(t.file_name())));
         }
         let _ = fs::remove_dir(&events);
         let _ = fs::remove_file(self.dir.join("run.json"));
