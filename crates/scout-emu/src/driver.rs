@@ -77,6 +77,9 @@ pub const REALTIME_PRIORITY: i32 = 10;
 /// The device writer's: above the applications, below the model's slots.
 pub const EGRESS_PRIORITY: i32 = 9;
 
+/// The event writer's: above the applications, below the device writer.
+pub const WRITER_PRIORITY: i32 = 8;
+
 /// The last stretch of a sleep before a slot, spent spinning on the clock (the kernel's wake-up
 /// comes late). Only before slots: spinning before every action took, under load, the CPU time
 /// the applications and the event writer needed (four iperf3 streams: slots late p99 0.25 ms
@@ -867,6 +870,11 @@ pub fn emulate(
     })?;
     meta["emulator"]["feed"] = json!(feed.paths());
     let mut w = RunWriter::create_checkpointed(out, meta, &slices)?;
+    // The event writer's thread competes with the applications for the second CPU; as an
+    // ordinary thread it lost, fell behind by its whole queue (tens of ms of rows) and the data
+    // path stopped reading until it caught up: with four iperf3 streams 200–300 times in 10 s,
+    // 20–40 times at this priority (bench/RESULTS.md).
+    let writer_realtime = w.writer_pthread().is_some_and(|t| thread::realtime_thread(t, WRITER_PRIORITY));
     if let Some(tap) = &opts.live {
         w.set_tap(tap.clone());
     }
@@ -964,9 +972,9 @@ pub fn emulate(
         let egress = std::thread::Builder::new()
             .name("scout-egress".into())
             .spawn_scoped(s, move || {
-                thread::realtime(EGRESS_PRIORITY);
+                let realtime = thread::realtime(EGRESS_PRIORITY);
                 thread::drop_privileges();
-                egress::run(topo, t0, egress_side, stop)
+                (realtime, egress::run(topo, t0, egress_side, stop))
             })
             .expect("spawn the device writer's thread");
         let feed = tcp.map(|probe| {
@@ -1003,7 +1011,7 @@ pub fn emulate(
     let Done { mut dp, now, realtime, privileges, error } = done;
     // The data path's own writes ended its loop on their first error (`error`); the device
     // writer's thread hands its own back.
-    let mut written = egress;
+    let (egress_realtime, mut written) = egress;
     if let Some(e) = error.or(written.error.take()) {
         // Dropping `topo` tears the namespaces down (from this thread, which may).
         return Err(e.into());
@@ -1063,6 +1071,12 @@ pub fn emulate(
     extra["emulator"] = json!({
         "stopped_early": stopped_early,
         "realtime_priority": realtime.then_some(REALTIME_PRIORITY),
+        "realtime_priorities": {
+            "datapath": realtime.then_some(REALTIME_PRIORITY),
+            "device_writer": egress_realtime.then_some(EGRESS_PRIORITY),
+            "event_writer": writer_realtime.then_some(WRITER_PRIORITY),
+            "note": "SCHED_FIFO priorities of the emulator's threads (null: not granted); the applications run as ordinary processes below them",
+        },
         "datapath_privileges": privileges,
         "cpu_wakeup_latency": cpu_wakeup_latency,
         "timing": {
