@@ -15,6 +15,8 @@
 #    (when each slot ran minus when it was due), model actions' p99, packets written late p50/p99.
 # 3. Idle added latency: ping through the idle cell, each echo's RTT as ping saw it minus the
 #    model's own RTT of the same echo (app_rtt rows); the median and p90 of the difference.
+# 4. The event writer's CPU per row, on the 4-stream run's own rows written again
+#    (crates/scout-events/examples/writer_replay.rs).
 #
 # Prints a table and the ratios scout/plain and scout/offload (these machines are noisy: the
 # ratios, measured in one run, are the figures). Record them in bench/RESULTS.md.
@@ -34,6 +36,7 @@ main() {
   [ -x "$scout" ] || scout=scout
   echo "== building the forwarders (release)"
   cargo build -q --release -p scout-emu --example forwarder
+  cargo build -q --release -p scout-events --example writer_replay
   fwd=target/release/examples/forwarder
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
@@ -92,6 +95,11 @@ print(f"{statistics.median(model.values()):.3f} {q(0.5):.3f} {q(0.9):.3f}")
 EOF
   )
   echo "   the model's RTT (its floor for this cell) p50 $floor ms; ping's RTT minus the model's: p50 $added50 ms, p90 $added90 ms"
+
+  # What the event writer's thread spends per row on rows the emulator made (the 4-stream run's):
+  # its CPU competes with the data path's and the applications' on this machine.
+  echo "== the event writer on the 4-stream run's own packet events (first 20 M, written again 3 times)"
+  echo "   $(target/release/examples/writer_replay "$work/run4" 20000000 | tail -1)"
 
   echo "== results ($secs s of iperf3 each)"
   printf '   %-8s %12s %12s %12s %14s %14s\n' streams plain offload scout scout/plain scout/offload
