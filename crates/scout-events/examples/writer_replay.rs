@@ -1,6 +1,6 @@
 //! The event writer on real rows: reads the first N rows of a run's packet events (any
 //! producer's: an emulator run's are what the emulator's writer must keep up with), holds them in
-//! memory, and writes them again through `RunWriter` into a temporary run directory, twice. Prints
+//! memory, and writes them again through `RunWriter` into a temporary run directory, three times. Prints
 //! the writer thread's CPU time per row (what competes with the emulator's data path for the
 //! machine; read just before the last row group is written, so a little under the whole) and the
 //! bytes per row written.
