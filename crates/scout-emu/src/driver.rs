@@ -354,14 +354,15 @@ impl Datapath<'_> {
         self.counts.reads += 1;
         let t = mono_ns() - self.t0;
         let (pool, inbound) = (&mut self.pool, &mut self.inbound);
-        let mut take = |pkt: &[u8], partial: Partial| {
+        let mut take = |headers: &[u8], payload: &[u8], partial: Partial| {
             let mut buf = pool.pop().unwrap_or_default();
             buf.clear();
-            buf.extend_from_slice(pkt);
+            buf.extend_from_slice(headers);
+            buf.extend_from_slice(payload);
             inbound.push_back((t, side, buf, partial));
         };
         if !tun.vnet {
-            take(&self.scratch[..n], None);
+            take(&self.scratch[..n], &[], None);
             return Ok(true);
         }
         // A super-packet enters the model as the segments the kernel would have sent.

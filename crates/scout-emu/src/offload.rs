@@ -168,15 +168,17 @@ pub enum Refused {
 }
 
 /// Cuts the packet `pkt` that came from the device with `hdr` into the packets the kernel would
-/// have sent without offloads, handing each to `out` with where its checksum is left (the
-/// pseudo-header sum is in place). A packet without GSO is handed on whole. As Linux's
-/// `tcp_gso_segment`: the sequence number advances by the payload, the IPv4 identifier by one per
-/// segment, CWR stays on the first segment only, FIN and PSH on the last.
-pub fn segment(hdr: &VnetHdr, pkt: &[u8], mut out: impl FnMut(&[u8], Partial)) -> Result<usize, Refused> {
+/// have sent without offloads, handing each to `out` as its headers and its payload (a slice of
+/// `pkt`: the caller copies each byte once, into the segment's own buffer), with where its
+/// checksum is left (the pseudo-header sum is in place). A packet without GSO is handed on whole
+/// (as headers, with an empty payload). As Linux's `tcp_gso_segment`: the sequence number
+/// advances by the payload, the IPv4 identifier by one per segment, CWR stays on the first
+/// segment only, FIN and PSH on the last.
+pub fn segment(hdr: &VnetHdr, pkt: &[u8], mut out: impl FnMut(&[u8], &[u8], Partial)) -> Result<usize, Refused> {
     let partial = (hdr.flags & F_NEEDS_CSUM != 0).then_some((hdr.csum_start, hdr.csum_offset));
     match hdr.gso_type & !GSO_ECN {
         GSO_NONE => {
-            out(pkt, partial);
+            out(pkt, &[], partial);
             return Ok(1);
         }
         GSO_TCPV4 | GSO_TCPV6 => {}
@@ -192,11 +194,8 @@ pub fn segment(hdr: &VnetHdr, pkt: &[u8], mut out: impl FnMut(&[u8], Partial)) -
     let id0 = u16::from_be_bytes([pkt[4], pkt[5]]);
     let flags = pkt[t.ip_len + 13];
     let n = payload.len().div_ceil(mss);
-    let mut seg = Vec::with_capacity(t.hdr_len + mss);
+    let mut seg = pkt[..t.hdr_len].to_vec();
     for (i, chunk) in payload.chunks(mss).enumerate() {
-        seg.clear();
-        seg.extend_from_slice(&pkt[..t.hdr_len]);
-        seg.extend_from_slice(chunk);
         let seq = seq0.wrapping_add((i * mss) as u32);
         seg[t.ip_len + 4..t.ip_len + 8].copy_from_slice(&seq.to_be_bytes());
         let mut f = flags;
@@ -210,10 +209,10 @@ pub fn segment(hdr: &VnetHdr, pkt: &[u8], mut out: impl FnMut(&[u8], Partial)) -
         if t.v4 {
             seg[4..6].copy_from_slice(&id0.wrapping_add(i as u16).to_be_bytes());
         }
-        let len = seg.len();
+        let len = t.hdr_len + chunk.len();
         set_ip_length(&mut seg, t, len);
         let p = set_partial(&mut seg, t, len);
-        out(&seg, p);
+        out(&seg, chunk, p);
     }
     Ok(n)
 }
@@ -462,7 +461,7 @@ mod tests {
             csum_offset: 16,
         };
         let mut segs = Vec::new();
-        assert_eq!(segment(&hdr, &sup, |s, p| segs.push((s.to_vec(), p))), Ok(4));
+        assert_eq!(segment(&hdr, &sup, |h, s, p| segs.push(([h, s].concat(), p))), Ok(4));
         for (i, (s, p)) in segs.iter_mut().enumerate() {
             assert_eq!(*p, Some((20, 16)));
             let pay = if i < 3 { 1000 } else { 500 };
@@ -486,9 +485,9 @@ mod tests {
         }
         // Not TCP: refused, counted by the caller.
         let udp = VnetHdr { gso_type: 5, ..hdr };
-        assert_eq!(segment(&udp, &sup, |_, _| {}), Err(Refused::GsoType(5)));
+        assert_eq!(segment(&udp, &sup, |_, _, _| {}), Err(Refused::GsoType(5)));
         let none = VnetHdr::default();
-        assert_eq!(segment(&none, &sup, |s, p| assert!(s == &sup[..] && p.is_none())), Ok(1));
+        assert_eq!(segment(&none, &sup, |h, s, p| assert!(h == &sup[..] && s.is_empty() && p.is_none())), Ok(1));
     }
 
     #[test]
@@ -528,7 +527,7 @@ mod tests {
         assert_eq!((h.gso_type, h.gso_size, h.hdr_len, h.flags), (GSO_TCPV4, 1000, 52, F_NEEDS_CSUM));
         // Cut again, the joined packet gives back the three segments, byte for byte once complete.
         let mut back = Vec::new();
-        segment(&h, &written[joined][VNET_HDR_LEN..], |s, _| back.push(s.to_vec())).unwrap();
+        segment(&h, &written[joined][VNET_HDR_LEN..], |h, s, _| back.push([h, s].concat())).unwrap();
         assert_eq!(back.len(), 3);
         for (i, mut s) in back.into_iter().enumerate() {
             complete(&mut s);
