@@ -177,7 +177,7 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
         status = dict(line.split(":", 1) for line in (tasks[0] / "status").read_text().splitlines())
         assert status["Uid"].split() == ["65534"] * 4 and status["Gid"].split() == ["65534"] * 4, status["Uid"]
         assert int(status["CapEff"], 16) == 0 and int(status["CapPrm"], 16) == 0 and status["NoNewPrivs"].strip() == "1"
-        # The event writer's thread: its scheduling policy and priority (proc(5) stat fields 40, 41).
+        # The event writer's thread: its real-time priority and policy (proc(5) stat fields 40, 41).
         writer = [t for t in Path(f"/proc/{p.pid}/task").iterdir() if (t / "comm").read_text().strip() == "scout-writer"]
         assert len(writer) == 1, "one event writer thread"
         stat = (writer[0] / "stat").read_text().rsplit(")", 1)[1].split()
@@ -196,9 +196,11 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
     prio = meta["emulator"]["realtime_priorities"]
     if prio["datapath"] is not None:
         # Where real-time priorities are granted at all (root may be refused one in a cgroup
-        # without real-time runtime), each thread has its own: the event writer's SCHED_FIFO (1) 8.
-        assert (prio["datapath"], prio["device_writer"], prio["event_writer"]) == (10, 9, 8), prio
-        assert writer_sched == (8, 1), writer_sched
+        # without real-time runtime), each of the two threads on the packets' path has its own.
+        assert (prio["datapath"], prio["device_writer"]) == (10, 9), prio
+    # The event writer's thread stays an ordinary one (SCHED_OTHER, 0): real-time, it made the
+    # slots later and risked the kernel's RT throttling (docs/emulator.md).
+    assert writer_sched == (0, 0), writer_sched
     # The request ends with the emulation.
     assert cpu_latency_us() == latency_before
     ul = meta["summary"]["directions"][1]

@@ -77,9 +77,6 @@ pub const REALTIME_PRIORITY: i32 = 10;
 /// The device writer's: above the applications, below the model's slots.
 pub const EGRESS_PRIORITY: i32 = 9;
 
-/// The event writer's: above the applications, below the device writer.
-pub const WRITER_PRIORITY: i32 = 8;
-
 /// The last stretch of a sleep before a slot, spent spinning on the clock (the kernel's wake-up
 /// comes late). Only before slots: spinning before every action took, under load, the CPU time
 /// the applications and the event writer needed (four iperf3 streams: slots late p99 0.25 ms
@@ -871,11 +868,6 @@ pub fn emulate(
     })?;
     meta["emulator"]["feed"] = json!(feed.paths());
     let mut w = RunWriter::create_checkpointed(out, meta, &slices)?;
-    // The event writer's thread competes with the applications for the second CPU; as an
-    // ordinary thread it lost, fell behind by its whole queue (tens of ms of rows) and the data
-    // path stopped reading until it caught up: with four iperf3 streams 200–300 times in 10 s,
-    // 20–40 times at this priority (bench/RESULTS.md).
-    let writer_realtime = w.writer_pthread().is_some_and(|t| thread::realtime_thread(t, WRITER_PRIORITY));
     if let Some(tap) = &opts.live {
         w.set_tap(tap.clone());
     }
@@ -1075,8 +1067,7 @@ pub fn emulate(
         "realtime_priorities": {
             "datapath": realtime.then_some(REALTIME_PRIORITY),
             "device_writer": egress_realtime.then_some(EGRESS_PRIORITY),
-            "event_writer": writer_realtime.then_some(WRITER_PRIORITY),
-            "note": "SCHED_FIFO priorities of the emulator's threads (null: not granted); the applications run as ordinary processes below them",
+            "note": "SCHED_FIFO priorities of the emulator's threads (null: not granted); the event writer's thread and the applications run as ordinary threads below them",
         },
         "datapath_privileges": privileges,
         "cpu_wakeup_latency": cpu_wakeup_latency,

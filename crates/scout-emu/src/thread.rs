@@ -15,14 +15,6 @@ pub fn realtime(priority: i32) -> bool {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param) == 0 }
 }
 
-/// Gives another thread of this process, `thread`, `SCHED_FIFO` priority `priority` (1–99);
-/// returns whether it was granted.
-pub fn realtime_thread(thread: libc::pthread_t, priority: i32) -> bool {
-    let param = libc::sched_param { sched_priority: priority };
-    // SAFETY: `thread` is a live thread of this process (the caller holds its join handle's owner).
-    unsafe { libc::pthread_setschedparam(thread, libc::SCHED_FIFO, &param) == 0 }
-}
-
 /// The unprivileged user the emulator's threads run as (the kernel's overflow uid and gid, `nobody`).
 const NOBODY: libc::uid_t = 65_534;
 

@@ -1419,15 +1419,6 @@ impl RunWriter {
         self.queued.load(Ordering::Relaxed) >= CHANNEL_DEPTH / 2
     }
 
-    /// The writer thread's POSIX thread, for a real-time producer to give it a scheduling
-    /// priority of its own (the emulator does: see `scout_emu::thread::realtime_thread`);
-    /// `None` once the run is finished.
-    #[cfg(unix)]
-    pub fn writer_pthread(&self) -> Option<std::os::unix::thread::RawPthread> {
-        use std::os::unix::thread::JoinHandleExt;
-        self.thread.as_ref().map(|h| h.as_pthread_t())
-    }
-
     /// How often the producer waited for the writer thread (its queue full), and for how long in
     /// all (ns): time a real-time producer did not spend on its own work.
     pub fn waits(&self) -> (u64, u64) {
