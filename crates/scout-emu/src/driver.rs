@@ -29,7 +29,7 @@
 //! reads the TCP tracepoints and hands their rows over, and the writer's thread turns rows into
 //! Parquet; the caller's thread starts the applications and reports progress.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io;
 use std::net::IpAddr;
 use std::ops::ControlFlow;
@@ -249,7 +249,7 @@ struct Datapath<'t> {
     w: RunWriter,
     feed: Feed,
     topo: &'t Topology,
-    ue_of: HashMap<IpAddr, u32>,
+    ue_of: crate::netns::UeOf,
     flows: Flows,
     /// The bytes of each packet in the model, by its id (foldhash: SipHash was 1.5 % of the
     /// data path).
@@ -747,7 +747,7 @@ fn run_tcp_feed(
     mut probe: TcpProbe,
     tx: Sender<Vec<ControlEvent>>,
     t0: i64,
-    ue_of: &HashMap<IpAddr, u32>,
+    ue_of: &crate::netns::UeOf,
     shared: &Shared,
 ) -> TcpDone {
     thread::drop_privileges();
@@ -769,7 +769,7 @@ fn run_tcp_feed(
 
 /// The iperf3 tests in the apps' outputs as control rows (`crate::iperf3`); returns what was
 /// written, for `run.json`.
-fn iperf3_rows(apps: &Value, out: &Path, epoch_s: f64, ue_of: &HashMap<IpAddr, u32>, w: &mut RunWriter) -> Value {
+fn iperf3_rows(apps: &Value, out: &Path, epoch_s: f64, ue_of: &crate::netns::UeOf, w: &mut RunWriter) -> Value {
     let texts: Vec<(String, String, i64, String)> = apps
         .as_array()
         .into_iter()

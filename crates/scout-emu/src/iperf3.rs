@@ -34,7 +34,7 @@ pub struct Found {
 /// The iperf3 tests in the apps' outputs as control rows. `epoch_s`: the wall-clock time of the
 /// emulator's time 0 (for servers without their client in the run). Output that is not iperf3
 /// JSON is left alone.
-pub fn rows(apps: &[AppOutput], epoch_s: f64, ue_of: &HashMap<IpAddr, u32>) -> Found {
+pub fn rows(apps: &[AppOutput], epoch_s: f64, ue_of: &crate::netns::UeOf) -> Found {
     let tests: Vec<(&AppOutput, Value)> = apps
         .iter()
         .flat_map(|a| {
@@ -165,7 +165,7 @@ mod tests {
             AppOutput { name: "srv", ns: "dn", started_ns: 0, stdout: &server },
             AppOutput { name: "ping", ns: "ue0", started_ns: 0, stdout: "PING 10.45.0.1 (10.45.0.1) 56(84) bytes" },
         ];
-        let ue_of = HashMap::from([("10.45.0.2".parse().unwrap(), 0u32)]);
+        let ue_of = crate::netns::UeOf::from_iter([("10.45.0.2".parse().unwrap(), 0u32)]);
         let f = rows(&apps, 999.5, &ue_of);
         assert_eq!(f.tests, 3);
         assert_eq!(f.rows.len(), 9);

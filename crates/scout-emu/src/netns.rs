@@ -34,6 +34,10 @@ pub const TXQUEUELEN: u32 = 10_000;
 pub const DN_ADDR4: Ipv4Addr = Ipv4Addr::new(10, 45, 0, 1);
 pub const DN_ADDR6: Ipv6Addr = Ipv6Addr::new(0xfd00, 0x5c07, 0, 0, 0, 0, 0, 1);
 
+/// Each emulated UE's index by its addresses (IPv4 and IPv6): looked up for every packet the DN
+/// sends (foldhash: the standard library's SipHash costs more per lookup than the rest of it).
+pub type UeOf = foldhash::HashMap<std::net::IpAddr, u32>;
+
 /// UE `i`'s IPv4 address.
 pub fn ue_addr4(i: u32) -> Ipv4Addr {
     let n = i + 2;

@@ -171,7 +171,7 @@ impl DeliveryRates {
 /// `delivery_rate_bps`: from [`DeliveryRates`].
 /// Where a socket with these local and remote addresses is (`ue` or `dn`), the way it sends and
 /// its UE; `None` for a socket that is not the emulation's.
-fn place(local: IpAddr, remote: IpAddr, ue_of: &HashMap<IpAddr, u32>) -> Option<(Node, Dir, Option<u32>)> {
+fn place(local: IpAddr, remote: IpAddr, ue_of: &crate::netns::UeOf) -> Option<(Node, Dir, Option<u32>)> {
     let dn = |a: IpAddr| a == IpAddr::V4(netns::DN_ADDR4) || a == IpAddr::V6(netns::DN_ADDR6);
     match (ue_of.get(&local), dn(local)) {
         (Some(&u), _) => Some((Node::Ue, Dir::Ul, Some(u))),
@@ -182,7 +182,7 @@ fn place(local: IpAddr, remote: IpAddr, ue_of: &HashMap<IpAddr, u32>) -> Option<
 
 /// A retransmission as a `tcp_retransmit` control row at emulator time `t` (`value`: the
 /// socket's retransmissions so far, this one included; `sn`: null).
-pub fn retransmit_row(r: &Retransmit, t: i64, ue_of: &HashMap<IpAddr, u32>, so_far: u64) -> Option<ControlEvent> {
+pub fn retransmit_row(r: &Retransmit, t: i64, ue_of: &crate::netns::UeOf, so_far: u64) -> Option<ControlEvent> {
     let (node, dir, ue) = place(r.src.ip(), r.dst.ip(), ue_of)?;
     Some(ControlEvent {
         t_ns: t,
@@ -201,7 +201,7 @@ pub fn retransmit_row(r: &Retransmit, t: i64, ue_of: &HashMap<IpAddr, u32>, so_f
 pub fn control_row(
     s: &TcpSample,
     t: i64,
-    ue_of: &HashMap<IpAddr, u32>,
+    ue_of: &crate::netns::UeOf,
     delivery_rate_bps: Option<f64>,
     retransmits: u64,
 ) -> Option<ControlEvent> {
@@ -257,7 +257,7 @@ pub struct TcpRows {
 impl TcpRows {
     /// The row of line `l` (times relative to `t0`, the emulation's start), or `None` (counted in
     /// `other`) when it is not an emulated socket's or not within `0..=until`.
-    pub fn row(&mut self, l: &TcpLine, t0: i64, until: i64, ue_of: &HashMap<IpAddr, u32>) -> Option<ControlEvent> {
+    pub fn row(&mut self, l: &TcpLine, t0: i64, until: i64, ue_of: &crate::netns::UeOf) -> Option<ControlEvent> {
         let row = match l {
             TcpLine::Sample(s) => {
                 let rate = self.rates.sample(s);
@@ -461,7 +461,7 @@ mod tests {
                 assert_eq!(rate, None);
             }
         }
-        let row = control_row(&s, 5, &HashMap::from([(s.src.ip(), 0)]), Some(10e6), 2).unwrap();
+        let row = control_row(&s, 5, &crate::netns::UeOf::from_iter([(s.src.ip(), 0)]), Some(10e6), 2).unwrap();
         let d: serde_json::Value = serde_json::from_str(row.detail.as_deref().unwrap()).unwrap();
         assert_eq!(d["delivery_rate_bps"], serde_json::json!(10e6));
         assert_eq!(d["bytes_in_flight"], serde_json::json!(s.snd_nxt.wrapping_sub(s.snd_una)));
@@ -481,7 +481,7 @@ mod tests {
         assert_eq!(parse_retransmit(&mapped).unwrap().src, "10.45.0.1:5201".parse().unwrap());
         let v6 = v4.replace("AF_INET ", "AF_INET6 ").replace("saddrv6=::ffff:10.45.0.1", "saddrv6=fd00:5c07::1");
         assert_eq!(parse_retransmit(&v6).unwrap().src, "[fd00:5c07::1]:5201".parse().unwrap());
-        let ue_of = HashMap::from([("10.45.0.2".parse().unwrap(), 0u32)]);
+        let ue_of = crate::netns::UeOf::from_iter([("10.45.0.2".parse().unwrap(), 0u32)]);
         let row = retransmit_row(&r, 7, &ue_of, 3).unwrap();
         assert_eq!(
             (row.kind, row.node, row.dir, row.ue, row.value),
