@@ -92,8 +92,10 @@ pub enum RlcOut {
     Delivered { sdu: Sdu },
     /// The last byte of an SDU was transmitted for the first time (F1-U "highest transmitted").
     Transmitted { pdcp_sn: u32 },
-    /// AM: the peer acknowledged the SDU (F1-U "highest delivered").
-    Acked { pdcp_sn: u32 },
+    /// AM: a STATUS PDU from the peer acknowledged `sdus` SDUs, the last of them (the highest
+    /// RLC SN) PDCP SN `last_pdcp_sn` (F1-U "highest delivered"). One output per STATUS, not per
+    /// SDU: a STATUS may acknowledge thousands.
+    Acked { sdus: u32, last_pdcp_sn: u32 },
     /// The queue's discipline signalled congestion for the SDU as its first byte left (L4S: it
     /// marked it CE, or decided a mark PDCP writes).
     CeMark { sdu: Sdu },

@@ -75,10 +75,10 @@ fn am_recovers_a_lost_pdu_by_status_and_retransmission() {
     let [RlcPdu::Status { ack_sn, nacks, .. }] = status.as_slice() else { panic!("status expected: {status:?}") };
     assert_eq!(*ack_sn, 4);
     assert_eq!(nacks, &vec![Nack { sn: 1, so: None }]);
+    assert_eq!(tx.unacked_sns(), vec![0, 1, 2, 3]);
     tx.handle_status(30 * MS, *ack_sn, nacks);
-    let acked: Vec<u32> =
-        tx.out.iter().filter_map(|o| if let RlcOut::Acked { pdcp_sn } = o { Some(*pdcp_sn) } else { None }).collect();
-    assert_eq!(acked, vec![0, 2, 3]);
+    assert_eq!(tx.unacked_sns(), vec![1]);
+    assert_eq!(acked(&mut tx), vec![(3, 3)]);
     let retx = tx.pull(30 * MS, 1000, mac);
     let [p @ RlcPdu::Data { sn: 1, retx: 1, .. }] = retx.as_slice() else { panic!("retx of SN 1 expected: {retx:?}") };
     rx.handle_data(40 * MS, p);
@@ -144,8 +144,12 @@ fn um_discards_incomplete_sdu_on_t_reassembly() {
     assert!(matches!(c.last(), Some(RlcPdu::Data { header: 1, whole: true, .. })));
 }
 
-fn acked(tx: &mut RlcEntity) -> Vec<u32> {
-    tx.out.drain(..).filter_map(|o| if let RlcOut::Acked { pdcp_sn } = o { Some(pdcp_sn) } else { None }).collect()
+/// The acknowledgements reported since the last call: (SDUs, PDCP SN of the last) per STATUS.
+fn acked(tx: &mut RlcEntity) -> Vec<(u32, u32)> {
+    tx.out
+        .drain(..)
+        .filter_map(|o| if let RlcOut::Acked { sdus, last_pdcp_sn } = o { Some((sdus, last_pdcp_sn)) } else { None })
+        .collect()
 }
 
 /// TS 38.322 §5.3.4: a STATUS PDU too small for every NACK sets ACK_SN to the first missing SN it
@@ -175,8 +179,10 @@ fn am_status_that_cannot_list_every_loss_acks_only_up_to_the_first_unlisted_one(
     assert_eq!((*ack_sn, *bytes), (11, 18));
     tx.out.clear();
     tx.handle_status(30 * MS, *ack_sn, nacks);
-    // Only SNs below ACK_SN that were received count as acknowledged; 11..39 stay outstanding.
-    assert_eq!(acked(&mut tx), vec![0, 2, 4, 6, 8, 10]);
+    // Only SNs below ACK_SN that were received count as acknowledged (0, 2, …, 10); 11..39 stay
+    // outstanding.
+    assert_eq!(acked(&mut tx), vec![(6, 10)]);
+    assert_eq!(tx.unacked_sns(), [1, 3, 5, 7, 9].into_iter().chain(11..40).collect::<Vec<u32>>());
     let retx: Vec<u32> = tx
         .pull(30 * MS, 10_000, mac)
         .iter()
@@ -192,7 +198,9 @@ fn am_status_that_cannot_list_every_loss_acks_only_up_to_the_first_unlisted_one(
     assert_eq!(*ack_sn, 40);
     assert_eq!(nacks.len(), 19);
     tx.handle_status(70 * MS, *ack_sn, nacks);
-    assert_eq!(acked(&mut tx), (12..39).step_by(2).chain([39]).collect::<Vec<u32>>());
+    // 12, 14, …, 38 and 39 acknowledged: the 19 gaps stay.
+    assert_eq!(acked(&mut tx), vec![(15, 39)]);
+    assert_eq!(tx.unacked_sns(), (1..39).step_by(2).collect::<Vec<u32>>());
 }
 
 /// TS 38.322 §5.2.3.1.1: no new SN outside TX_Next_Ack + AM_Window_Size (2048 with 12-bit SNs);

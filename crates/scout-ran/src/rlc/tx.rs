@@ -174,6 +174,13 @@ impl RlcEntity {
         }
     }
 
+    /// AM: the SNs sent and not yet acknowledged, in order.
+    #[cfg(test)]
+    pub(super) fn unacked_sns(&self) -> Vec<u32> {
+        let first = self.am_tx.first_sn().unwrap_or(self.tx_next);
+        (first..self.tx_next).filter(|&sn| self.am_tx.get(sn).is_some()).collect()
+    }
+
     /// AM: the SDU at the head needs a new SN, and that SN falls outside the transmitting window
     /// TX_Next_Ack <= SN < TX_Next_Ack + AM_Window_Size (§5.2.3.1.1), TX_Next_Ack being the lowest
     /// SN not yet acknowledged. An SDU already being segmented has its SN and goes on.
@@ -217,12 +224,18 @@ impl RlcEntity {
         let nacked: std::collections::BTreeSet<u32> = nacks.iter().map(|n| n.sn).collect();
         // Positive acknowledgements: every SN < ACK_SN not NACKed (a STATUS may cover thousands
         // of SNs). What stays: the NACKed, and an SDU still being segmented for the first time.
-        let out = &mut self.out;
+        let (mut sdus, mut last_pdcp_sn) = (0, 0);
         self.am_tx.remove_below(
             ack_sn,
             |sn, e| !e.fully_sent || nacked.contains(&sn),
-            |_, e| out.push(RlcOut::Acked { pdcp_sn: e.sdu.pdcp_sn }),
+            |_, e| {
+                sdus += 1;
+                last_pdcp_sn = e.sdu.pdcp_sn;
+            },
         );
+        if sdus > 0 {
+            self.out.push(RlcOut::Acked { sdus, last_pdcp_sn });
+        }
         if self.poll_sn.is_some_and(|p| p < ack_sn) {
             self.t_poll_retransmit = None;
         }
