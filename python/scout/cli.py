@@ -969,7 +969,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         f"  timing: slots late by p50 {t['slots']['p50_us']} µs, p99 {t['slots']['p99_us']} µs, "
         f"max {t['slots']['max_us']} µs; packets written late by p50 {t['packets_written']['p50_us']} µs, "
         f"p99 {t['packets_written']['p99_us']} µs"
-        + ("" if em.get("realtime_priority") else " (no real-time priority: not allowed here)")
+        + ("" if em["realtime_priorities"]["datapath"] else " (no real-time priority: not allowed here)")
     )
     for a in meta.get("apps") or []:
         status = f"exit {a['exit_code']}" if a.get("exit_code") is not None else f"signal {a.get('signal')}"

@@ -1063,7 +1063,6 @@ pub fn emulate(
     let mut extra = scout_sim::closing(&mut outcome);
     extra["emulator"] = json!({
         "stopped_early": stopped_early,
-        "realtime_priority": realtime.then_some(REALTIME_PRIORITY),
         "realtime_priorities": {
             "datapath": realtime.then_some(REALTIME_PRIORITY),
             "device_writer": egress_realtime.then_some(EGRESS_PRIORITY),

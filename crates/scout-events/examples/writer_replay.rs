@@ -1,9 +1,9 @@
 //! The event writer on real rows: reads the first N rows of a run's packet events (any
 //! producer's: an emulator run's are what the emulator's writer must keep up with), holds them in
-//! memory, and writes them again through `RunWriter` into a temporary run directory, three times. Prints
-//! the writer thread's CPU time per row (what competes with the emulator's data path for the
-//! machine; read just before the last row group is written, so a little under the whole) and the
-//! bytes per row written.
+//! memory, and writes them again through `RunWriter` into a temporary run directory, three
+//! times. Prints the writer thread's CPU time per row (what competes with the emulator's data path
+//! for the machine; read just before the last row group is written, so a little under the whole)
+//! and the bytes per row written.
 //! `cargo run --release -p scout-events --example writer_replay RUN [N]`
 
 use std::path::Path;
@@ -99,7 +99,7 @@ fn thread_cpu_s(name: &str) -> f64 {
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(run) = args.next() else {
-        eprintln!("usage: writer_replay RUN [ROWS]  (RUN: a run directory with events/packet_events*.parquet)");
+        eprintln!("usage: writer_replay RUN [ROWS]  (RUN: a run directory with events/packet*.parquet)");
         std::process::exit(2);
     };
     let limit: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000_000);
