@@ -15,7 +15,8 @@
 #    (when each slot ran minus when it was due), model actions' p99, packets written late p50/p99.
 # 3. Idle added latency: ping through the idle cell, each echo's RTT as ping saw it minus the
 #    model's own RTT of the same echo (app_rtt rows); the median and p90 of the difference.
-# 4. The event writer's CPU per row, on the 4-stream run's own rows written again
+# 4. The event writer's CPU per row, on the 4-stream run's own rows written again, and the
+#    producer's (handing a row over, which the data path pays for every event)
 #    (crates/scout-events/examples/writer_replay.rs).
 #
 # Prints a table and the ratios scout/plain and scout/offload (these machines are noisy: the
