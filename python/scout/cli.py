@@ -971,6 +971,14 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         f"p99 {t['packets_written']['p99_us']} µs"
         + ("" if em["realtime_priorities"]["datapath"] else " (no real-time priority: not allowed here)")
     )
+    kp = em.get("kernel_preemption") or {}
+    if kp.get("model") in ("none", "voluntary"):
+        # A woken real-time thread waits for the running task's system call (docs/emulator.md).
+        print(
+            f"  kernel preemption: {kp['model']} ({kp['source']}): under load, a slot may wait for another "
+            "task's system call to end; with preempt=full (a PREEMPT_DYNAMIC kernel's command line) the data "
+            "path preempts it"
+        )
     for a in meta.get("apps") or []:
         status = f"exit {a['exit_code']}" if a.get("exit_code") is not None else f"signal {a.get('signal')}"
         where = f", output {out / a['stdout']}" if a.get("stdout") else ""

@@ -203,6 +203,11 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
     assert writer_sched == (0, 0), writer_sched
     # The request ends with the emulation.
     assert cpu_latency_us() == latency_before
+    # How the kernel preempts is recorded; where it lets other tasks' system calls delay the
+    # slots, the summary says so.
+    kp = meta["emulator"]["kernel_preemption"]
+    assert kp["model"] in {"none", "voluntary", "full", "lazy", "rt", "unknown"} and kp["source"], kp
+    assert ("kernel preemption: " in stdout) == (kp["model"] in ("none", "voluntary")), stdout
     ul = meta["summary"]["directions"][1]
     assert ul["delivered_packets"] >= 3
     assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])

@@ -1070,6 +1070,7 @@ pub fn emulate(
         },
         "datapath_privileges": privileges,
         "cpu_wakeup_latency": cpu_wakeup_latency,
+        "kernel_preemption": thread::kernel_preemption(),
         "timing": {
             "slots": slot_late.json(),
             "actions": late.json(),
