@@ -1432,14 +1432,21 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     if os.geteuid() != 0:
         raise SystemExit("error: scout cleanup: needs root (it removes network namespaces)")
     try:
-        removed = _native.emulate_cleanup()
+        removed, traces, problems = _native.emulate_cleanup()
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
     if removed:
         print(f"removed {len(removed)} namespace(s) of emulators that are gone, and the processes in them: " + ", ".join(removed))
-    else:
-        print("nothing to clean up: no namespace of an emulator that is gone")
-    return 0
+    if traces:
+        print(
+            f"removed {len(traces)} tracefs instance(s) of emulators that are gone "
+            "(their TCP tracepoints were still enabled): " + ", ".join(traces)
+        )
+    if not removed and not traces and not problems:
+        print("nothing to clean up: no namespace or tracefs instance of an emulator that is gone")
+    for p in problems:
+        print(f"warning: could not remove {p}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
@@ -1903,9 +1910,10 @@ def build_parser() -> argparse.ArgumentParser:
         "cleanup",
         help="remove what killed emulators left behind (root)",
         description="An emulator that is killed (kill -9) cannot clean up: its namespaces (scout-PID-dn, scout-PID-ueN) "
-        "and the applications in them stay; its TUN devices go with it. The next `scout emulate` removes them before "
-        "it starts; `scout cleanup` removes them now (SIGTERM, then SIGKILL, to every process in them). Running "
-        "emulations are not touched.",
+        "and the applications in them stay, and so does its tracefs instance (/sys/kernel/tracing/instances/scout-PID), "
+        "whose TCP tracepoints go on recording every segment; its TUN devices go with it. The next `scout emulate` "
+        "removes them before it starts; `scout cleanup` removes them now (SIGTERM, then SIGKILL, to every process in "
+        "the namespaces). Running emulations are not touched.",
     )
     cu.set_defaults(func=cmd_cleanup)
 

@@ -245,13 +245,18 @@ def test_kill_9_leaves_a_run_that_loses_at_most_the_last_second(tmp_path: Path) 
     assert all(n in namespaces() for n in names), "a killed emulator cannot clean up"
     r = scout("analyze", str(out))
     assert r.returncode == 1 and f"scout recover {out}" in r.stderr, r.stderr
-    # `scout cleanup` removes the namespaces and the ping still running in one.
+    # `scout cleanup` removes the namespaces and the ping still running in one, and the killed
+    # emulator's tracefs instance, whose TCP tracepoints were still recording.
     pinger = subprocess.run(["ip", "netns", "pids", names[1]], capture_output=True, text=True).stdout.split()
     assert pinger, "the application outlives the emulator"
+    trace = Path("/sys/kernel/tracing/instances") / f"scout-{names[0].split('-')[1]}"
+    if trace.parent.is_dir():
+        assert (trace / "events/tcp/tcp_probe/enable").read_text().strip() == "1", "a killed emulator cannot disable it"
     r = scout("cleanup")
     assert r.returncode == 0 and names[0] in r.stdout, r.stdout + r.stderr
     assert not any(n in namespaces() for n in names)
     assert not any(_running(pid) for pid in pinger)
+    assert not trace.exists() and (not trace.parent.is_dir() or trace.name in r.stdout), r.stdout
     r = scout("recover", str(out))
     assert r.returncode == 0 and "recovered" in r.stdout, r.stdout + r.stderr
     meta = json.loads((out / "run.json").read_text())

@@ -302,6 +302,46 @@ fn write(p: &Path, v: &str) -> io::Result<()> {
     fs::write(p, v).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))
 }
 
+/// The tracefs instances of emulators that are gone (`instances/scout-<pid>` for a process that no
+/// longer exists) under `instances`: a killed emulator cannot remove its own, and its tracepoints
+/// stay enabled — every later TCP segment on the machine is then recorded into its ring buffer too,
+/// which costs every later run (seven such instances were found on a benchmark machine).
+fn stale_instances_in(instances: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(instances) else { return Vec::new() };
+    let mut stale: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let pid = name.to_str().and_then(|n| n.strip_prefix("scout-")).and_then(|p| p.parse::<u32>().ok());
+            pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        })
+        .map(|e| e.path())
+        .collect();
+    stale.sort();
+    stale
+}
+
+/// Removes the tracefs instances of emulators that are gone ([`stale_instances_in`]): their events
+/// disabled, then the instance. Returns the names removed and, for each that could not be, why.
+pub fn remove_stale_instances() -> (Vec<String>, Vec<String>) {
+    remove_stale_instances_in(&Path::new(TRACEFS).join("instances"))
+}
+
+fn remove_stale_instances_in(instances: &Path) -> (Vec<String>, Vec<String>) {
+    let (mut removed, mut problems) = (Vec::new(), Vec::new());
+    for dir in stale_instances_in(instances) {
+        let name = dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        // Removing an instance disables its events too; disabling them first stops the recording
+        // even if the removal fails.
+        let _ = fs::write(dir.join("events/enable"), "0");
+        match fs::remove_dir(&dir) {
+            Ok(()) => removed.push(name),
+            Err(e) => problems.push(format!("tracefs instance {}: {e}", dir.display())),
+        }
+    }
+    (removed, problems)
+}
+
 impl TcpProbe {
     /// Enables the tracepoint in a new tracefs instance (mounting tracefs if it is not); the
     /// reason when it cannot.
@@ -408,6 +448,27 @@ mod tests {
         let mapped = v6.replace("[fd00:5c07::2]", "[::ffff:10.45.0.1]");
         assert_eq!(parse(&mapped).unwrap().src, "10.45.0.1:40000".parse().unwrap());
         assert_eq!(parse("x [000] 1.0: sched_switch: prev=a"), None);
+    }
+
+    #[test]
+    fn the_instances_of_emulators_that_are_gone_are_removed_and_no_other() {
+        let root = std::env::temp_dir().join(format!("scout-tracefs-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        // A process id beyond the kernel's limit (pid_max is at most 2^22) is never alive.
+        let (gone, alive) = (format!("scout-{}", 1u32 << 23), format!("scout-{}", std::process::id()));
+        for n in [gone.as_str(), alive.as_str(), "scout-notapid", "other-1", "scout-"] {
+            fs::create_dir_all(root.join(n)).unwrap();
+        }
+        assert_eq!(stale_instances_in(&root), vec![root.join(&gone)]);
+        let (removed, problems) = remove_stale_instances_in(&root);
+        assert_eq!((removed, problems), (vec![gone.clone()], Vec::<String>::new()));
+        let mut left: Vec<String> =
+            fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        left.sort();
+        assert_eq!(left, ["other-1", "scout-", alive.as_str(), "scout-notapid"]);
+        // Nothing there (tracefs not mounted): nothing to do.
+        assert_eq!(remove_stale_instances_in(&root.join("absent")), (Vec::new(), Vec::new()));
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

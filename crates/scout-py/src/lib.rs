@@ -143,10 +143,16 @@ fn emulate(
 }
 
 /// `scout cleanup`: removes what emulators that were killed left behind (their namespaces and
-/// the processes in them); returns the namespaces removed.
+/// the processes in them, their tracefs instances); returns the namespaces and the instances
+/// removed, and the instances that could not be, with why.
 #[pyfunction]
-fn emulate_cleanup(py: Python<'_>) -> PyResult<Vec<String>> {
-    py.detach(scout_emu::netns::remove_stale).map_err(|e| PyValueError::new_err(e.to_string()))
+fn emulate_cleanup(py: Python<'_>) -> PyResult<(Vec<String>, Vec<String>, Vec<String>)> {
+    py.detach(|| {
+        let namespaces = scout_emu::netns::remove_stale()?;
+        let (traces, problems) = scout_emu::tcp::remove_stale_instances();
+        Ok((namespaces, traces, problems))
+    })
+    .map_err(|e: scout_emu::EmuError| PyValueError::new_err(e.to_string()))
 }
 
 /// Runs an ingest that reports `(done_bytes, total_bytes)`, passing each report to the Python
