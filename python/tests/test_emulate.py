@@ -211,6 +211,9 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
     ul = meta["summary"]["directions"][1]
     assert ul["delivered_packets"] >= 3
     assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])
+    # Nor its tracefs instance (its TCP tracepoints would go on recording).
+    pid = meta["emulator"]["namespaces"][0].split("-")[1]
+    assert not (Path("/sys/kernel/tracing/instances") / f"scout-{pid}").exists()
     r = scout("exec", str(out), "ue0", "--", "true")
     assert r.returncode == 1 and "has ended" in r.stderr, r.stderr
 
