@@ -975,9 +975,8 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     if kp.get("model") in ("none", "voluntary"):
         # A woken real-time thread waits for the running task's system call (docs/emulator.md).
         print(
-            f"  kernel preemption: {kp['model']} ({kp['source']}): under load, a slot may wait for another "
-            "task's system call to end; with preempt=full (a PREEMPT_DYNAMIC kernel's command line) the data "
-            "path preempts it"
+            f"  kernel preemption: {kp['model']} ({kp['source']}): under load a slot may wait for another "
+            "task's system call to end (preempt=full on the kernel command line: docs/emulator.md)"
         )
     for a in meta.get("apps") or []:
         status = f"exit {a['exit_code']}" if a.get("exit_code") is not None else f"signal {a.get('signal')}"

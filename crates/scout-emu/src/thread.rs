@@ -116,7 +116,7 @@ fn preemption_model(
     let known = |m: &str| MODELS.iter().copied().find(|k| *k == m);
     let words: Vec<&str> = version.split_whitespace().collect();
     if words.contains(&"PREEMPT_RT") {
-        return ("rt", "kernel version (PREEMPT_RT)");
+        return ("rt", "kernel version: PREEMPT_RT");
     }
     let configured = config.and_then(|c| {
         [
@@ -140,15 +140,15 @@ fn preemption_model(
         }
         let param = cmdline.and_then(|c| c.split_whitespace().find_map(|w| known(w.strip_prefix("preempt=")?)));
         if let Some(m) = param {
-            return (m, "kernel command line (preempt=), PREEMPT_DYNAMIC");
+            return (m, "kernel command line: preempt=");
         }
         return match configured {
-            Some(m) => (m, "kernel configuration (PREEMPT_DYNAMIC: its boot default)"),
+            Some(m) => (m, "kernel configuration: the PREEMPT_DYNAMIC boot default"),
             None => ("unknown", "PREEMPT_DYNAMIC, configuration not readable"),
         };
     }
     if words.contains(&"PREEMPT") {
-        return ("full", "kernel version (PREEMPT)");
+        return ("full", "kernel version: PREEMPT");
     }
     match configured {
         Some(m) => (m, "kernel configuration"),
@@ -176,7 +176,7 @@ mod tests {
         assert_eq!(preemption_model(dynamic, None, Some("ro preempt=bogus"), voluntary).0, "voluntary");
         assert_eq!(
             preemption_model(dynamic, None, None, none),
-            ("none", "kernel configuration (PREEMPT_DYNAMIC: its boot default)")
+            ("none", "kernel configuration: the PREEMPT_DYNAMIC boot default")
         );
         assert_eq!(preemption_model(dynamic, None, None, None).0, "unknown");
         // Fixed models: the version string says RT and full preemption outright.
