@@ -817,8 +817,7 @@ pub fn emulate(
     let n_ues = stack.nof_ues() as u32;
     // What killed emulators left behind: their namespaces (and the processes in them), and their
     // tracefs instances, whose tracepoints would go on recording every TCP segment.
-    let stale_namespaces = netns::remove_stale()?;
-    let (stale_traces, trace_problems) = crate::tcp::remove_stale_instances();
+    let stale = crate::remove_stale()?;
     let mut topo = Topology::create(n_ues, opts.offload)?;
     // Slices served by a real UPF process (docs/upf.md): their namespaces, links and sessions.
     let real: Vec<crate::upf::RealSlice> = loaded
@@ -1053,7 +1052,7 @@ pub fn emulate(
     let capture_json = capture.map(|c| c.finish());
     drop(real_core);
     let mut problems = topo.teardown();
-    problems.extend(trace_problems);
+    problems.extend(stale.problems);
     let mut outcome = Outcome {
         stats: stack.stats.clone(),
         in_flight,
@@ -1114,7 +1113,7 @@ pub fn emulate(
             "note": "TCP super-packets (GSO) are cut into the segments the kernel would have sent before the model sees them; a flow's segments delivered together are joined again (as GRO) on the way out",
         }),
         "cleanup_problems": problems,
-        "stale_removed": {"namespaces": stale_namespaces, "trace_instances": stale_traces,
+        "stale_removed": {"namespaces": stale.namespaces, "trace_instances": stale.trace_instances,
                           "note": "what emulators that are gone (killed) had left, removed before this one started"},
         "core": core_json,
         "probe": probe_json,

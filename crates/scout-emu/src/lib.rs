@@ -36,6 +36,26 @@ pub mod timing;
 pub mod tun;
 pub mod upf;
 
+/// What emulators that are gone (killed) left behind, removed by [`remove_stale`].
+#[derive(Debug, Default)]
+pub struct Stale {
+    /// Namespaces removed, with the processes that were still in them.
+    pub namespaces: Vec<String>,
+    /// tracefs instances removed (their TCP tracepoints were still enabled).
+    pub trace_instances: Vec<String>,
+    /// Instances that could not be removed, and why.
+    pub problems: Vec<String>,
+}
+
+/// Removes what emulators that are gone left behind: their namespaces (`netns::remove_stale`) and
+/// their tracefs instances (`tcp::remove_stale_instances`). `scout emulate` does it before it
+/// starts, `scout cleanup` on its own.
+pub fn remove_stale() -> Result<Stale, EmuError> {
+    let namespaces = netns::remove_stale()?;
+    let (trace_instances, problems) = tcp::remove_stale_instances();
+    Ok(Stale { namespaces, trace_instances, problems })
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum EmuError {
     /// Setting up or tearing down the namespaces and devices failed.

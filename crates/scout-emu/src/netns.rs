@@ -199,17 +199,21 @@ fn ns_pids(ns: &str) -> Vec<i32> {
         .unwrap_or_default()
 }
 
+/// Whether `name` is something an emulator made (`scout-<pid>` or `scout-<pid>-…`: a namespace,
+/// a tracefs instance) for a process that is gone.
+pub(crate) fn left_by_gone_emulator(name: &str) -> bool {
+    name.strip_prefix(PREFIX)
+        .and_then(|rest| rest.split('-').next())
+        .and_then(|pid| pid.parse::<u32>().ok())
+        .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+}
+
 /// The namespaces an emulator left behind: named `scout-<pid>-…` for a process that is gone.
 pub fn stale() -> Vec<String> {
     let Ok(list) = ip(&["netns", "list"], None) else { return Vec::new() };
     list.lines()
         .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| {
-            n.strip_prefix(PREFIX)
-                .and_then(|rest| rest.split('-').next())
-                .and_then(|pid| pid.parse::<u32>().ok())
-                .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
-        })
+        .filter(|n| left_by_gone_emulator(n))
         .map(str::to_string)
         .collect()
 }

@@ -310,11 +310,7 @@ fn stale_instances_in(instances: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(instances) else { return Vec::new() };
     let mut stale: Vec<PathBuf> = entries
         .filter_map(Result::ok)
-        .filter(|e| {
-            let name = e.file_name();
-            let pid = name.to_str().and_then(|n| n.strip_prefix("scout-")).and_then(|p| p.parse::<u32>().ok());
-            pid.is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
-        })
+        .filter(|e| e.file_name().to_str().is_some_and(netns::left_by_gone_emulator))
         .map(|e| e.path())
         .collect();
     stale.sort();

@@ -147,12 +147,8 @@ fn emulate(
 /// removed, and the instances that could not be, with why.
 #[pyfunction]
 fn emulate_cleanup(py: Python<'_>) -> PyResult<(Vec<String>, Vec<String>, Vec<String>)> {
-    py.detach(|| {
-        let namespaces = scout_emu::netns::remove_stale()?;
-        let (traces, problems) = scout_emu::tcp::remove_stale_instances();
-        Ok((namespaces, traces, problems))
-    })
-    .map_err(|e: scout_emu::EmuError| PyValueError::new_err(e.to_string()))
+    let s = py.detach(scout_emu::remove_stale).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((s.namespaces, s.trace_instances, s.problems))
 }
 
 /// Runs an ingest that reports `(done_bytes, total_bytes)`, passing each report to the Python
