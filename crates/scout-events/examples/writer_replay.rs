@@ -158,16 +158,15 @@ fn main() {
             .filter_map(|e| e.ok()?.metadata().ok())
             .map(|m| m.len())
             .sum();
+        let (writer_ns, producer_ns) = (cpu_before_close * 1e9 / n as f64, producer * 1e9 / n as f64);
         println!(
             "round {round}: {n} rows in {s:.2} s ({:.1} M rows/s); writer thread CPU ≥ {cpu_before_close:.2} s \
-             = {:.0} ns/row; producer {:.1} ns/row; {:.2} bytes/row",
+             = {writer_ns:.0} ns/row; producer {producer_ns:.1} ns/row; {:.2} bytes/row",
             n as f64 / s / 1e6,
-            cpu_before_close * 1e9 / n as f64,
-            producer * 1e9 / n as f64,
             size as f64 / n as f64
         );
-        per_row.push(cpu_before_close * 1e9 / n as f64);
-        produce.push(producer * 1e9 / n as f64);
+        per_row.push(writer_ns);
+        produce.push(producer_ns);
         let _ = std::fs::remove_dir_all(&dir);
     }
     per_row.sort_by(f64::total_cmp);
