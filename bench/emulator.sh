@@ -60,7 +60,7 @@ main() {
       printf '  - {name: client, ns: ue0, at_s: 0.5, cmd: "iperf3 -c $SCOUT_DN -R -P %s -t %s -J"}\n' "$n" "$secs"
     } > "$sc"
     "$scout" emulate "$sc" -o "$work/run$n" --duration "$(python3 -c "print($secs + 2)")" > "$work/emu$n.txt" 2>&1
-    read -r g events p50 p99 a99 w50 w99 per_write < <(python3 - "$work/run$n" <<'EOF'
+    read -r g events p50 p99 a99 w50 w99 per_write pauses paused_ms < <(python3 - "$work/run$n" <<'EOF'
 import json, sys
 from pathlib import Path
 run = Path(sys.argv[1])
@@ -69,13 +69,16 @@ m = json.loads((run / "run.json").read_text())
 t, o = m["emulator"]["timing"], m["emulator"]["offload"]
 ev = sum(m["counts"]["events"].values())
 s, a, w = t["slots"], t["actions"], t["packets_written"]
+lt = t["long_turns"]
 print(f'{c["end"]["sum_received"]["bits_per_second"] / 1e9:.2f} {ev} {s["p50_us"]} {s["p99_us"]} {a["p99_us"]} '
-      f'{w["p50_us"]} {w["p99_us"]} {o["packets_delivered_to_offload_devices"] / max(o["device_writes"], 1):.1f}')
+      f'{w["p50_us"]} {w["p99_us"]} {o["packets_delivered_to_offload_devices"] / max(o["device_writes"], 1):.1f} '
+      f'{lt["n"]} {lt["total_ms"]:.0f}')
 EOF
     )
     gbps[scout$n]=$g
     echo "   scout emulate, $n stream(s): $g Gbit/s, $events events written, $per_write packets per device write"
     echo "     slots late p50 $p50 µs, p99 $p99 µs; model actions p99 $a99 µs; packets written late p50 $w50 µs, p99 $w99 µs"
+    echo "     the data path paused over 1 ms $pauses time(s), $paused_ms ms in all (emulator.timing.long_turns)"
 
   done
 

@@ -971,6 +971,13 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         f"p99 {t['packets_written']['p99_us']} µs"
         + ("" if em["realtime_priorities"]["datapath"] else " (no real-time priority: not allowed here)")
     )
+    lt = t.get("long_turns") or {}
+    if lt.get("n"):
+        # Each one made every slot due meanwhile late (docs/emulator.md, "Limits").
+        print(
+            f"  {lt['n']} pause(s) of the data path over 1 ms (longest {lt['max_ms']:.1f} ms, {lt['total_ms']:.0f} ms "
+            "in all): its CPU taken away — by a virtual machine's host, a page fault or the kernel"
+        )
     kp = em.get("kernel_preemption") or {}
     if kp.get("model") in ("none", "voluntary"):
         # A woken real-time thread waits for the running task's system call (docs/emulator.md).

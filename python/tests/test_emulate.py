@@ -210,6 +210,13 @@ def test_exec_into_a_running_emulation_then_ctrl_c_writes_the_run(tmp_path: Path
     assert ("kernel preemption: " in stdout) == (kp["model"] in ("none", "voluntary")), stdout
     ul = meta["summary"]["directions"][1]
     assert ul["delivered_packets"] >= 3
+    # The emulator's delays come from histograms of fixed size (its memory does not grow with
+    # the run): within 1/512 of the exact percentiles, the largest exact.
+    d = ul["delay"]
+    assert d["relative_precision"] == 1 / 512 and 0 < d["p50_ns"] <= d["p99_ns"] <= d["max_ns"], d
+    # Pauses of the data path over 1 ms are counted (a VM's host may take its vCPU away).
+    lt = meta["emulator"]["timing"]["long_turns"]
+    assert (lt["n"] == 0) == (lt["total_ms"] == 0) and lt["max_ms"] <= lt["total_ms"], lt
     assert not any(n in namespaces() for n in meta["emulator"]["namespaces"])
     # Nor its tracefs instance (its TCP tracepoints would go on recording).
     pid = meta["emulator"]["namespaces"][0].split("-")[1]

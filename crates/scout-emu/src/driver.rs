@@ -40,6 +40,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use scout_events::writer::RunWriter;
 use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Sink, SlotEvent};
 use scout_ran::stack::{Offer, Stack};
+use scout_sim::delays::Delays;
 use scout_sim::scenario::Loaded;
 use scout_sim::Outcome;
 use serde_json::{json, Value};
@@ -54,7 +55,7 @@ use crate::packet::{echo, ecn, five_tuple, set_ce, udp4, Flows, ANBR_PORT};
 use crate::qos::QosRules;
 use crate::tcp::{TcpProbe, TcpRows};
 use crate::thread;
-use crate::timing::{mono_ns, Admission, Lateness};
+use crate::timing::{mono_ns, Admission, Lateness, LongTurns};
 use crate::EmuError;
 
 /// Model steps between two reads of the devices.
@@ -265,10 +266,13 @@ struct Datapath<'t> {
     egress: Egress<'t>,
     qos: QosRules,
     dropped: Vec<u64>,
-    delays: [Vec<i64>; 2],
+    /// Each delivered packet's delay through the model, DL and UL: histograms of fixed size (the
+    /// run's summary; a vector of every delay grew without bound and took page faults here).
+    delays: [Delays; 2],
     /// Lateness of every model action, of every slot, of every packet written.
     late: Lateness,
     slot_late: Lateness,
+    long_turns: LongTurns,
     /// What the loop may take in.
     admit: Admission,
     /// Echo requests a UE sent, by (UE, identifier, sequence number): when they entered.
@@ -607,8 +611,8 @@ impl Datapath<'_> {
     /// Step 4: sleeps until the next action is due, `end`, or — while reading is open (before
     /// [`Datapath::read_until`], with [`Admission`] credit, the event writer not behind) — a
     /// device is readable; while only the credit is lacking, until it is earned back; while the
-    /// writer is behind, [`BEHIND_RECHECK_NS`] at most.
-    fn sleep(&mut self, fds: &mut [libc::pollfd], end: i64) {
+    /// writer is behind, [`BEHIND_RECHECK_NS`] at most. Returns how long it meant to wait.
+    fn sleep(&mut self, fds: &mut [libc::pollfd], end: i64) -> i64 {
         let now = self.clock();
         let mut wait =
             self.stack.poll_timeout().map_or(MAX_SLEEP_NS, |t| t - now).clamp(0, MAX_SLEEP_NS).min(end - now);
@@ -661,6 +665,7 @@ impl Datapath<'_> {
         }
         let woke = self.clock();
         self.admit.slept(woke - now, woke);
+        wait
     }
 }
 
@@ -725,9 +730,8 @@ fn run_datapath<'t>(mut dp: Datapath<'t>, end: i64, shared: &Shared) -> Done<'t>
         if let Some(e) = dp.egress.inline.error.take() {
             break Some(e);
         }
-        if !busy && dp.inbound.is_empty() {
-            dp.sleep(&mut fds, end);
-        }
+        let asked = if !busy && dp.inbound.is_empty() { dp.sleep(&mut fds, end) } else { 0 };
+        dp.long_turns.add(dp.clock() - now - asked);
     };
     dp.egress.hang_up();
     Done { dp, now, realtime, privileges, error }
@@ -926,9 +930,10 @@ pub fn emulate(
         inbound: VecDeque::new(),
         open: Vec::new(),
         dropped: Vec::new(),
-        delays: [Vec::new(), Vec::new()],
+        delays: [Delays::Histogram(Default::default()), Delays::Histogram(Default::default())],
         late: Lateness::default(),
         slot_late: Lateness::default(),
+        long_turns: LongTurns::default(),
         admit: Admission::new(0),
         echoes: Default::default(),
         rtts: Vec::new(),
@@ -1032,7 +1037,9 @@ pub fn emulate(
         None => json!({"source": null, "why_not": tcp_why_not}),
     };
     let (writer_waits, writer_wait_ns) = dp.w.waits();
-    let Datapath { stack, w, flows, delays, late, slot_late, admit, rtts, counts, qos, egress, feed, .. } = dp;
+    let Datapath {
+        stack, w, flows, delays, late, slot_late, long_turns, admit, rtts, counts, qos, egress, feed, ..
+    } = dp;
     let feed_json = feed.close();
     let (inline_batches, handed_over) = (egress.inline_batches, egress.handed_over);
     written.absorb(egress.inline);
@@ -1076,6 +1083,7 @@ pub fn emulate(
         "kernel_preemption": thread::kernel_preemption(),
         "timing": {
             "slots": slot_late.json(),
+            "long_turns": long_turns.json(),
             "actions": late.json(),
             "packets_written": write_late.json(),
             "writes": {"batches_written_by_the_data_path": inline_batches, "batches_handed_to_the_device_writer": handed_over,

@@ -71,6 +71,41 @@ impl Lateness {
     }
 }
 
+/// Turns of the data path's loop that took more than [`LongTurns::OVER_NS`] beyond the sleep they
+/// asked for: its thread kept from its CPU — on a virtual machine, by a host that takes a busy
+/// vCPU away for milliseconds without the guest seeing it (measured on the benchmark machine:
+/// 2–8 ms, about once a second per vCPU while both are busy, with no context switch in the guest
+/// and no steal time counted) — or a page fault, or a piece of work that long. Every slot due
+/// meanwhile is late; these say how much of a run's lateness came from such pauses.
+#[derive(Default)]
+pub struct LongTurns {
+    pub n: u64,
+    pub total_ns: i64,
+    pub max_ns: i64,
+}
+
+impl LongTurns {
+    pub const OVER_NS: i64 = 1_000_000;
+
+    /// A turn took `ns` beyond its sleep.
+    pub fn add(&mut self, ns: i64) {
+        if ns > Self::OVER_NS {
+            self.n += 1;
+            self.total_ns += ns;
+            self.max_ns = self.max_ns.max(ns);
+        }
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "n": self.n,
+            "total_ms": self.total_ns as f64 / 1e6,
+            "max_ms": self.max_ns as f64 / 1e6,
+            "note": "turns of the data path's loop that took over 1 ms beyond the sleep they asked for: its thread kept from its CPU (on a virtual machine, the host taking a busy vCPU away, which the guest does not see), a page fault, or that much work; every slot due meanwhile is late (docs/emulator.md)",
+        })
+    }
+}
+
 /// Paces what the loop takes in to what it can process on time.
 ///
 /// Every packet taken into the model commits the loop to work later (its path through UPF, CU-UP,
@@ -189,6 +224,16 @@ mod tests {
         }
         assert_eq!((l.quantile_us(0.5), l.quantile_us(0.75), l.quantile_us(1.0)), (Some(2), Some(3), Some(1_000_000)));
         assert_eq!((l.n, l.over_1_s, l.max_ns), (4, 1, 9_999_999_999));
+    }
+
+    #[test]
+    fn only_turns_over_a_millisecond_count_as_long() {
+        let mut l = LongTurns::default();
+        for ns in [5_000, 999_999, 1_000_000, 1_000_001, 8_000_000] {
+            l.add(ns);
+        }
+        assert_eq!((l.n, l.total_ns, l.max_ns), (2, 9_000_001, 8_000_000));
+        assert_eq!(l.json()["max_ms"], serde_json::json!(8.0));
     }
 
     #[test]

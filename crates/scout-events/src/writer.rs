@@ -1142,11 +1142,29 @@ impl Files {
     }
 }
 
+/// A batch's vector, emptied by the writer thread and handed back for the producer to fill again:
+/// a producer that allocated a new one per batch touched new memory all the time (the writer
+/// thread frees into its own arena), and in the emulator's real-time data path every new page is
+/// a page fault — on a virtual machine, some of them milliseconds.
+enum Spent {
+    Packets(Vec<PacketEvent>),
+    Slots(Vec<SlotEvent>),
+    Controls(Vec<ControlEvent>),
+}
+
+/// The emptied vectors back from the writer thread, by table.
+#[derive(Default)]
+struct Spares {
+    packets: Vec<Vec<PacketEvent>>,
+    slots: Vec<Vec<SlotEvent>>,
+    controls: Vec<Vec<ControlEvent>>,
+}
+
 fn writer_thread(
     events_dir: PathBuf,
     rx: Receiver<Msg>,
     queued: Arc<AtomicUsize>,
-    recycle: SyncSender<Vec<PacketEvent>>,
+    recycle: SyncSender<Spent>,
     slices: Vec<&'static str>,
     checkpointed: bool,
 ) -> Result<(), WriteError> {
@@ -1174,7 +1192,7 @@ fn writer_thread(
 fn write_until_close(
     rx: &Receiver<Msg>,
     queued: &AtomicUsize,
-    recycle: &SyncSender<Vec<PacketEvent>>,
+    recycle: &SyncSender<Spent>,
     files: &mut Files,
 ) -> Result<bool, WriteError> {
     let mut staging = PacketBatch::new();
@@ -1184,19 +1202,21 @@ fn write_until_close(
         queued.fetch_sub(1, Ordering::Relaxed);
         match msg {
             Msg::Tap(t) => tap = Some(t),
-            Msg::Slots(rows) => {
+            Msg::Slots(mut rows) => {
                 if let Some(t) = &tap {
                     t.slots(&rows);
                 }
-                rows.into_iter().for_each(|e| slots.push(e));
+                rows.drain(..).for_each(|e| slots.push(e));
+                let _ = recycle.try_send(Spent::Slots(rows));
                 files.file(Table::Slot)?.write(&slots.take_batch())?;
                 files.rotate(Table::Slot)?;
             }
-            Msg::Controls(rows) => {
+            Msg::Controls(mut rows) => {
                 if let Some(t) = &tap {
                     t.controls(&rows);
                 }
-                rows.into_iter().for_each(|e| controls.push(e));
+                rows.drain(..).for_each(|e| controls.push(e));
+                let _ = recycle.try_send(Spent::Controls(rows));
                 files.file(Table::Control)?.write(&controls.take_batch())?;
                 files.rotate(Table::Control)?;
             }
@@ -1212,7 +1232,7 @@ fn write_until_close(
                 }
                 rows.clear();
                 // The producer may have gone (a failed run): then the vector is simply dropped.
-                let _ = recycle.try_send(rows);
+                let _ = recycle.try_send(Spent::Packets(rows));
             }
             Msg::Checkpoint(mut meta) => {
                 files.checkpoint()?;
@@ -1233,8 +1253,9 @@ pub struct RunWriter {
     dir: PathBuf,
     meta: Value,
     packet: Vec<PacketEvent>,
-    /// Emptied packet buffers coming back from the writer thread.
-    recycled: Receiver<Vec<PacketEvent>>,
+    /// Emptied batch vectors coming back from the writer thread, and those taken from it.
+    recycled: Receiver<Spent>,
+    spares: Spares,
     slot: Vec<SlotEvent>,
     control: Vec<ControlEvent>,
     rows: [u64; 3],
@@ -1324,7 +1345,8 @@ impl RunWriter {
             return Err(e);
         }
         let (tx, rx) = sync_channel(CHANNEL_DEPTH);
-        let (recycle, recycled) = sync_channel(CHANNEL_DEPTH + 2);
+        // Room for every vector in flight: those queued and those of the three tables filling.
+        let (recycle, recycled) = sync_channel(CHANNEL_DEPTH + 3);
         let queued = Arc::new(AtomicUsize::new(0));
         let taken = Arc::clone(&queued);
         // Slice names live as long as the process: leaking a handful of short strings once per run
@@ -1339,6 +1361,7 @@ impl RunWriter {
             meta,
             packet: Vec::with_capacity(PACKET_BATCH_ROWS),
             recycled,
+            spares: Spares::default(),
             slot: Vec::new(),
             control: Vec::new(),
             rows: [0; 3],
@@ -1426,20 +1449,27 @@ impl RunWriter {
     }
 
     fn flush(&mut self, table: Table) {
-        if table == Table::Packet {
-            if !self.packet.is_empty() {
-                let fresh = self.recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(PACKET_BATCH_ROWS));
-                let rows = std::mem::replace(&mut self.packet, fresh);
-                self.send(rows.len(), Msg::Packets(rows));
+        for spent in self.recycled.try_iter() {
+            match spent {
+                Spent::Packets(v) => self.spares.packets.push(v),
+                Spent::Slots(v) => self.spares.slots.push(v),
+                Spent::Controls(v) => self.spares.controls.push(v),
             }
-            return;
         }
         // Columns are built by the writer thread: a producer in real time (the emulator) must not
         // spend a millisecond turning a batch of rows with JSON details into Arrow arrays.
         let (rows, msg) = match table {
-            Table::Slot if !self.slot.is_empty() => (self.slot.len(), Msg::Slots(std::mem::take(&mut self.slot))),
+            Table::Packet if !self.packet.is_empty() => {
+                let fresh = self.spares.packets.pop().unwrap_or_else(|| Vec::with_capacity(PACKET_BATCH_ROWS));
+                (self.packet.len(), Msg::Packets(std::mem::replace(&mut self.packet, fresh)))
+            }
+            Table::Slot if !self.slot.is_empty() => {
+                let fresh = self.spares.slots.pop().unwrap_or_default();
+                (self.slot.len(), Msg::Slots(std::mem::replace(&mut self.slot, fresh)))
+            }
             Table::Control if !self.control.is_empty() => {
-                (self.control.len(), Msg::Controls(std::mem::take(&mut self.control)))
+                let fresh = self.spares.controls.pop().unwrap_or_default();
+                (self.control.len(), Msg::Controls(std::mem::replace(&mut self.control, fresh)))
             }
             _ => return,
         };
@@ -1950,6 +1980,52 @@ mod tests {
         }
         drop(w);
         fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn the_writer_thread_hands_every_tables_vectors_back_to_be_filled_again() {
+        let dir = std::env::temp_dir().join(format!("scout-writer-recycle-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let mut w = RunWriter::create_checkpointed(&dir, json!({"source": "test"}), &["default".into()]).unwrap();
+        let slot = SlotEvent { prbs_total: Some(51), ..SlotEvent::cell(1, 0, 0, 0, Dir::Dl) };
+        let control = |t| ControlEvent {
+            t_ns: t,
+            node: Node::Ue,
+            layer: Layer::App,
+            kind: "app_rtt",
+            dir: None,
+            ue: Some(0),
+            drb: None,
+            sn: None,
+            value: Some(1.0),
+            detail: None,
+        };
+        // A producer's buffers, each filled once and handed over at a checkpoint.
+        let mut sent = Vec::new();
+        for round in 0..4 {
+            for i in 0..1000 {
+                w.packet(pe(i));
+                w.slot(SlotEvent { t_ns: i, ..slot.clone() });
+                w.control(control(i));
+            }
+            sent.push([w.packet.as_ptr() as usize, w.slot.as_ptr() as usize, w.control.as_ptr() as usize]);
+            w.checkpoint(json!({"t_ns": round}));
+            // Until the writer thread has taken the batches and handed them back.
+            let t0 = std::time::Instant::now();
+            while w.queued.load(Ordering::Relaxed) > 0 {
+                assert!(t0.elapsed().as_secs() < 10, "the writer thread took nothing");
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+        // From the third round on, every table fills a vector it filled before.
+        for [p, s, c] in &sent[2..] {
+            assert!(sent[..2].iter().any(|b| b[0] == *p), "packet rows in a new vector");
+            assert!(sent[..2].iter().any(|b| b[1] == *s), "slot rows in a new vector");
+            assert!(sent[..2].iter().any(|b| b[2] == *c), "control rows in a new vector");
+        }
+        let meta = w.finish(json!({})).unwrap();
+        assert_eq!(meta["counts"]["events"]["control_events"], json!(4000));
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod adaptive;
 pub mod copa;
+pub mod delays;
 pub mod gandalf;
 pub mod gcc;
 pub mod scenario;
@@ -23,6 +24,7 @@ use scout_ran::rng::Rng;
 use scout_ran::stack::{ConfigError, Offer, Stack, StackConfig, UeSpec};
 
 use crate::adaptive::Adaptive;
+use crate::delays::{percentiles, Delays};
 use crate::scenario::{ControlName, DirName, Loaded, ScenarioError, TrafficSpec, UeSel};
 use crate::traffic::{Gen, Source};
 
@@ -72,7 +74,7 @@ pub struct Flow {
 pub struct Outcome {
     pub stats: scout_ran::stack::Stats,
     pub in_flight: u64,
-    pub delays_ns: [Vec<i64>; 2],
+    pub delays_ns: [Delays; 2],
     pub rtts_ns: Vec<i64>,
     pub duration_ns: i64,
     pub flows: Vec<Value>,
@@ -390,7 +392,7 @@ pub fn run<S: Sink>(
     // Acknowledgements in flight: the data packet's flow, when it was sent, its one-way delay as
     // the receiver reported it, whether it was CE-marked.
     let mut acks: HashMap<u64, (u32, i64, i64, bool)> = HashMap::new();
-    let mut delays: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
+    let mut delays = [Delays::Exact(Vec::new()), Delays::Exact(Vec::new())];
     let mut rtts = Vec::new();
     let step = (end / 100).max(1);
     let mut next_progress = step;
@@ -537,23 +539,6 @@ fn write_cc_samples<S: Sink>(flows: &[Flow], sources: &mut [Source], sink: &mut 
     }
 }
 
-/// Percentiles as everything in Scout computes them (docs/attribution.md): linear interpolation
-/// between the order statistics around position `(n - 1) q`, DuckDB's `quantile_cont`, the
-/// analysis kernel's and numpy's default. The summary and `scout analyze` agree on a run.
-fn percentiles(v: &mut [i64]) -> Value {
-    if v.is_empty() {
-        return Value::Null;
-    }
-    v.sort_unstable();
-    let q = |p: f64| {
-        let pos = (v.len() - 1) as f64 * p;
-        let (lo, hi) = (v[pos.floor() as usize] as f64, v[pos.ceil() as usize] as f64);
-        lo + (hi - lo) * pos.fract()
-    };
-    let mean = v.iter().map(|x| *x as f64).sum::<f64>() / v.len() as f64;
-    json!({"p50_ns": q(0.5), "p90_ns": q(0.9), "p99_ns": q(0.99), "max_ns": v[v.len() - 1], "mean_ns": mean})
-}
-
 /// The end-of-run summary (also merged into `run.json` under `summary` and `counts`).
 pub fn summarize(o: &mut Outcome) -> Value {
     let s = &o.stats;
@@ -563,7 +548,7 @@ pub fn summarize(o: &mut Outcome) -> Value {
         let e = drops.entry(layer.as_str().to_string()).or_insert_with(|| json!({}));
         e[reason.as_str()] = json!({"packets": n, "bytes": b});
     }
-    let dir = |i: usize, name: &str, delays: &mut Vec<i64>| {
+    let dir = |i: usize, name: &str, delays: &mut Delays| {
         json!({
             "dir": name,
             "offered_packets": s.offered_pkts[i],
@@ -571,16 +556,15 @@ pub fn summarize(o: &mut Outcome) -> Value {
             "delivered_packets": s.delivered_pkts[i],
             "delivered_bytes": s.delivered_bytes[i],
             "throughput_mbps": s.delivered_bytes[i] as f64 * 8.0 / secs / 1e6,
-            "delay": percentiles(delays),
+            "delay": delays.summary(),
             "harq_tx": s.harq_tx[i],
             "harq_retx": s.harq_retx[i],
             "harq_failures": s.harq_fail[i],
         })
     };
-    let mut dl_del = std::mem::take(&mut o.delays_ns[0]);
-    let mut ul_del = std::mem::take(&mut o.delays_ns[1]);
-    let dl = dir(0, "dl", &mut dl_del);
-    let ul = dir(1, "ul", &mut ul_del);
+    let [dl_del, ul_del] = &mut o.delays_ns;
+    let dl = dir(0, "dl", dl_del);
+    let ul = dir(1, "ul", ul_del);
     let total_drops: u64 = s.drops.values().map(|(n, _)| n).sum();
     json!({
         "duration_s": secs,
