@@ -74,8 +74,8 @@ impl Lateness {
 /// Turns of the data path's loop that took more than [`LongTurns::OVER_NS`] beyond the sleep they
 /// asked for: its thread kept from its CPU — on a virtual machine, by a host that takes a busy
 /// vCPU away for milliseconds without the guest seeing it (measured on the benchmark machine:
-/// 2–8 ms, about once a second per vCPU while both are busy, with no context switch in the guest
-/// and no steal time counted) — or a page fault, or a piece of work that long. Every slot due
+/// 2–10 ms at a time, up to twice a second, with no context switch in the guest and no steal
+/// time counted) — or a page fault, or a piece of work that long. Every slot due
 /// meanwhile is late; these say how much of a run's lateness came from such pauses.
 #[derive(Default)]
 pub struct LongTurns {
