@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The emulator's benchmark (issue 21), as root, on this machine while iperf3 runs on it too:
 #
-#   bash bench/emulator.sh [SECONDS]        (default 8 s of iperf3 per measurement)
+#   bash bench/emulator.sh [SECONDS] [ROUNDS]   (default 8 s of iperf3 per measurement, 1 round)
+#
+# A figure is the median of rounds (these machines are noisy): with ROUNDS > 1 everything below
+# is measured ROUNDS times and a last table gives each round's figures and their medians.
 #
 # 1. iperf3 TCP download (server in the DN, `iperf3 -c DN -R -P N` in UE 0), 1 and 4 streams,
 #    through three things in the same run:
@@ -31,6 +34,8 @@ field() {
 main() {
   cd "$(dirname "$0")/.."
   secs=${1:-8}
+  rounds=${2:-1}
+  [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench/emulator.sh: ROUNDS must be a whole number ≥ 1, not '$rounds'" >&2; exit 2; }
   [ "$(id -u)" = 0 ] || { echo "bench/emulator.sh: needs root (namespaces, TUN devices)" >&2; exit 2; }
   command -v iperf3 >/dev/null || { echo "bench/emulator.sh: needs iperf3 (apt-get install iperf3)" >&2; exit 2; }
   scout=${SCOUT:-.venv/bin/scout}
@@ -47,20 +52,23 @@ main() {
   # or waiting (the sender was sndbuf-limited ~17 % of the time). Set for the forwarders alike.
   dn_wmem="4096 16384 16777216"
   declare -A gbps cpu
-  for n in 1 4; do
-    for mode in plain offload; do
-      line=$("$fwd" "$mode" "$n" "$secs" "$dn_wmem")
-      gbps[$mode$n]=$(field "$line" gbit_s .2f)
-      cpu[$mode$n]=$(field "$line" cpu_pct .0f)
-      echo "   $mode forwarder, $n stream(s): ${gbps[$mode$n]} Gbit/s (forwarder CPU ${cpu[$mode$n]} %)"
-    done
-    sc=$work/scout$n.yaml
-    { cat bench/emulator.yaml
-      printf 'apps:\n  - {name: server, ns: dn, cmd: '"'"'sysctl -qw net.ipv4.tcp_wmem="%s" && exec iperf3 -s -1 -J'"'"'}\n' "$dn_wmem"
-      printf '  - {name: client, ns: ue0, at_s: 0.5, cmd: "iperf3 -c $SCOUT_DN -R -P %s -t %s -J"}\n' "$n" "$secs"
-    } > "$sc"
-    "$scout" emulate "$sc" -o "$work/run$n" --duration "$(python3 -c "print($secs + 2)")" > "$work/emu$n.txt" 2>&1
-    read -r g events p50 p99 a99 w50 w99 per_write pauses paused_ms < <(python3 - "$work/run$n" <<'EOF'
+  for round in $(seq "$rounds"); do
+    [ "$rounds" = 1 ] || echo "== round $round of $rounds"
+    rm -rf "$work/run1" "$work/run4" "$work/idle"
+    for n in 1 4; do
+      for mode in plain offload; do
+        line=$("$fwd" "$mode" "$n" "$secs" "$dn_wmem")
+        gbps[$mode$n]=$(field "$line" gbit_s .2f)
+        cpu[$mode$n]=$(field "$line" cpu_pct .0f)
+        echo "   $mode forwarder, $n stream(s): ${gbps[$mode$n]} Gbit/s (forwarder CPU ${cpu[$mode$n]} %)"
+      done
+      sc=$work/scout$n.yaml
+      { cat bench/emulator.yaml
+        printf 'apps:\n  - {name: server, ns: dn, cmd: '"'"'sysctl -qw net.ipv4.tcp_wmem="%s" && exec iperf3 -s -1 -J'"'"'}\n' "$dn_wmem"
+        printf '  - {name: client, ns: ue0, at_s: 0.5, cmd: "iperf3 -c $SCOUT_DN -R -P %s -t %s -J"}\n' "$n" "$secs"
+      } > "$sc"
+      "$scout" emulate "$sc" -o "$work/run$n" --duration "$(python3 -c "print($secs + 2)")" > "$work/emu$n.txt" 2>&1
+      read -r g events p50 p99 a99 w50 w99 per_write pauses paused_ms < <(python3 - "$work/run$n" <<'EOF'
 import json, sys
 from pathlib import Path
 run = Path(sys.argv[1])
@@ -74,22 +82,23 @@ print(f'{c["end"]["sum_received"]["bits_per_second"] / 1e9:.2f} {ev} {s["p50_us"
       f'{w["p50_us"]} {w["p99_us"]} {o["packets_delivered_to_offload_devices"] / max(o["device_writes"], 1):.1f} '
       f'{lt["n"]} {lt["total_ms"]:.0f}')
 EOF
-    )
-    gbps[scout$n]=$g
-    echo "   scout emulate, $n stream(s): $g Gbit/s, $events events written, $per_write packets per device write"
-    echo "     slots late p50 $p50 µs, p99 $p99 µs; model actions p99 $a99 µs; packets written late p50 $w50 µs, p99 $w99 µs"
-    echo "     the data path paused over 1 ms $pauses time(s), $paused_ms ms in all (emulator.timing.long_turns)"
+      )
+      gbps[scout$n]=$g
+      echo "   scout emulate, $n stream(s): $g Gbit/s, $events events written, $per_write packets per device write"
+      echo "     slots late p50 $p50 µs, p99 $p99 µs; model actions p99 $a99 µs; packets written late p50 $w50 µs, p99 $w99 µs"
+      echo "     the data path paused over 1 ms $pauses time(s), $paused_ms ms in all (emulator.timing.long_turns)"
+      echo "$round $n ${gbps[plain$n]} ${gbps[offload$n]} $g $p99 $pauses $paused_ms" >> "$work/rounds.txt"
 
-  done
+    done
 
-  echo "== idle added latency (ping through the idle cell)"
-  sc=$work/idle.yaml
-  { cat bench/emulator.yaml
-    printf 'apps:\n  - {name: ping, ns: ue0, at_s: 0.3, cmd: "ping -c 60 -i 0.05 $SCOUT_DN"}\n'
-  } > "$sc"
-  "$scout" emulate "$sc" -o "$work/idle" --duration 4 > /dev/null 2>&1
-  "$scout" query "$work/idle" "SELECT detail->>'icmp_seq' AS seq, value / 1e6 AS ms FROM control_events WHERE kind = 'app_rtt'" --format csv > "$work/model.csv"
-  read -r floor added50 added90 < <(python3 - "$work/idle/apps/ping.out" "$work/model.csv" <<'EOF'
+    echo "== idle added latency (ping through the idle cell)"
+    sc=$work/idle.yaml
+    { cat bench/emulator.yaml
+      printf 'apps:\n  - {name: ping, ns: ue0, at_s: 0.3, cmd: "ping -c 60 -i 0.05 $SCOUT_DN"}\n'
+    } > "$sc"
+    "$scout" emulate "$sc" -o "$work/idle" --duration 4 > /dev/null 2>&1
+    "$scout" query "$work/idle" "SELECT detail->>'icmp_seq' AS seq, value / 1e6 AS ms FROM control_events WHERE kind = 'app_rtt'" --format csv > "$work/model.csv"
+    read -r floor added50 added90 < <(python3 - "$work/idle/apps/ping.out" "$work/model.csv" <<'EOF'
 import csv, re, statistics, sys
 ping = {int(m[1]): float(m[2]) for m in re.finditer(r"icmp_seq=(\d+) ttl=\d+ time=([\d.]+) ms", open(sys.argv[1]).read())}
 model = {int(r["seq"]): float(r["ms"]) for r in csv.DictReader(open(sys.argv[2]))}
@@ -97,21 +106,42 @@ d = sorted(ping[s] - model[s] for s in ping if s in model)
 q = lambda p: d[min(len(d) - 1, int(p * len(d)))]
 print(f"{statistics.median(model.values()):.3f} {q(0.5):.3f} {q(0.9):.3f}")
 EOF
-  )
-  echo "   the model's RTT (its floor for this cell) p50 $floor ms; ping's RTT minus the model's: p50 $added50 ms, p90 $added90 ms"
+    )
+    echo "   the model's RTT (its floor for this cell) p50 $floor ms; ping's RTT minus the model's: p50 $added50 ms, p90 $added90 ms"
+    echo "$round idle $added50" >> "$work/rounds.txt"
 
-  # What the event writer's thread spends per row on rows the emulator made (the 4-stream run's):
-  # its CPU competes with the data path's and the applications' on this machine.
-  echo "== the event writer on the 4-stream run's own packet events (first 20 M, written again 3 times)"
-  echo "   $(target/release/examples/writer_replay "$work/run4" 20000000 | tail -1)"
+    # What the event writer's thread spends per row on rows the emulator made (the 4-stream run's):
+    # its CPU competes with the data path's and the applications' on this machine.
+    echo "== the event writer on the 4-stream run's own packet events (first 20 M, written again 3 times)"
+    echo "   $(target/release/examples/writer_replay "$work/run4" 20000000 | tail -1)"
 
-  echo "== results ($secs s of iperf3 each)"
-  printf '   %-8s %12s %12s %12s %14s %14s\n' streams plain offload scout scout/plain scout/offload
-  for n in 1 4; do
-    python3 -c "
-p, o, s = map(float, '${gbps[plain$n]} ${gbps[offload$n]} ${gbps[scout$n]}'.split())
-print(f'   {$n:<8} {p:9.2f} Gb {o:9.2f} Gb {s:9.2f} Gb {s / p:13.2f}x {s / o:13.2f}x')"
+    echo "== results ($secs s of iperf3 each)"
+    printf '   %-8s %12s %12s %12s %14s %14s\n' streams plain offload scout scout/plain scout/offload
+    for n in 1 4; do
+      python3 -c "
+  p, o, s = map(float, '${gbps[plain$n]} ${gbps[offload$n]} ${gbps[scout$n]}'.split())
+  print(f'   {$n:<8} {p:9.2f} Gb {o:9.2f} Gb {s:9.2f} Gb {s / p:13.2f}x {s / o:13.2f}x')"
+    done
   done
+
+  [ "$rounds" = 1 ] && return
+  echo "== medians of $rounds rounds (each round's figures in brackets)"
+  python3 - "$work/rounds.txt" <<'EOF'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+med = lambda xs: statistics.median(xs)
+fmt = lambda xs, f: "[" + ", ".join(format(x, f) for x in xs) + "]"
+for n in ("1", "4"):
+    r = [x for x in rows if x[1] == n]
+    plain, offload, scout, p99 = ([float(x[i]) for x in r] for i in (2, 3, 4, 5))
+    ratio = [s / p for s, p in zip(scout, plain)]
+    pauses = [f"{x[6]} ({x[7]} ms)" for x in r]
+    print(f"   {n} stream(s): scout {med(scout):.2f} Gbit/s {fmt(scout, '.2f')}; scout/plain {med(ratio):.2f}x "
+          f"{fmt(ratio, '.2f')}; plain {med(plain):.2f}, offload {med(offload):.2f} Gbit/s")
+    print(f"      slots late p99 {med(p99):.0f} µs {fmt(p99, '.0f')}; pauses over 1 ms [{', '.join(pauses)}]")
+idle = [float(x[2]) for x in rows if x[1] == "idle"]
+print(f"   idle added latency p50 {med(idle):.3f} ms {fmt(idle, '.3f')}")
+EOF
 }
 
 main "$@"

@@ -1143,9 +1143,10 @@ impl Files {
 }
 
 /// A batch's vector, emptied by the writer thread and handed back for the producer to fill again:
-/// a producer that allocated a new one per batch touched new memory all the time (the writer
-/// thread frees into its own arena), and in the emulator's real-time data path every new page is
-/// a page fault — on a virtual machine, some of them milliseconds.
+/// a producer that grew a new one per batch touched new memory all the time (a vector that large
+/// is mapped afresh, and unmapped when the writer thread drops it), and in the emulator's
+/// real-time data path every new page is a page fault — on a virtual machine, some of them
+/// milliseconds.
 enum Spent {
     Packets(Vec<PacketEvent>),
     Slots(Vec<SlotEvent>),
