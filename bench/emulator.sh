@@ -119,8 +119,8 @@ EOF
     printf '   %-8s %12s %12s %12s %14s %14s\n' streams plain offload scout scout/plain scout/offload
     for n in 1 4; do
       python3 -c "
-  p, o, s = map(float, '${gbps[plain$n]} ${gbps[offload$n]} ${gbps[scout$n]}'.split())
-  print(f'   {$n:<8} {p:9.2f} Gb {o:9.2f} Gb {s:9.2f} Gb {s / p:13.2f}x {s / o:13.2f}x')"
+p, o, s = map(float, '${gbps[plain$n]} ${gbps[offload$n]} ${gbps[scout$n]}'.split())
+print(f'   {$n:<8} {p:9.2f} Gb {o:9.2f} Gb {s:9.2f} Gb {s / p:13.2f}x {s / o:13.2f}x')"
     done
   done
 
