@@ -40,25 +40,30 @@ impl Delays {
     }
 }
 
-/// Exact percentiles of `v` (sorted in place) as everything in Scout computes them (docs/attribution.md): linear interpolation
-/// between the order statistics around position `(n - 1) q`, DuckDB's `quantile_cont`, the
-/// analysis kernel's and numpy's default. The summary and `scout analyze` agree on a run.
+/// Exact percentiles of `v` (sorted in place) as everything in Scout computes them
+/// (docs/attribution.md): linear interpolation between the order statistics around position
+/// `(n - 1) q`, DuckDB's `quantile_cont`, the analysis kernel's and numpy's default. The summary
+/// and `scout analyze` agree on a run.
 pub fn percentiles(v: &mut [i64]) -> Value {
     if v.is_empty() {
         return Value::Null;
     }
     v.sort_unstable();
-    let q = |p: f64| {
-        let pos = (v.len() - 1) as f64 * p;
-        let (lo, hi) = (v[pos.floor() as usize] as f64, v[pos.ceil() as usize] as f64);
-        lo + (hi - lo) * pos.fract()
-    };
+    let q = |p: f64| quantile(v.len() as u64, p, |r| v[r as usize] as f64);
     let mean = v.iter().map(|x| *x as f64).sum::<f64>() / v.len() as f64;
     json!({"p50_ns": q(0.5), "p90_ns": q(0.9), "p99_ns": q(0.99), "max_ns": v[v.len() - 1], "mean_ns": mean})
 }
 
 /// Buckets for every non-negative `i64`: SUB exact ones, then SUB per power of two up to 2^63.
 const BUCKETS: usize = (64 - SUB_BITS as usize) * SUB;
+
+/// The `p` quantile of `n` (≥ 1) sorted values, given the value of each rank (0-based): linear
+/// between the ranks around `(n - 1) p` — the one definition both summaries use.
+fn quantile(n: u64, p: f64, at: impl Fn(u64) -> f64) -> f64 {
+    let pos = (n - 1) as f64 * p;
+    let (lo, hi) = (at(pos.floor() as u64), at(pos.ceil() as u64));
+    lo + (hi - lo) * pos.fract()
+}
 
 /// Counts of non-negative values (ns) in log-linear buckets: exact below 2^SUB_BITS, then
 /// SUB buckets per power of two. Its size is fixed (28 160 buckets, 220 KB) whatever it counts.
@@ -127,11 +132,7 @@ impl LogHistogram {
         if self.n == 0 {
             return Value::Null;
         }
-        let q = |p: f64| {
-            let pos = (self.n - 1) as f64 * p;
-            let (lo, hi) = (self.at_rank(pos.floor() as u64), self.at_rank(pos.ceil() as u64));
-            lo + (hi - lo) * pos.fract()
-        };
+        let q = |p: f64| quantile(self.n, p, |r| self.at_rank(r));
         json!({
             "p50_ns": q(0.5), "p90_ns": q(0.9), "p99_ns": q(0.99), "max_ns": self.max,
             "mean_ns": self.sum as f64 / self.n as f64, "relative_precision": 1.0 / SUB as f64,
