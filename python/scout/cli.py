@@ -1809,8 +1809,8 @@ def build_parser() -> argparse.ArgumentParser:
         "runs anything else while it runs. Ends after --duration (default: the scenario's duration_s), when the "
         "--shell exits, or on Ctrl-C, and writes the run. Needs root and /dev/net/tun (docs/emulator.md).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  scout emulate scenarios/emu-tcp.yaml -o runs/tcp --duration 20\n"
-        "  scout emulate scenarios/emu-tcp.yaml -o runs/shell --shell     # then: ping $SCOUT_DN, iperf3 -c ...",
+        epilog="examples:\n  scout emulate emulate-iperf3 -o runs/iperf3         # its iperf3 and ping, 24 s\n"
+        "  scout emulate emulate-iperf3 -o runs/shell --shell  # and a shell in UE 0: ping $SCOUT_DN, iperf3 -c ...",
     )
     em.add_argument("scenario", help="scenario YAML file or built-in scenario name")
     em.add_argument("--duration", type=SECONDS_POSITIVE, metavar="S", help="wall-clock seconds (default: the scenario's)")

@@ -71,6 +71,41 @@ def doc_queries() -> list[tuple[str, str, str]]:
 QUERIES = doc_queries()
 
 
+#: Words the docs and the help use for "your scenario", not a scenario's name.
+SCENARIO_PLACEHOLDERS = {"SCENARIO", "my.yaml"}
+
+
+def scenario_examples() -> list[tuple[str, str]]:
+    """(where, scenario) for every `scout simulate X` and `scout emulate X` in the README, docs/,
+    the built-in scenarios' comments and the command line's help and messages."""
+    sources = [*DOCS, *sorted((ROOT / "scenarios").glob("*.yaml")), *sorted((ROOT / "python" / "scout").glob("*.py"))]
+    found = []
+    for src in sources:
+        text = src.read_text()
+        for m in re.finditer(r"scout (?:simulate|emulate) ([^\s`'\"]+)", text):
+            if m.group(1).startswith("-") or m.group(1) in SCENARIO_PLACEHOLDERS:
+                continue
+            found.append((f"{src.relative_to(ROOT)}:{text[: m.start()].count(chr(10)) + 1}", m.group(1)))
+    return found
+
+
+def test_every_scenario_an_example_names_exists() -> None:
+    """A user copies an example: the scenario it names is a file of the tree or a built-in one."""
+    from scout.cli import resolve_scenario
+
+    examples = scenario_examples()
+    assert len(examples) >= 10, examples
+    missing = []
+    for where, name in examples:
+        path = ROOT / name
+        if not path.is_file():
+            try:
+                resolve_scenario(name, builtin_only=True)
+            except SystemExit:
+                missing.append(f"{where}: {name}")
+    assert not missing, "examples name scenarios that do not exist:\n" + "\n".join(missing)
+
+
 def test_the_docs_have_queries() -> None:
     assert len(QUERIES) >= 6, QUERIES
 
