@@ -75,17 +75,26 @@ pub fn hold_cpu_wakeup_latency() -> (Option<std::fs::File>, Value) {
 pub fn kernel_preemption() -> Value {
     let read = |p: &str| std::fs::read_to_string(p).ok();
     let version = read("/proc/sys/kernel/version").unwrap_or_default();
-    let (model, source) = preemption_model(
-        &version,
-        read("/sys/kernel/debug/sched/preempt").as_deref(),
-        read("/proc/cmdline").as_deref(),
-        kernel_config().as_deref(),
-    );
+    // debugfs only where it can answer: a PREEMPT_DYNAMIC kernel that is not locked down (lockdown
+    // refuses debugfs files that can be written, and logs every refusal in the kernel's log).
+    let dynamic = version.split_whitespace().any(|w| w == "PREEMPT_DYNAMIC");
+    let debugfs = (dynamic && !locked_down(read("/sys/kernel/security/lockdown").as_deref()))
+        .then(|| read("/sys/kernel/debug/sched/preempt"))
+        .flatten();
+    let (model, source) =
+        preemption_model(&version, debugfs.as_deref(), read("/proc/cmdline").as_deref(), kernel_config().as_deref());
     json!({
         "model": model,
         "source": source,
         "note": "none/voluntary: a woken real-time thread waits for the running task to leave the kernel (slots run later under load); full, lazy and rt preempt it at once. A PREEMPT_DYNAMIC kernel takes preempt=full on its command line",
     })
+}
+
+/// Whether securityfs's `lockdown` file (`none [integrity] confidentiality`: the mode in force in
+/// brackets) says the kernel is locked down; `None` (securityfs not mounted, or no lockdown LSM):
+/// not known to be.
+fn locked_down(lockdown: Option<&str>) -> bool {
+    lockdown.is_some_and(|l| l.contains('[') && !l.contains("[none]"))
 }
 
 /// The kernel's build configuration: `/proc/config.gz`, else `/boot/config-RELEASE`.
@@ -158,7 +167,16 @@ fn preemption_model(
 
 #[cfg(test)]
 mod tests {
-    use super::preemption_model;
+    use super::{locked_down, preemption_model};
+
+    #[test]
+    fn a_locked_down_kernel_is_recognised_by_its_lockdown_file() {
+        assert!(!locked_down(Some("[none] integrity confidentiality\n")));
+        assert!(locked_down(Some("none [integrity] confidentiality\n")));
+        assert!(locked_down(Some("none integrity [confidentiality]\n")));
+        assert!(!locked_down(Some("")));
+        assert!(!locked_down(None));
+    }
 
     #[test]
     fn the_preemption_model_is_read_from_the_most_authoritative_source() {
