@@ -904,6 +904,23 @@ def _emulator_unavailable(tools: tuple[str, ...] = ()) -> str | None:
     return next((f"{t} is not installed" for t in tools if shutil.which(t) is None), None)
 
 
+def _app_status(a: dict) -> str:
+    """How a scenario's application ended, from its `run.json` `apps` entry."""
+    if a.get("started_s") is None:
+        return f"not started (due at {a['at_s']:g} s, after the emulation's end)"
+    if a.get("exit_code") is not None:
+        return f"exit {a['exit_code']}"
+    sig = a.get("signal")
+    if sig is None:
+        return "status unknown (not reaped)"
+    try:
+        name = signal.Signals(sig).name
+    except ValueError:
+        name = "unknown signal"
+    # The emulation ends what still runs with SIGTERM, then SIGKILL 2 s later (docs/emulator.md).
+    return f"signal {sig} ({name})"
+
+
 def cmd_emulate(args: argparse.Namespace) -> int:
     why = _emulator_unavailable()
     if why:
@@ -986,7 +1003,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             "task's system call to end (preempt=full on the kernel command line: docs/emulator.md)"
         )
     for a in meta.get("apps") or []:
-        status = f"exit {a['exit_code']}" if a.get("exit_code") is not None else f"signal {a.get('signal')}"
+        status = _app_status(a)
         where = f", output {out / a['stdout']}" if a.get("stdout") else ""
         print(f"  app {a['name']} ({a['ns']}: {a['cmd']}): {status}{where}")
     for c in em.get("core") or []:

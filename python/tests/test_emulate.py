@@ -55,6 +55,8 @@ ues: [{count: 1}]
 apps:
   - {name: pinger, ns: ue0, at_s: 0.2, cmd: "ping -c 5 -i 0.2 $SCOUT_DN"}
   - {name: policy, ns: dn, at_s: 0.1, cmd: "chrt -p $$"}
+  - {name: sleeper, ns: dn, cmd: "sleep 60"}
+  - {name: late, ns: ue0, at_s: 30, cmd: "true"}
 """
 
 
@@ -66,6 +68,9 @@ def test_emulate_runs_the_apps_and_writes_an_analysable_run(tmp_path: Path) -> N
     assert r.returncode == 0, r.stderr
     assert "3.0 s emulated" in r.stdout and "app pinger (ue0" in r.stdout and "exit 0" in r.stdout, r.stdout
     assert "app RTT (ping): p50" in r.stdout, r.stdout
+    # What still ran at the end was ended by it; what was due after the end never started.
+    assert "app sleeper (dn: sleep 60): signal 15 (SIGTERM)" in r.stdout, r.stdout
+    assert "app late (ue0: true): not started (due at 30 s, after the emulation's end)" in r.stdout, r.stdout
     meta = json.loads((out / "run.json").read_text())
     assert meta["complete"] is True and meta["source"] == "emulator"
     assert " 0% packet loss" in (out / "apps" / "pinger.out").read_text()
