@@ -106,6 +106,18 @@ def test_every_scenario_an_example_names_exists() -> None:
     assert not missing, "examples name scenarios that do not exist:\n" + "\n".join(missing)
 
 
+def test_the_readme_names_every_built_in_scenario_and_benchmark() -> None:
+    """A scenario or benchmark the README does not name is one a user will not find."""
+    readme = (ROOT / "README.md").read_text()
+    listed = readme.split("Built-in scenarios (`scenarios/`):", 1)[1].split("\n\n", 1)[0]
+    names = set(re.findall(r"`([a-z0-9|-]+)`", listed))
+    names |= {f"attribution-{level}" for n in names if n.startswith("attribution-") for level in n[12:].split("|")}
+    missing = [f.stem for f in sorted((ROOT / "scenarios").glob("*.yaml")) if f.stem not in names]
+    assert not missing, f"scenarios/ has scenarios the README's list does not name: {missing}"
+    unnamed = [f.name for f in sorted((ROOT / "bench").glob("*.sh")) if f"bench/{f.name}" not in readme]
+    assert not unnamed, f"bench/ has benchmarks the README does not name: {unnamed}"
+
+
 def test_the_docs_have_queries() -> None:
     assert len(QUERIES) >= 6, QUERIES
 
