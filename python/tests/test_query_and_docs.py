@@ -118,6 +118,25 @@ def test_the_readme_names_every_built_in_scenario_and_benchmark() -> None:
     assert not unnamed, f"bench/ has benchmarks the README does not name: {unnamed}"
 
 
+def test_docs_cli_describes_every_command_and_option() -> None:
+    """docs/cli.md is the reference of the command line: every command and long option is in it."""
+    import argparse
+
+    from scout.cli import build_parser
+
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    missing = []
+    for name, parser in commands.choices.items():
+        if f"scout {name}" not in doc:
+            missing.append(f"scout {name}")
+        for action in parser._actions:
+            missing += [
+                f"scout {name} {o}" for o in action.option_strings if o.startswith("--") and o != "--help" and o not in doc
+            ]
+    assert not missing, f"docs/cli.md does not describe: {missing}"
+
+
 def test_the_docs_have_queries() -> None:
     assert len(QUERIES) >= 6, QUERIES
 
