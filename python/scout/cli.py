@@ -34,6 +34,7 @@ from scout.argtypes import (
     size,
 )
 from scout.errors import RunError, Terminated, UsageError
+from scout.quantiles import pcts
 
 EPILOG = """\
 examples:
@@ -366,7 +367,7 @@ def print_analysis(s: dict) -> None:
         rest = ", ".join(f"{k} {v:,}" for k, v in sorted(pk.items()) if k != "incomplete")
         print(f"  packets: {seen:,} seen over the part of the path the source covers" + (f" ({rest})" if rest else ""))
     for d, v in sorted(s["delay_ns"].items()):
-        print(f"  {d.upper()} one-way delay: p50 {fmt_ms(v['p50'])} ms, p99 {fmt_ms(v['p99'])} ms, max {fmt_ms(v['max'])} ms")
+        print(f"  {d.upper()} one-way delay: {pcts(v, v['n'])}, max {_ms(v['max'])}")
     hl = s.get("headline") or {}
     if hl.get("covers"):
         print(f"  covers: {hl['covers']}")
@@ -683,15 +684,31 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
         )
     sl = ing.get("slots") or {}
     if sl.get("dl_grants") or sl.get("ul_grants"):
-        crc = sl["ul_crc_ok"] + sl["ul_crc_ko"]
-        harq = sl["dl_harq_ack"] + sl["dl_harq_nack"]
+        num = sl.get("numerology") or {}
+        how = f"stated by {num['from']} at {num['at']}" if num.get("stated") else "inferred: the log states no subcarrier spacing"
         print(
-            f"  slots: {sl['dl_grants']:,} DL and {sl['ul_grants']:,} UL grants"
-            + (f"; UL CRC OK {sl['ul_crc_ok'] / crc:.1%} of {crc:,}" if crc else "")
-            + (f"; DL HARQ ACK {sl['dl_harq_ack'] / harq:.1%} of {harq:,}" if harq else "")
-            + f"; {sl['bsr_reports']:,} BSRs; {sl['harq_discards']:,} HARQ discards; "
-            f"{sl['slots_per_frame']} slots/frame (inferred)"
+            f"  slots: {sl['dl_grants']:,} DL and {sl['ul_grants']:,} UL grants; {sl['bsr_reports']:,} BSRs; "
+            f"{sl['harq_discards']:,} HARQ discards; {sl['slots_per_frame']} slots/frame ({how})"
         )
+        if sl.get("numerology_conflicts"):
+            print(f"  numerology: {sl['numerology_conflicts']:,} statement(s) of another subcarrier spacing (not used)")
+        for d, h in (sl.get("harq") or {}).items():
+            if h["transmissions"]:
+                print(f"  {d.upper()} HARQ: {harq_line(h)}")
+    health = ing.get("log_health") or {}
+    we = health.get("warnings_and_errors") or {}
+    if we.get("warnings") or we.get("errors"):
+        comps = sorted(we["by_component"].items(), key=lambda kv: -(kv[1]["warnings"] + kv[1]["errors"]))
+        print(
+            f"  the log's own warnings and errors: {we['warnings']:,} warning(s), {we['errors']:,} error(s) ("
+            + ", ".join(f"{k} {v['warnings'] + v['errors']:,}" for k, v in comps[:6])
+            + (", ..." if len(comps) > 6 else "")
+            + ")"
+        )
+        for m in we["top_messages"][:3]:
+            print(f"    {m['count']:>7,} x [{m['component']}] {m['level']}: {m['message']} (first at {m['first']})")
+    for c in health.get("cut_last_lines") or []:
+        print(f"  {c['file']}: cut mid-line at its end: line {c['line']:,} has no line end and was not used")
     for k, v in (counts.get("drops") or {}).items():
         print(f"  drops at {k}: " + ", ".join(f"{r} {n:,}" for r, n in v.items()))
     damaged = counts["skipped_inputs"].get("damaged_files") or []
@@ -711,6 +728,27 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
         )
     print(f"next: scout analyze {out}   (inferred links are listed in run.json 'links')")
     return _damaged_status("srsran", damaged, args.keep_going)
+
+
+def harq_line(h: dict) -> str:
+    """One direction's HARQ from ``run.json`` ``ingest.slots.harq``: an outcome the log does not
+    carry is said to be unknown, with what the log implies (docs/ingest-srsran.md)."""
+    text = (
+        f"{h['transmissions']:,} transmissions ({h['new_transport_blocks']:,} new transport blocks, "
+        f"{h['retransmissions']:,} retransmissions)"
+    )
+    implied = (
+        f"{h['failed_attempts_implied']:,} failed attempts implied ({h['retransmissions']:,} retransmitted, "
+        f"{h['lost_after_max_retx']:,} lost after the maximum retransmissions)"
+    )
+    if not h["outcome_logged"]:
+        return f"{text}; outcome not logged (info level): {implied}"
+    text += f"; outcome logged for {h['outcome_logged']:,}: {h['ack']:,} ACK, {h['nack']:,} NACK/DTX/CRC KO"
+    if h["outcome_not_logged"]:
+        text += f"; {h['outcome_not_logged']:,} without an outcome in the log"
+    if h["lost_after_max_retx"]:
+        text += f"; {h['lost_after_max_retx']:,} lost after the maximum retransmissions"
+    return text
 
 
 def _damaged_status(source: str, damaged: list, keep_going: bool) -> int:
@@ -758,17 +796,25 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
     for d in ("ul", "dl"):
         u = pc["upf_delay"][d]
         if u["pairs"]:
+            q = {"p50": u["p50_ns"], "p99": u["p99_ns"]}
             print(
                 f"  UPF forwarding delay {d.upper()}: {u['pairs']:,} packets paired N3<->N6 by identity; "
-                f"p50 {_ms(u['p50_ns'])}, p99 {_ms(u['p99_ns'])}, max {_ms(u['max_ns'])}"
+                f"{pcts(q, u['pairs'])}, max {_ms(u['max_ns'])}"
             )
     un = pc["unmatched"]
+    seen = {s: sum(p[f"{s}_sightings"] for p in pc["capture_points"]) for s in ("n3", "n6")}
     print(
         f"  unmatched: N3 {un['n3']['no_twin_within_window'] + un['n3']['capture_ended']:,}, "
         f"N6 {un['n6']['no_twin_within_window'] + un['n6']['capture_ended']:,} "
         f"(duplicate sightings at other capture points: N3 {pc['duplicate_sightings']['n3']:,}, "
         f"N6 {pc['duplicate_sightings']['n6']:,}); not user-plane frames: {pc['not_user_plane_frames']:,}"
     )
+    for side, other in (("n3", "n6"), ("n6", "n3")):
+        if seen[side] and not seen[other]:
+            print(
+                f"  {other.upper()} was not captured (no {other.upper()} sighting in the capture): the {seen[side]:,} "
+                f"{side.upper()} sightings have no twin to pair with; that is not a loss at the UPF"
+            )
     if pc["gtpu_other_messages"]:
         print("  other GTP-U messages: " + ", ".join(f"{k} {v:,}" for k, v in pc["gtpu_other_messages"].items()))
     if pc.get("gtpu_length_field_mismatch"):
@@ -779,8 +825,9 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
     if pf["messages"]:
         print(
             f"  PFCP: {pf['messages']:,} messages, {pf['pairs']:,} request/response pairs, "
-            f"{len(pf['unanswered_requests']):,} unanswered, {pf['retransmissions']:,} retransmissions, "
-            f"{len(pf['sessions']):,} sessions"
+            f"{len(pf['unanswered_requests']):,} unanswered, {pf['responses_without_request']:,} responses without "
+            f"request, {pf['retransmissions']:,} retransmissions, {pf['sequence_number_reuse']:,} requests reusing "
+            f"an open sequence number, {len(pf['sessions']):,} sessions"
             + (
                 f" ({pf['duplicate_sightings']:,} duplicate sightings at other capture points)"
                 if pf.get("duplicate_sightings")

@@ -5,12 +5,12 @@
 //! Each scope is one task: packets get a dense group number (scope key, direction, window), the
 //! measures and component durations are placed group by group with a counting sort, and each
 //! group's exact percentiles come from selections (`select_nth_unstable`), not a full sort.
-//! Percentiles interpolate like DuckDB's `quantile_cont`: position `(n - 1) q`, then
-//! `lo + (hi - lo) · frac`.
+//! Percentiles interpolate like DuckDB's `quantile_cont` (`scout_events::quantile`, the one
+//! definition every summary uses): position `(n - 1) q`, then `lo + (hi - lo) · frac`.
 
 use std::collections::HashMap;
 
-use crate::journey::{ProfileInput, DELIVERED, DROPPED};
+use crate::journey::{ProfileInput, DELIVERED};
 
 pub const PERCENTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
 
@@ -33,8 +33,13 @@ pub fn stats(v: &mut [i64]) -> Stats {
     let sum: i128 = v.iter().map(|&x| x as i128).sum();
     let max = *v.iter().max().expect("non-empty");
     // The order statistics the percentiles need, ascending.
-    let pos: Vec<f64> = PERCENTILES.iter().map(|q| (n - 1) as f64 * q).collect();
-    let mut ks: Vec<usize> = pos.iter().flat_map(|r| [r.floor() as usize, r.ceil() as usize]).collect();
+    let mut ks: Vec<usize> = PERCENTILES
+        .iter()
+        .flat_map(|&q| {
+            let (f, c) = scout_events::quantile::ranks(n as u64, q);
+            [f as usize, c as usize]
+        })
+        .collect();
     ks.sort_unstable();
     ks.dedup();
     let mut at: HashMap<usize, i64> = HashMap::with_capacity(ks.len());
@@ -52,15 +57,8 @@ pub fn stats(v: &mut [i64]) -> Stats {
         }
     }
     let mut q = [None; 4];
-    for (i, r) in pos.iter().enumerate() {
-        let (f, c) = (r.floor(), r.ceil());
-        let lo = at[&(f as usize)];
-        q[i] = Some(if f == c {
-            lo as f64
-        } else {
-            let hi = at[&(c as usize)];
-            lo as f64 + (hi - lo) as f64 * (r - f)
-        });
+    for (i, &p) in PERCENTILES.iter().enumerate() {
+        q[i] = scout_events::quantile::quantile_ranked(n as u64, p, |r| at[&(r as usize)] as f64);
     }
     Stats { count: n as i64, mean: Some(sum as f64 / n as f64), q, max: Some(max), sum: Some(sum as i64) }
 }
@@ -76,9 +74,15 @@ pub struct Row {
     /// Output layer code and component code; `None` for the `total` rows.
     pub layer_comp: Option<(u8, u8)>,
     pub stats: Stats,
+    /// The population's packets in the group (delivered ones, or every observed one): what
+    /// `mean_per_pkt_ns` divides by.
+    pub packets: i64,
+    /// Packets of the group by status: `delivered + dropped + in_flight + incomplete = offered`.
     pub offered: i64,
     pub delivered: i64,
     pub dropped: i64,
+    pub in_flight: i64,
+    pub incomplete: i64,
     pub delivered_bytes: Option<i64>,
     pub window_start_ns: Option<i64>,
     pub mean_per_pkt_ns: Option<f64>,
@@ -173,7 +177,7 @@ pub fn relabel(rows: &[Row], scope: Scope, part: &Partition, slices: &[String]) 
 }
 
 /// The rows of one scope. `delivered_population`: profile delivered packets by their delay
-/// (else every packet by its span); `window_ns` the window of windowed tasks; `duration_ns` the
+/// (population `delivered`), else every observed packet by its span (`observed`); `window_ns` the window of windowed tasks; `duration_ns` the
 /// run's (throughput over the whole run); `slices` the slice names.
 #[allow(clippy::too_many_arguments)]
 pub fn scope_rows(
@@ -190,16 +194,17 @@ pub fn scope_rows(
     let (g, keys) = (&part.g, &part.keys);
     let ng = keys.len();
     // Totals per group.
-    let (mut offered, mut delivered, mut dropped) = (vec![0i64; ng], vec![0i64; ng], vec![0i64; ng]);
+    // Per group: packets by status (DELIVERED, DROPPED, IN_FLIGHT, INCOMPLETE), and the population's.
+    let mut by_status = vec![[0i64; 4]; ng];
+    let mut packets = vec![0i64; ng];
     let mut dbytes: Vec<Option<i64>> = vec![None; ng];
     let mut count = vec![0usize; ng + 1];
     let measure = |j: usize| if delivered_population { inp.delay[j] } else { inp.span[j] };
     for (j, &gi) in g.iter().enumerate() {
         let gi = gi as usize;
-        offered[gi] += 1;
+        by_status[gi][usize::from(inp.status[j].min(3))] += 1;
         let is_delivered = inp.status[j] == DELIVERED;
-        delivered[gi] += if delivered_population { is_delivered as i64 } else { 1 };
-        dropped[gi] += (inp.status[j] == DROPPED) as i64;
+        packets[gi] += if delivered_population { is_delivered as i64 } else { 1 };
         if is_delivered {
             *dbytes[gi].get_or_insert(0) += inp.bytes[j] as i64;
         }
@@ -217,7 +222,9 @@ pub fn scope_rows(
     let span = |w: i64| if w < 0 { duration_ns.max(1) } else { window_ns.unwrap_or(duration_ns) };
     let row = |gi: usize, layer_comp, stats: Stats| {
         let (k, dir, w) = keys[gi];
-        let mean_per_pkt_ns = stats.sum.and_then(|s| (delivered[gi] != 0).then(|| s as f64 / delivered[gi] as f64));
+        let mean_per_pkt_ns = stats.sum.and_then(|s| (packets[gi] != 0).then(|| s as f64 / packets[gi] as f64));
+        let [delivered, dropped, in_flight, incomplete] = by_status[gi];
+        let offered = delivered + dropped + in_flight + incomplete;
         Row {
             scope: scope.name(),
             key: key_name(scope, k, slices),
@@ -225,14 +232,17 @@ pub fn scope_rows(
             dir,
             layer_comp,
             stats,
-            offered: offered[gi],
-            delivered: delivered[gi],
-            dropped: dropped[gi],
+            packets: packets[gi],
+            offered,
+            delivered,
+            dropped,
+            in_flight,
+            incomplete,
             delivered_bytes: dbytes[gi],
             window_start_ns: (w >= 0).then(|| w * window_ns.unwrap_or(1)),
             mean_per_pkt_ns,
             throughput_bps: (dbytes[gi].unwrap_or(0) * 8) as f64 * 1e9 / span(w) as f64,
-            loss: (offered[gi] != 0).then(|| dropped[gi] as f64 / offered[gi] as f64),
+            loss: (offered != 0).then(|| dropped as f64 / offered as f64),
         }
     };
     let mut rows = Vec::new();

@@ -45,7 +45,7 @@ pub struct Summary {
     pub packets: u64,
     /// Packets per status.
     pub status: Vec<(&'static str, u64)>,
-    /// `delivered` or `all` (see docs/attribution.md, profiles).
+    /// `delivered` or `observed` (see docs/attribution.md, profiles).
     pub population: &'static str,
     pub closure: Closure,
     /// The three largest (layer, component) contributions over delivered packets.
@@ -516,8 +516,9 @@ pub fn analyze(
     prof.seal()?;
     let delivered = prof.status.iter().filter(|&&s| s == journey::DELIVERED).count() as u64;
     let population_delivered = delivered > 0;
+    let population = if population_delivered { "delivered" } else { "observed" };
     let profile_rows = profiles(&prof, opt, population_delivered, &grouped_dicts.slice.names, threads, profile_cap);
-    write_profiles(&out_dir.join("profiles.parquet"), &profile_rows, &grouped_dicts)?;
+    write_profiles(&out_dir.join("profiles.parquet"), &profile_rows, &grouped_dicts, population)?;
 
     let mut status = Vec::new();
     for (code, name) in STATUS.iter().enumerate() {
@@ -539,7 +540,7 @@ pub fn analyze(
         events,
         packets: rows[0],
         status,
-        population: if population_delivered { "delivered" } else { "all" },
+        population,
         closure,
         dominant,
         components: rows[1],
@@ -650,7 +651,7 @@ fn profiles(
     rows.into_iter().flatten().collect()
 }
 
-fn write_profiles(path: &Path, rows: &[Row], d: &Dicts) -> Result<(), Error> {
+fn write_profiles(path: &Path, rows: &[Row], d: &Dicts, population: &str) -> Result<(), Error> {
     let layers = out_layers();
     let strs = |f: &dyn Fn(&Row) -> String| -> ArrayRef { Arc::new(StringArray::from_iter_values(rows.iter().map(f))) };
     let i64s = |f: &dyn Fn(&Row) -> Option<i64>| -> ArrayRef { Arc::new(Int64Array::from_iter(rows.iter().map(f))) };
@@ -671,9 +672,13 @@ fn write_profiles(path: &Path, rows: &[Row], d: &Dicts) -> Result<(), Error> {
         ("p999_ns", f64s(&|r| r.stats.q[3])),
         ("max_ns", i64s(&|r| r.stats.max)),
         ("sum_ns", i64s(&|r| r.stats.sum)),
+        ("population", strs(&|_| population.to_string())),
+        ("packets", i64s(&|r| Some(r.packets))),
         ("offered", i64s(&|r| Some(r.offered))),
         ("delivered", i64s(&|r| Some(r.delivered))),
         ("dropped", i64s(&|r| Some(r.dropped))),
+        ("in_flight", i64s(&|r| Some(r.in_flight))),
+        ("incomplete", i64s(&|r| Some(r.incomplete))),
         ("delivered_bytes", i64s(&|r| r.delivered_bytes)),
         ("window_start_ns", i64s(&|r| r.window_start_ns)),
         ("mean_per_pkt_ns", f64s(&|r| r.mean_per_pkt_ns)),

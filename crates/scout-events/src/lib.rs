@@ -9,6 +9,7 @@
 
 #[cfg(feature = "parquet")]
 mod chunk;
+pub mod quantile;
 pub mod schema;
 #[cfg(feature = "parquet")]
 pub mod table;

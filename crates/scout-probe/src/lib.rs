@@ -1042,7 +1042,8 @@ pub fn run(
             "interface": side.to_string(), "frames": cap.frames, "messages": cap.tracker.messages,
             "pairs": cap.tracker.pairs.len(), "unanswered_requests": cap.tracker.unanswered,
             "responses_without_request": cap.tracker.responses_without_request,
-            "retransmissions": cap.tracker.retransmissions, "undecodable": cap.undecodable,
+            "retransmissions": cap.tracker.retransmissions, "sequence_number_reuse": cap.tracker.sequence_number_reuse,
+            "undecodable": cap.undecodable,
             "sessions": cap.tracker.sessions.len(),
         }));
     }

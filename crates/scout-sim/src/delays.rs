@@ -49,21 +49,13 @@ pub fn percentiles(v: &mut [i64]) -> Value {
         return Value::Null;
     }
     v.sort_unstable();
-    let q = |p: f64| quantile(v.len() as u64, p, |r| v[r as usize] as f64);
+    let q = |p: f64| scout_events::quantile::quantile_sorted(v, p);
     let mean = v.iter().map(|x| *x as f64).sum::<f64>() / v.len() as f64;
     json!({"p50_ns": q(0.5), "p90_ns": q(0.9), "p99_ns": q(0.99), "max_ns": v[v.len() - 1], "mean_ns": mean})
 }
 
 /// Buckets for every non-negative `i64`: SUB exact ones, then SUB per power of two up to 2^63.
 const BUCKETS: usize = (64 - SUB_BITS as usize) * SUB;
-
-/// The `p` quantile of `n` (≥ 1) sorted values, given the value of each rank (0-based): linear
-/// between the ranks around `(n - 1) p` — the one definition both summaries use.
-fn quantile(n: u64, p: f64, at: impl Fn(u64) -> f64) -> f64 {
-    let pos = (n - 1) as f64 * p;
-    let (lo, hi) = (at(pos.floor() as u64), at(pos.ceil() as u64));
-    lo + (hi - lo) * pos.fract()
-}
 
 /// Counts of non-negative values (ns) in log-linear buckets: exact below 2^SUB_BITS, then
 /// SUB buckets per power of two. Its size is fixed (28 160 buckets, 220 KB) whatever it counts.
@@ -132,7 +124,7 @@ impl LogHistogram {
         if self.n == 0 {
             return Value::Null;
         }
-        let q = |p: f64| quantile(self.n, p, |r| self.at_rank(r));
+        let q = |p: f64| scout_events::quantile::quantile_ranked(self.n, p, |r| self.at_rank(r));
         json!({
             "p50_ns": q(0.5), "p90_ns": q(0.9), "p99_ns": q(0.99), "max_ns": self.max,
             "mean_ns": self.sum as f64 / self.n as f64, "relative_precision": 1.0 / SUB as f64,

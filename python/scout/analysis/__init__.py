@@ -33,7 +33,7 @@ from scout.analysis.headline import headline
 from scout.attribution import DEFAULT_BIN_S, DEFAULT_WINDOW_S, Started, check_run
 from scout.events import TABLES, RunError, parquet_files, parquet_source
 
-ANALYSIS_VERSION = 9
+ANALYSIS_VERSION = 10
 ENGINES = ("native", "ibis", "spark")
 TABLE_NAMES = [
     "journeys",
@@ -348,7 +348,7 @@ def _analyze(
         comp = table("components")
         # Profiles describe delivered packets; a source that never sees deliveries (a log, a capture) is
         # profiled over all its packets' measured spans.
-        population = "delivered" if int(j.filter(j.status == "delivered").count().execute()) else "all"
+        population = "delivered" if int(j.filter(j.status == "delivered").count().execute()) else "observed"
         write("profiles", engine_ibis.profiles(j, comp, window_ns, duration_ns, population))
         write("layer_delays", engine_ibis.layer_delays(comp))
     if kernel is None:  # the kernel writes sojourns and queues beside its four tables

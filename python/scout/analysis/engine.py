@@ -231,14 +231,16 @@ def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: in
     run and per window.
 
     ``population`` is ``delivered`` (packets that reached the destination application: rows with
-    layer = component = 'total' describe their one-way delay) or ``all`` (for sources that never see
-    the delivery, such as logs and captures: every packet, and 'total' is its measured span). The
-    other rows describe one component at one layer over the population's packets that spent time in
-    it. ``mean_per_pkt_ns`` divides the summed component by *all* the population's packets of the
-    scope, which is what a stacked attribution bar shows; ``delivered`` then counts that population.
+    layer = component = 'total' describe their one-way delay) or ``observed`` (for sources that
+    never see the delivery, such as logs and captures: every packet, and 'total' is its measured
+    span); every row names it. The other rows describe one component at one layer over the
+    population's packets that spent time in it. ``packets`` counts the population's packets of the
+    scope and ``mean_per_pkt_ns`` divides the summed component by it, which is what a stacked
+    attribution bar shows. ``offered`` splits by status into ``delivered``, ``dropped``,
+    ``in_flight`` and ``incomplete`` whatever the population.
     """
-    if population not in ("delivered", "all"):
-        raise ValueError(f"population {population!r}; accepted: delivered, all")
+    if population not in POPULATIONS:
+        raise ValueError(f"population {population!r}; accepted: {', '.join(POPULATIONS)}")
     parts = []
     windows = [(j.mutate(window=ibis.literal(-1, "int64")), comp.mutate(window=ibis.literal(-1, "int64")), SCOPES)]
     if window_ns:
@@ -259,9 +261,12 @@ def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: in
             measure = g.delay_ns if population == "delivered" else g.span_ns
             tot = g.group_by(["scope", "key", "dir", "window"]).agg(
                 **_stats(measure),
+                packets=in_pop.sum(),
                 offered=g.count(),
-                delivered=in_pop.sum(),
+                delivered=(g.status == "delivered").sum(),
                 dropped=(g.status == "dropped").sum(),
+                in_flight=(g.status == "in_flight").sum(),
+                incomplete=(g.status == "incomplete").sum(),
                 delivered_bytes=g.bytes.sum(where=g.status == "delivered"),
                 sum_ns=measure.sum(),
             )
@@ -271,7 +276,7 @@ def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: in
             per = _unpack(
                 c.group_by(["scope", "key", "dir", "window", "layer", "component"]).agg(**_stats(c.ns), sum_ns=c.ns.sum())
             )
-            cnt = tot.select("scope", "key", "dir", "window", "offered", "delivered", "dropped", "delivered_bytes")
+            cnt = tot.select("scope", "key", "dir", "window", *_COUNT_COLUMNS)
             per = per.inner_join(cnt, ["scope", "key", "dir", "window"])
             parts.append(per)
     cols = [
@@ -289,22 +294,30 @@ def profiles(j: ir.Table, comp: ir.Table, window_ns: int | None, duration_ns: in
         "p999_ns",
         "max_ns",
         "sum_ns",
-        "offered",
-        "delivered",
-        "dropped",
-        "delivered_bytes",
+        *_COUNT_COLUMNS,
     ]
     u = ibis.union(*[p.select(*[p[c].cast(_PROFILE_TYPES[c]).name(c) for c in cols]) for p in parts])
     span = ibis.literal(window_ns if window_ns else duration_ns, "int64")
     span = ibis.ifelse(u.window < 0, ibis.literal(max(duration_ns, 1), "int64"), span)
     r = u.mutate(
         window_start_ns=ibis.ifelse(u.window < 0, None, u.window * (window_ns or 1)),
-        mean_per_pkt_ns=u.sum_ns / u.delivered.nullif(0),
+        mean_per_pkt_ns=u.sum_ns / u.packets.nullif(0),
         throughput_bps=u.delivered_bytes.fill_null(0).cast("float64") * 8e9 / span.cast("float64"),
         loss=u.dropped / u.offered.nullif(0),
     ).drop("window")
     ints = [c for c, t in _PROFILE_TYPES.items() if t == "int64" and c in r.columns]
-    return r.mutate(**{c: r[c].cast("int64") for c in ints})
+    r = r.mutate(**{c: r[c].cast("int64") for c in ints}, population=ibis.literal(population, "string"))
+    # The kernel's column order (crates/scout-analysis/src/write.rs).
+    first = ["scope", "key", "dir", "layer", "component", "count", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns"]
+    first += ["max_ns", "sum_ns", "population", "packets", "offered", "delivered", "dropped", "in_flight", "incomplete"]
+    return r.select(*first, *[c for c in r.columns if c not in first])
+
+
+#: What a profile describes: delivered packets (by one-way delay), or, for sources that see no
+#: delivery (logs, captures), every observed packet (by its measured span).
+POPULATIONS = ("delivered", "observed")
+#: Per scope: the population's packets, and the packets by status (they add up to ``offered``).
+_COUNT_COLUMNS = ["packets", "offered", "delivered", "dropped", "in_flight", "incomplete", "delivered_bytes"]
 
 
 _PROFILE_TYPES = {
@@ -322,9 +335,12 @@ _PROFILE_TYPES = {
     "p999_ns": "float64",
     "max_ns": "int64",
     "sum_ns": "int64",
+    "packets": "int64",
     "offered": "int64",
     "delivered": "int64",
     "dropped": "int64",
+    "in_flight": "int64",
+    "incomplete": "int64",
     "delivered_bytes": "int64",
 }
 

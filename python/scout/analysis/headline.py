@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import ibis.expr.types as ir
 
+from scout.quantiles import fmt_ms as _ms
+from scout.quantiles import pcts
+
 #: Sources that see a packet from ingress to egress (one-way delay, throughput, closure).
 END_TO_END = ("simulator", "emulator")
 UPF_CAPTURES = ("pcap", "probe")
-
-
-def _ms(ns) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
 
 
 def headline(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table, ce: ir.Table) -> dict:
@@ -29,7 +28,7 @@ def headline(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table, ce: ir.Table) 
     if source in UPF_CAPTURES:
         return _upf(meta, j, ce)
     if source == "srsran":
-        return _gnb(meta, j, ld, se)
+        return _gnb(meta, j, ld, se, ce)
     covers = "every packet from ingress to egress (N6 to the UE's application, and back)"
     real = [c["slice"] for c in (meta.get("emulator") or {}).get("core") or []]
     if real:
@@ -56,24 +55,28 @@ def _upf(meta: dict, j: ir.Table, ce: ir.Table) -> dict:
         figures.append(
             {
                 "name": f"UPF forwarding delay {r['dir'].upper()}, slice {r['slice']}",
-                "value": f"{r['n']:,} packets paired N3↔N6: p50 {_ms(r['p50'])}, p99 {_ms(r['p99'])}, max {_ms(r['max'])}",
+                "value": f"{r['n']:,} packets paired N3↔N6: {pcts(r, r['n'])}, max {_ms(r['max'])}",
             }
         )
-    for side, why in _unmatched(meta).items():
+    unmatched = _unmatched(meta)
+    seen = _sightings(meta)
+    for side, why in unmatched.items():
         total = sum(why.values())
         detail = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in why.items() if v)
-        figures.append(
-            {
-                "name": f"{side.upper()} sightings with no twin",
-                "value": f"{total:,}"
-                + (f" ({detail})" if detail else "")
-                + (": UPF drop candidates, or packets whose other side was not captured" if total else ""),
-            }
-        )
+        other = "n6" if side == "n3" else "n3"
+        if total and seen.get(other) == 0:
+            # Nothing was captured on the other side: the packets did not vanish at the UPF, their
+            # twins were not in the capture.
+            meaning = f": {other.upper()} was not captured (no {other.upper()} sighting at all), so no packet could be paired"
+        elif total:
+            meaning = ": UPF drop candidates, or packets whose other side was not captured"
+        else:
+            meaning = ""
+        figures.append({"name": f"{side.upper()} sightings with no twin", "value": f"{total:,}" + (f" ({detail})" if detail else "") + meaning})
     pf = ce.filter(ce.kind == "pfcp_pair")
     p = pf.agg(n=pf.count(), p50=pf.value.quantile(0.5), p99=pf.value.quantile(0.99)).to_pyarrow().to_pylist()[0]
     if p["n"]:
-        value = f"{p['n']:,} pairs: p50 {_ms(p['p50'])}, p99 {_ms(p['p99'])}"
+        value = f"{p['n']:,} pairs: {pcts(p, p['n'])}"
         figures.append({"name": "N4 (PFCP) response time", "value": value})
     absent = [
         {"name": "one-way delay and its attribution", "why": "the capture sees the UPF only, not the RAN or the UE"},
@@ -87,6 +90,14 @@ def _upf(meta: dict, j: ir.Table, ce: ir.Table) -> dict:
     return {"covers": covers, "figures": figures, "absent": absent}
 
 
+def _sightings(meta: dict) -> dict:
+    """Sightings per side over every capture point, where the source counts them (pcap)."""
+    pts = (meta.get("pcap") or {}).get("capture_points")
+    if pts is None:
+        return {}
+    return {side: sum(int(p.get(f"{side}_sightings") or 0) for p in pts) for side in ("n3", "n6")}
+
+
 def _unmatched(meta: dict) -> dict:
     """Unmatched sightings per side and reason, as the pcap ingest or the probe counted them."""
     if "pcap" in meta:
@@ -95,7 +106,7 @@ def _unmatched(meta: dict) -> dict:
     return {side: {k: v for k, v in why.items()} for side, why in (pr.get("unmatched_by_reason") or {}).items()}
 
 
-def _gnb(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table) -> dict:
+def _gnb(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table, ce: ir.Table) -> dict:
     figures, absent = [], []
     n_packets = int(j.count().execute())
     if n_packets == 0:
@@ -116,7 +127,7 @@ def _gnb(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table) -> dict:
         figures.append(
             {
                 "name": f"{r['dir'].upper()} {r['layer']} span",
-                "value": f"{r['n']:,} packets: p50 {_ms(r['p50'])}, p99 {_ms(r['p99'])}",
+                "value": f"{r['n']:,} packets: {pcts(r, r['n'])}",
             }
         )
     m = j.filter(j.span_ns.notnull())
@@ -131,24 +142,26 @@ def _gnb(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table) -> dict:
         figures.append(
             {
                 "name": f"{r['dir'].upper()} span through the gNB",
-                "value": f"{r['n']:,} packets: p50 {_ms(r['p50'])}, p99 {_ms(r['p99'])}; RLC retransmissions {r['rlc'] or 0:,}",
+                "value": f"{r['n']:,} packets: {pcts(r, r['n'])}; RLC retransmissions {r['rlc'] or 0:,}",
             }
         )
     h = se.filter(se.ue.notnull() & se.tbs.notnull())
     harq = (
         h.group_by("dir")
-        .agg(tbs=h.count(), retx=(h.retx_index > 0).sum().cast("int64"), nack=(h.ack == False).sum().cast("int64"))  # noqa: E712
+        .agg(
+            tx=h.count(),
+            retx=(h.retx_index > 0).sum().cast("int64"),
+            ack=(h.ack == True).sum().cast("int64"),  # noqa: E712
+            nack=(h.ack == False).sum().cast("int64"),  # noqa: E712
+        )
         .order_by("dir")
         .to_pyarrow()
         .to_pylist()
     )
+    lost = _lost_after_max_retx(ce)
     for r in harq:
-        figures.append(
-            {
-                "name": f"{r['dir'].upper()} HARQ",
-                "value": f"{r['tbs']:,} transport blocks, {r['retx'] or 0:,} retransmissions, {r['nack'] or 0:,} NACK/CRC KO",
-            }
-        )
+        figures.append({"name": f"{r['dir'].upper()} HARQ", "value": harq_text(r, lost.get(r["dir"], 0))})
+    figures += log_health_figures(meta)
     absent += [
         {"name": "one-way delay and its closure", "why": "the log sees no delivery at the UE's application (nor the core)"},
         {"name": "throughput", "why": "the log has no delivery times; the TTI table has each grant's TBS"},
@@ -158,6 +171,54 @@ def _gnb(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table) -> dict:
         "UL from the first PUSCH of its first segment to GTP-U transmission"
     )
     return {"covers": covers, "figures": figures, "absent": absent}
+
+
+def log_health_figures(meta: dict) -> list[dict]:
+    """What the log itself says is wrong (``run.json`` ``ingest.log_health``): its warnings and
+    errors per component with the most frequent messages, and a last line cut mid-line."""
+    health = (meta.get("ingest") or {}).get("log_health") or {}
+    we = health.get("warnings_and_errors") or {}
+    out = []
+    if we.get("warnings") or we.get("errors"):
+        comps = sorted(we["by_component"].items(), key=lambda kv: (-(kv[1]["warnings"] + kv[1]["errors"]), kv[0]))
+        per = ", ".join(f"{k} {v['warnings'] + v['errors']:,}" for k, v in comps)
+        top = "; ".join(f"{m['count']:,} x [{m['component']}] {m['message']} (first at {m['first']})" for m in we["top_messages"][:3])
+        out.append(
+            {
+                "name": "the log's own warnings and errors",
+                "value": f"{we['warnings']:,} warning(s), {we['errors']:,} error(s) ({per}); most frequent: {top}",
+            }
+        )
+    for c in health.get("cut_last_lines") or []:
+        out.append({"name": "log cut mid-line", "value": f"{c['file']}: its last line ({c['line']:,}) has no line end and was not used"})
+    return out
+
+
+def _lost_after_max_retx(ce: ir.Table) -> dict:
+    """Per direction, HARQ processes the scheduler discarded after the maximum number of
+    retransmissions (control events ``harq_fail``)."""
+    f = ce.filter((ce.kind == "harq_fail") & ce.detail.contains("Maximum number of reTxs") & ce.dir.notnull())
+    return {r["dir"]: int(r["n"]) for r in f.group_by("dir").agg(n=f.count()).to_pyarrow().to_pylist()}
+
+
+def harq_text(r: dict, lost: int) -> str:
+    """One direction's HARQ as the log shows it: ``tx`` transmissions of which ``retx`` are
+    retransmissions, ``ack``/``nack`` outcomes logged. An outcome the log does not carry (srsRAN
+    logs HARQ-ACK only at debug level) is unknown, not an ACK and not a NACK: what the log implies is
+    said instead (a retransmission follows a failed attempt; a discard after the maximum number of
+    retransmissions follows one more, and the block is lost to HARQ)."""
+    tx, retx = int(r["tx"] or 0), int(r["retx"] or 0)
+    known = int(r["ack"] or 0) + int(r["nack"] or 0)
+    text = f"{tx:,} transmissions ({tx - retx:,} new transport blocks, {retx:,} retransmissions)"
+    implied = f"{retx + lost:,} failed attempts implied ({retx:,} retransmitted, {lost:,} lost after the maximum retransmissions)"
+    if known == 0:
+        return f"{text}; outcome not logged (info level): {implied}"
+    text += f"; outcome logged for {known:,}: {int(r['ack'] or 0):,} ACK, {int(r['nack'] or 0):,} NACK/DTX/CRC KO"
+    if known < tx:
+        text += f"; {tx - known:,} without an outcome in the log"
+    if lost:
+        text += f"; {lost:,} lost after the maximum retransmissions"
+    return text
 
 
 def closure_is_meaningful(summary: dict) -> bool:

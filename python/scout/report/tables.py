@@ -67,6 +67,8 @@ def inputs_table(meta: dict) -> pd.DataFrame:
         ]:
             if f.get(key):
                 rows.append([what, "reader", f[key], name])
+        if f.get("cut_last_line"):
+            rows.append(["last line cut mid-line (no line end; not used)", "reader", 1, f"{name}:{f['cut_last_line']}"])
         gaps = f.get("skipped_log_lines_markers") or []
         if gaps:
             rows.append(["srslog 'Potentially skipped log lines' markers", "reader", len(gaps), f"{name}:{gaps[0]}"])
@@ -133,6 +135,8 @@ def _pcap_rows(meta: dict) -> list[list]:
         )
     for x in pf.get("undecodable") or []:
         rows.append([f"PFCP messages not decoded: {x['cause']}", "pfcp", x["count"], x.get("first", "")])
+    if pf.get("responses_without_request"):
+        rows.append(["PFCP responses whose request is not in the capture", "pfcp", pf["responses_without_request"], ""])
     if pf.get("duplicate_sightings"):
         rows.append(["PFCP messages seen again at another capture point (counted once)", "pfcp", pf["duplicate_sightings"], ""])
     return rows

@@ -1,7 +1,13 @@
 //! pcap and pcapng files, read block by block into one reused buffer.
 //!
-//! - pcap (libpcap format): either byte order; magic `a1b2c3d4` (µs timestamps) or `a1b23c4d`
-//!   (ns); one link type per file.
+//! - pcap (libpcap format): every variant libpcap reads (its `sf-pcap.c`), in either byte order:
+//!   magic `a1b2c3d4` (µs timestamps), `a1b23c4d` (ns) and `a1b2cd34` (Alexey Kuznetzov's
+//!   "modified" format of patched Linux libpcaps: 24-byte record headers that add the interface
+//!   index, protocol and packet type, which Scout skips); versions 2.0–2.4 and DG/UX's 543.0, with
+//!   the captured and original lengths swapped as libpcap swaps them (before 2.3 always; in 2.3
+//!   when the captured length exceeds the original). One link type per file. Variants libpcap
+//!   does not read are refused with their name: `a1b234cd` (FMESQUITA), `a12b3c4d` (Navtel) and
+//!   IXIA's `1c0001ac`/`1c0001ab` (Wireshark reads some; their record headers are their own).
 //! - pcapng (draft-ietf-opsawg-pcapng): any number of sections, each in its own byte order, and
 //!   interfaces; Enhanced, Simple and (obsolete) Packet Blocks; per-interface `if_tsresol` (10^-n or 2^-n s) and `if_tsoffset`; interface
 //!   names (`if_name`) kept for telling N3 from N6. Other blocks are skipped and counted.
@@ -75,9 +81,29 @@ pub struct Damage {
 /// A longer record length is damage, not a packet.
 pub const MAX_RECORD: u32 = 262_144;
 
+/// How a pcap file's records give their lengths (libpcap's `lengths_swapped`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lengths {
+    /// Captured, then original (version 2.4).
+    InOrder,
+    /// Original, then captured (versions before 2.3, and DG/UX's 543.0).
+    Swapped,
+    /// Version 2.3: swapped when the captured length would exceed the original.
+    MaybeSwapped,
+}
+
 enum Format {
-    Pcap { big: bool, ns: bool, linktype: u16 },
-    PcapNg { big: bool },
+    /// `record`: the record header's size (16, or 24 in the modified format).
+    Pcap {
+        big: bool,
+        ns: bool,
+        linktype: u16,
+        record: u8,
+        lengths: Lengths,
+    },
+    PcapNg {
+        big: bool,
+    },
 }
 
 /// Where a capture's bytes come from.
@@ -191,26 +217,42 @@ impl CaptureReader {
                 me.section_header()?;
             }
             m => {
-                let (big, ns) = match m {
-                    0xa1b2c3d4 => (false, false),
-                    0xa1b23c4d => (false, true),
-                    0xd4c3b2a1 => (true, false),
-                    0x4d3cb2a1 => (true, true),
-                    _ => {
-                        return Err(err(
-                            &p,
-                            0,
-                            format!(
-                                "not a capture: magic {m:08x} (accepted: pcap a1b2c3d4/a1b23c4d in either byte order, pcapng 0a0d0d0a)"
-                            ),
-                        ))
-                    }
+                let Some((big, ns, record)) = pcap_magic(m) else {
+                    let (be, le) = (m.swap_bytes(), m);
+                    let known = [be, le].iter().find_map(|&x| unread_variant(x));
+                    let what = match known {
+                        Some(name) => format!("a pcap variant libpcap does not read ({name}, magic {m:08x})"),
+                        None => format!("not a capture: magic {m:08x}"),
+                    };
+                    return Err(err(
+                        &p,
+                        0,
+                        format!(
+                            "{what}; accepted: pcap a1b2c3d4 (µs), a1b23c4d (ns), a1b2cd34 (modified) in either byte \
+                             order, pcapng 0a0d0d0a"
+                        ),
+                    ));
                 };
                 let mut h = [0u8; 20];
                 h.copy_from_slice(me.header(20, 4, "truncated pcap header")?);
                 me.offset = 24;
+                let (major, minor) = (u16_at(&h, 0, big), u16_at(&h, 2, big));
+                // libpcap's sf-pcap.c: versions 2.0-2.4 and DG/UX tcpdump's 543.0.
+                let lengths = match (major, minor) {
+                    (2, 0..=2) | (543, 0) => Lengths::Swapped,
+                    (2, 3) => Lengths::MaybeSwapped,
+                    (2, 4) => Lengths::InOrder,
+                    _ => {
+                        return Err(err(
+                            &p,
+                            4,
+                            format!("pcap version {major}.{minor}; accepted: 2.0-2.4 and 543.0 (as libpcap)"),
+                        ))
+                    }
+                };
+                // The link-layer header type is the low 16 bits (the rest: FCS length flags).
                 let linktype = u32_at(&h, 16, big) as u16;
-                me.format = Format::Pcap { big, ns, linktype };
+                me.format = Format::Pcap { big, ns, linktype, record, lengths };
                 me.ifaces.push(Iface {
                     linktype,
                     name: None,
@@ -286,15 +328,21 @@ impl CaptureReader {
     #[allow(clippy::type_complexity)]
     fn load(&mut self) -> io::Result<Option<(u32, i64, u16, u32, u64, usize, usize)>> {
         match self.format {
-            Format::Pcap { big, ns, linktype } => {
-                let mut h = [0u8; 16];
-                match self.src.bytes(16, &mut self.stats.truncated_frames)? {
-                    Some(b) => h.copy_from_slice(b),
+            Format::Pcap { big, ns, linktype, record, lengths } => {
+                let mut h = [0u8; 24];
+                let record = usize::from(record);
+                match self.src.bytes(record, &mut self.stats.truncated_frames)? {
+                    Some(b) => h[..record].copy_from_slice(b),
                     None => return Ok(None),
                 }
                 let off = self.offset;
-                let (sec, frac, cap, orig) =
+                let (sec, frac, a, b) =
                     (u32_at(&h, 0, big), u32_at(&h, 4, big), u32_at(&h, 8, big), u32_at(&h, 12, big));
+                let (cap, orig) = match lengths {
+                    Lengths::Swapped => (b, a),
+                    Lengths::MaybeSwapped if a > b => (b, a),
+                    _ => (a, b),
+                };
                 if cap > MAX_RECORD {
                     return Err(err(
                         &self.path,
@@ -309,7 +357,7 @@ impl CaptureReader {
                     self.stats.truncated_frames = self.stats.truncated_frames.max(1);
                     return Ok(None);
                 };
-                self.offset += 16 + cap as u64;
+                self.offset += record as u64 + cap as u64;
                 self.stats.frames += 1;
                 self.stats.bytes += cap as u64;
                 let t_ns = sec as i64 * 1_000_000_000 + if ns { frac as i64 } else { frac as i64 * 1000 };
@@ -491,6 +539,30 @@ fn read_full(r: &mut impl Read, buf: &mut [u8], truncated: &mut u64) -> io::Resu
         }
     }
     Ok(true)
+}
+
+/// A pcap magic number as read little-endian: (big-endian file, ns timestamps, record header
+/// size), for the variants libpcap reads (`sf-pcap.c`).
+fn pcap_magic(m: u32) -> Option<(bool, bool, u8)> {
+    let (magic, big) = if (m >> 16) == 0xa1b2 { (m, false) } else { (m.swap_bytes(), true) };
+    match magic {
+        0xa1b2c3d4 => Some((big, false, 16)),
+        0xa1b23c4d => Some((big, true, 16)),
+        // Kuznetzov's patched libpcap: the record adds ifindex (4), protocol (2), pkt_type (1)
+        // and a pad byte.
+        0xa1b2cd34 => Some((big, false, 24)),
+        _ => None,
+    }
+}
+
+/// pcap variants that other tools write and libpcap refuses, by their magic.
+fn unread_variant(m: u32) -> Option<&'static str> {
+    match m {
+        0xa1b234cd => Some("FMESQUITA's modified libpcap"),
+        0xa12b3c4d => Some("Navtel Communications"),
+        0x1c0001ac | 0x1c0001ab => Some("IXIA"),
+        _ => None,
+    }
 }
 
 fn u16_at(b: &[u8], o: usize, big: bool) -> u16 {

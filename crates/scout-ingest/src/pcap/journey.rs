@@ -168,12 +168,13 @@ impl Journeys {
         Value::Array(self.ues.iter().enumerate().map(|(i, a)| json!({"ue": i, "addr": a.to_string()})).collect())
     }
 
-    /// p50, p99 and max of one direction's delays (nearest rank, halves up).
+    /// p50, p99 and max of one direction's delays: the analysis tables' percentiles
+    /// (`scout_events::quantile`, interpolated), so `scout ingest pcap` and `scout analyze` agree.
     pub fn stats(&self, ul: bool) -> Value {
         let d = usize::from(!ul);
         let mut v = self.delays[d].clone();
         v.sort_unstable();
-        let q = |x: f64| v.get(((v.len() as f64 - 1.0) * x).round() as usize).copied();
+        let q = |x: f64| scout_events::quantile::quantile_sorted(&v, x);
         json!({"pairs": self.pairs[d], "p50_ns": q(0.5), "p99_ns": q(0.99), "max_ns": v.last()})
     }
 }
@@ -214,7 +215,7 @@ mod tests {
                 (100_040, Layer::Upf, Point::ProcEnd, 100, 0, Some(3))
             ]
         );
-        assert_eq!(j.stats(true)["p50_ns"], 40);
+        assert_eq!(j.stats(true)["p50_ns"], 40.0);
         assert_eq!(j.flows[0]["ue_port"], 5000);
     }
 }

@@ -107,6 +107,14 @@ pub struct Msg {
     pub seid: Option<u64>,
     pub seq: u32,
     pub info: SessionInfo,
+    /// A digest of the whole message (header and IEs): a retransmission repeats it exactly.
+    pub digest: u64,
+}
+
+/// FNV-1a over the message's bytes: stable across runs and platforms (determinism), and a
+/// retransmission (the same message resent, TS 29.244 §6.4) has the same digest.
+fn digest(d: &[u8]) -> u64 {
+    d.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 pub fn parse(d: &[u8]) -> Result<Msg, &'static str> {
@@ -137,7 +145,7 @@ pub fn parse(d: &[u8]) -> Result<Msg, &'static str> {
     let seq = u32::from_be_bytes([0, rest[0], rest[1], rest[2]]);
     let mut info = SessionInfo::default();
     ies(&rest[4..], &mut info, 0)?;
-    Ok(Msg { msg_type, seid, seq, info })
+    Ok(Msg { msg_type, seid, seq, info, digest: digest(&d[..4 + len]) })
 }
 
 /// Walks IEs (TLV: type 2 bytes, length 2 bytes; vendor IEs, type ≥ 32768, carry an enterprise
@@ -218,17 +226,37 @@ fn dns_labels(v: &[u8]) -> String {
         i == v.len() && !v.is_empty() && (v[0] as usize) < v.len() && v[0] != 0
     };
     if !labelled {
-        return String::from_utf8_lossy(v).into_owned();
+        return printable(v);
     }
     while o < v.len() {
         let n = usize::from(v[o]);
         if !out.is_empty() {
             out.push('.');
         }
-        out.push_str(&String::from_utf8_lossy(&v[o + 1..(o + 1 + n).min(v.len())]));
+        out.push_str(&printable(&v[o + 1..(o + 1 + n).min(v.len())]));
         o += 1 + n;
     }
     out
+}
+
+/// A name from the wire as text a terminal and a report show as it is: UTF-8 without control
+/// characters is kept; anything else (a fuzzed or binary IE) is shown byte by byte, printable
+/// ASCII as itself and the rest as `\xNN` (a backslash as `\\`).
+pub fn printable(v: &[u8]) -> String {
+    match std::str::from_utf8(v) {
+        Ok(s) if !s.chars().any(|c| c.is_control() || c == '\\') => s.to_string(),
+        _ => {
+            let mut out = String::with_capacity(v.len() * 2);
+            for &b in v {
+                match b {
+                    b'\\' => out.push_str("\\\\"),
+                    0x20..=0x7e => out.push(char::from(b)),
+                    _ => out.push_str(&format!("\\x{b:02x}")),
+                }
+            }
+            out
+        }
+    }
 }
 
 /// How close two sightings of one IP packet must be to count as one message seen at two capture
@@ -249,18 +277,33 @@ pub struct Session {
 
 /// (sequence number, requester, responder).
 type OpenKey = (u32, SocketAddr, SocketAddr);
-/// (t_ns of the first transmission, message type, SEID, retransmissions).
-type OpenRequest = (i64, u8, Option<u64>, u32);
+
+/// A request waiting for its response.
+#[derive(Clone, Debug)]
+struct OpenRequest {
+    /// When it was first sent.
+    t_ns: i64,
+    msg_type: u8,
+    seid: Option<u64>,
+    digest: u64,
+    retransmissions: u32,
+}
 
 /// Pairs requests with responses and learns sessions.
 #[derive(Default)]
 pub struct Tracker {
-    /// Requests waiting for their response.
-    open: HashMap<OpenKey, OpenRequest>,
+    /// Requests waiting for their response, oldest first per key.
+    open: HashMap<OpenKey, Vec<OpenRequest>>,
     pub pairs: Vec<Pair>,
     pub unanswered: Vec<Value>,
     pub responses_without_request: u64,
+    /// Requests sent again unchanged while the first was unanswered (TS 29.244 §6.4: the same
+    /// message with the same sequence number, when T1 expires).
     pub retransmissions: u64,
+    /// Requests that reuse an unanswered request's sequence number with other content (another
+    /// message type, SEID or IEs): a new request, not a retransmission. Some peers wrap or fix
+    /// their sequence numbers (0xFFFFFF); each such request is paired on its own.
+    pub sequence_number_reuse: u64,
     /// Distinct messages (a message seen again at another capture point counts once).
     pub messages: u64,
     /// The same IP packet seen again within [`DUPLICATE_WINDOW_NS`]: one message seen at two
@@ -331,32 +374,43 @@ impl Tracker {
         };
         *self.by_type.entry(kind).or_insert(0) += 1;
         if request {
-            let key = (m.seq, src, dst);
-            if let Some(o) = self.open.get_mut(&key) {
-                // The same sequence number again: a retransmission (T1 expired, §6.4).
-                o.3 += 1;
+            let open = self.open.entry((m.seq, src, dst)).or_default();
+            if let Some(o) = open.iter_mut().find(|o| o.digest == m.digest && o.msg_type == m.msg_type) {
+                // The same message again: a retransmission (T1 expired, §6.4).
+                o.retransmissions += 1;
                 self.retransmissions += 1;
-            } else {
-                self.open.insert(key, (t_ns, m.msg_type, m.seid, 0));
+                return;
             }
+            if !open.is_empty() {
+                self.sequence_number_reuse += 1;
+            }
+            open.push(OpenRequest { t_ns, msg_type: m.msg_type, seid: m.seid, digest: m.digest, retransmissions: 0 });
             self.learn(m, true, src);
         } else {
+            // The response answers the oldest open request of its procedure (its type less one,
+            // Table 7.3-1) with its sequence number, from its destination to its source.
             let key = (m.seq, dst, src);
-            match self.open.remove(&key) {
-                Some((t0, _, seid, retx)) => {
+            let open = self.open.get_mut(&key);
+            let at = open.as_ref().and_then(|o| o.iter().position(|r| msg_kind(r.msg_type).map(|k| k.0) == Some(kind)));
+            match (open, at) {
+                (Some(open), Some(i)) => {
+                    let r = open.remove(i);
+                    if open.is_empty() {
+                        self.open.remove(&key);
+                    }
                     self.pairs.push(Pair {
-                        t_ns: t0,
-                        latency_ns: t_ns - t0,
+                        t_ns: r.t_ns,
+                        latency_ns: t_ns - r.t_ns,
                         kind,
                         seq: m.seq,
-                        seid: seid.or(m.seid),
+                        seid: r.seid.or(m.seid),
                         requester: dst,
                         responder: src,
-                        retransmissions: retx,
+                        retransmissions: r.retransmissions,
                         cause: m.info.cause,
                     });
                 }
-                None => self.responses_without_request += 1,
+                _ => self.responses_without_request += 1,
             }
             self.learn(m, false, dst);
         }
@@ -416,12 +470,13 @@ impl Tracker {
 
     /// Requests never answered (at the end of the captures), timed from `epoch_ns`.
     pub fn finish(&mut self, epoch_ns: i64) {
-        let mut open: Vec<_> = self.open.drain().collect();
-        open.sort_by_key(|(k, v)| (v.0, k.0));
-        for ((seq, req, resp), (t, ty, seid, retx)) in open {
+        let mut open: Vec<_> = self.open.drain().flat_map(|(k, v)| v.into_iter().map(move |r| (k, r))).collect();
+        open.sort_by_key(|(k, r)| (r.t_ns, k.0));
+        for ((seq, req, resp), r) in open {
             self.unanswered.push(json!({
-                "t_ns": t - epoch_ns, "message": msg_kind(ty).map(|k| k.0), "seq": seq, "seid": seid.map(|s| format!("{s:#x}")),
-                "requester": req.to_string(), "responder": resp.to_string(), "retransmissions": retx,
+                "t_ns": r.t_ns - epoch_ns, "message": msg_kind(r.msg_type).map(|k| k.0), "seq": seq,
+                "seid": r.seid.map(|s| format!("{s:#x}")), "requester": req.to_string(), "responder": resp.to_string(),
+                "retransmissions": r.retransmissions,
             }));
         }
     }

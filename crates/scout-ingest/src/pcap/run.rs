@@ -189,6 +189,9 @@ impl Causes {
     fn add(&mut self, cause: &'static str, at: impl FnOnce() -> String) {
         self.by.entry(cause).or_insert_with(|| (0, at())).0 += 1;
     }
+    fn total(&self) -> u64 {
+        self.by.values().map(|v| v.0).sum()
+    }
     fn to_json(&self) -> Value {
         let mut v: Vec<_> = self.by.iter().collect();
         v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
@@ -614,6 +617,10 @@ pub fn ingest_captures<O: RunOutput>(
             "files": files,
             "frames": n_frames,
             "upf_delay": {"ul": journeys.stats(true), "dl": journeys.stats(false)},
+            "unmatched_total": {
+                "n3": pairing.unmatched[0][0] + pairing.unmatched[0][1],
+                "n6": pairing.unmatched[1][0] + pairing.unmatched[1][1],
+            },
             "unmatched": {
                 "n3": {"no_twin_within_window": pairing.unmatched[0][0], "capture_ended": pairing.unmatched[0][1]},
                 "n6": {"no_twin_within_window": pairing.unmatched[1][0], "capture_ended": pairing.unmatched[1][1]},
@@ -639,6 +646,7 @@ pub fn ingest_captures<O: RunOutput>(
             "unanswered_requests": pfcp.unanswered,
             "responses_without_request": pfcp.responses_without_request,
             "retransmissions": pfcp.retransmissions,
+            "sequence_number_reuse": pfcp.sequence_number_reuse,
             "unknown_message_types": pfcp.unknown_types,
             "undecodable": pfcp_bad.to_json(),
             "sessions": sessions,
@@ -646,6 +654,7 @@ pub fn ingest_captures<O: RunOutput>(
         "counts": {
             "skipped_inputs": {
                 "frames_not_decoded": causes.to_json(),
+                "frames_not_decoded_total": causes.total(),
                 "damaged_files": m.files.iter().filter_map(|(p, r, _)| r.stats.damage.as_ref().map(|d| json!({
                     "file": p, "offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read,
                 }))).collect::<Vec<_>>(),

@@ -1,5 +1,6 @@
 //! srsRAN Project gNB logs (srslog text format; `../shared/reference/srsran-logging.md` §1).
 
+pub mod health;
 pub mod identity;
 pub mod line;
 pub mod message;

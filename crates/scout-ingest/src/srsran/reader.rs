@@ -60,6 +60,9 @@ pub struct ReadStats {
     pub max_step_back_us: i64,
     pub first_t_us: Option<i64>,
     pub last_t_us: Option<i64>,
+    /// The last line, when it has no line end: the log was cut mid-line (srslog ends every line
+    /// with one), so the line is incomplete and not used.
+    pub cut_last_line: Option<u64>,
 }
 
 /// The longest line kept: srsRAN's longest lines (hex dumps of at most 1024 bytes, JSON
@@ -97,6 +100,8 @@ pub struct EntryReader<R: BufRead> {
     eof: bool,
     /// The line `read_line` just read was longer than [`MAX_LINE`].
     overlong: bool,
+    /// The line `read_line` just read ended at the end of the input, without a line end.
+    unterminated: bool,
     max_t: i64,
     pub stats: ReadStats,
 }
@@ -134,6 +139,7 @@ impl<R: BufRead> EntryReader<R> {
             line_no: 0,
             eof: false,
             overlong: false,
+            unterminated: false,
             max_t: i64::MIN,
             stats: ReadStats::default(),
         }
@@ -145,6 +151,7 @@ impl<R: BufRead> EntryReader<R> {
     fn read_line(&mut self) -> io::Result<bool> {
         self.raw.clear();
         self.overlong = false;
+        self.unterminated = false;
         let mut n = 0usize;
         loop {
             let buf = match self.r.fill_buf() {
@@ -164,6 +171,7 @@ impl<R: BufRead> EntryReader<R> {
                 Err(e) => return Err(e),
             };
             if buf.is_empty() {
+                self.unterminated = n > 0;
                 break;
             }
             let (take, done) = match memchr_nl(buf) {
@@ -199,6 +207,10 @@ impl<R: BufRead> EntryReader<R> {
         loop {
             if !self.read_line()? {
                 return Ok(false);
+            }
+            if self.unterminated && !self.overlong {
+                self.stats.cut_last_line = Some(self.line_no);
+                continue;
             }
             if self.overlong {
                 self.stats.overlong_lines += 1;
@@ -334,6 +346,20 @@ preamble without a header
         assert_eq!((st.out_of_order, st.max_step_back_us), (1, 5));
         assert_eq!(st.bytes, LOG.len() as u64);
         assert_eq!(st.lines, st.entries + st.continuation_lines + st.orphan_lines + st.skipped_markers.len() as u64);
+    }
+
+    /// A log cut mid-line (issue 49): its last line has no line end; it is counted and not used
+    /// (its numbers may be cut too), and every other line is read.
+    #[test]
+    fn a_log_cut_mid_line_has_its_last_line_counted_not_used() {
+        let cut = &LOG[..LOG.len() - 20];
+        let (entries, st) = collect(cut);
+        assert_eq!(st.cut_last_line, Some(11));
+        assert_eq!(entries.last(), Some(&(10, "SCHED".into(), 0)), "the cut child line is not attached");
+        let cut_header = "2023-11-06T20:04:25.000040 [PDCP    ] [I] ue=0 DRB1 DL: TX PDU. type=data pdu_le";
+        let (entries, st) = collect(&format!("{LOG}{cut_header}"));
+        assert_eq!((entries.len(), st.cut_last_line), (4, Some(12)));
+        assert_eq!(collect(LOG).1.cut_last_line, None);
     }
 
     #[test]

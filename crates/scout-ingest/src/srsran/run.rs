@@ -241,12 +241,13 @@ pub fn ingest_logs<O: RunOutput>(
                 "max_step_back_us": r.stats.max_step_back_us,
                 "first_t_us": r.stats.first_t_us,
                 "last_t_us": r.stats.last_t_us,
+                "cut_last_line": r.stats.cut_last_line,
             })
         })
         .collect();
     let _ = progress(total, total);
     g.finish(&mut w);
-    let Gnb { st, slots, ues, .. } = g;
+    let Gnb { st, slots, ues, health, .. } = g;
     let trace_stats = if traces.is_empty() {
         Value::Null
     } else {
@@ -278,6 +279,11 @@ pub fn ingest_logs<O: RunOutput>(
     if let (Some(a), Value::Object(b)) = (ue_identity.as_object_mut(), ues.to_json()) {
         a.extend(b);
     }
+    let cut_lines: Vec<Value> = read_stats
+        .iter()
+        .filter(|f| !f["cut_last_line"].is_null())
+        .map(|f| json!({"file": f["file"], "line": f["cut_last_line"]}))
+        .collect();
     let extra = json!({
         "srsran": version.to_json(),
         "ue_identity": ue_identity,
@@ -291,11 +297,29 @@ pub fn ingest_logs<O: RunOutput>(
             "pending_at_end": st.pending_packets(),
             "slots": {
                 "dl_grants": ss.dl_grants, "ul_grants": ss.ul_grants,
+                "dl_retx_grants": ss.dl_retx_grants, "ul_retx_grants": ss.ul_retx_grants,
                 "ul_crc_ok": ss.ul_crc_ok, "ul_crc_ko": ss.ul_crc_ko, "dl_harq_ack": ss.dl_ack, "dl_harq_nack": ss.dl_nack,
-                "grants_without_outcome": ss.without_outcome, "outcomes_without_grant": ss.outcome_without_grant,
+                "grants_without_outcome": ss.without_outcome,
+                "dl_grants_without_outcome": ss.dl_without_outcome, "ul_grants_without_outcome": ss.ul_without_outcome,
+                "outcomes_without_grant": ss.outcome_without_grant,
                 "bsr_reports": ss.bsr_reports, "harq_discards": ss.harq_discards,
+                "dl_max_retx_discards": ss.dl_max_retx_discards, "ul_max_retx_discards": ss.ul_max_retx_discards,
+                "harq": {"dl": harq_summary(ss.dl_grants, ss.dl_retx_grants, ss.dl_ack, ss.dl_nack, ss.dl_without_outcome, ss.dl_max_retx_discards),
+                         "ul": harq_summary(ss.ul_grants, ss.ul_retx_grants, ss.ul_crc_ok, ss.ul_crc_ko, ss.ul_without_outcome, ss.ul_max_retx_discards)},
                 "slots_per_frame": ss.slots_per_frame,
-                "slots_per_frame_from": "the largest slot index among the first 2000 slot-stamped lines (10 x 2^mu)",
+                "numerology": match &ss.stated {
+                    Some(st) => json!({"stated": true, "scs_khz": st.khz, "from": st.what,
+                        "at": format!("{}:{}", paths.get(st.file).map_or("?", String::as_str), st.line)}),
+                    None => json!({"stated": false, "scs_khz": ss.slots_per_frame.map(|s| s * 15 / 10),
+                        "from": format!("inferred: the log states no subcarrier spacing (configuration dump, cell line or RRC \
+                            configuration); from the largest slot index ({}) among the first {} slot-stamped lines (10 x 2^mu)",
+                            ss.inferred_from.0, ss.inferred_from.1)}),
+                },
+                "numerology_conflicts": ss.numerology_conflicts,
+            },
+            "log_health": {
+                "cut_last_lines": cut_lines,
+                "warnings_and_errors": health.to_json(&paths, 10),
             },
         },
         "counts": {
@@ -304,6 +328,7 @@ pub fn ingest_logs<O: RunOutput>(
                 "unlinked_lines": s.unlinked,
                 "unlinked_first": s.unlinked_first.iter().map(|(k, &(f, line))| (k.to_string(), json!(format!("{}:{line}", paths[f])))).collect::<serde_json::Map<_, _>>(),
                 "damaged_files": damaged,
+                "per_packet_lines_not_turned_into_events_total": not_handled.iter().map(|x| x.1).sum::<u64>(),
                 "per_packet_lines_not_turned_into_events": not_handled.iter().map(|(k, n, (f, line))| json!({"message": k, "count": n, "first_line": line, "first": format!("{}:{line}", paths[*f])})).collect::<Vec<_>>(),
             },
             "offered_packets": s.packets,
@@ -312,6 +337,24 @@ pub fn ingest_logs<O: RunOutput>(
         },
     });
     Ok(w.finish_run(extra)?)
+}
+
+/// What the log shows of one direction's HARQ: transmissions, retransmissions, the outcomes
+/// logged, and what the log implies where it logs none (info level has no HARQ-ACK lines): each
+/// retransmission follows a failed attempt (NACK, DTX or CRC KO), and a discard after the
+/// maximum number of retransmissions follows one more (the block is lost to HARQ).
+fn harq_summary(grants: u64, retx: u64, ok: u64, ko: u64, unknown: u64, max_retx: u64) -> Value {
+    json!({
+        "transmissions": grants,
+        "new_transport_blocks": grants.saturating_sub(retx),
+        "retransmissions": retx,
+        "outcome_logged": ok + ko,
+        "ack": ok,
+        "nack": ko,
+        "outcome_not_logged": unknown,
+        "failed_attempts_implied": retx + max_retx,
+        "lost_after_max_retx": max_retx,
+    })
 }
 
 /// Keeps one file besides `current` reading ahead: when no other file's thread runs, starts the
@@ -343,11 +386,18 @@ pub struct Gnb {
     pub st: Stitcher,
     pub slots: SlotStitcher,
     pub ues: UeMap,
+    pub health: super::health::LogHealth,
 }
 
 impl Gnb {
     pub fn new(epoch_us: i64) -> Self {
-        Gnb { epoch_us, st: Stitcher::new(epoch_us), slots: SlotStitcher::new(epoch_us), ues: UeMap::default() }
+        Gnb {
+            epoch_us,
+            st: Stitcher::new(epoch_us),
+            slots: SlotStitcher::new(epoch_us),
+            ues: UeMap::default(),
+            health: Default::default(),
+        }
     }
 
     /// One entry of file number `file` (of the files given).
@@ -356,7 +406,8 @@ impl Gnb {
         self.ues.entry(e, file, (e.header.t_us - self.epoch_us) * 1000, &mut self.st.ids, sink);
         let mut s = self.ues.sink(sink);
         self.st.entry(e, &mut s);
-        self.slots.entry(e, &mut s);
+        self.slots.entry(e, file, &mut s);
+        self.health.entry(e, file);
     }
 
     pub fn finish<S: Sink>(&mut self, sink: &mut S) {

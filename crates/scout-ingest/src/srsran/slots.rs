@@ -42,11 +42,60 @@ pub struct SlotStats {
     pub dl_nack: u64,
     pub bsr_reports: u64,
     pub harq_discards: u64,
-    /// Grants written without an outcome (no PHY/HARQ line for them).
+    /// Grants written without an outcome (no PHY/HARQ line for them), and per direction.
     pub without_outcome: u64,
+    pub dl_without_outcome: u64,
+    pub ul_without_outcome: u64,
+    /// Grants that retransmit a transport block (retransmission index > 0): each implies that
+    /// the attempt before it failed (NACK, DTX or CRC KO), logged or not.
+    pub dl_retx_grants: u64,
+    pub ul_retx_grants: u64,
+    /// HARQ processes discarded after the maximum number of retransmissions (the block is lost
+    /// to HARQ: its last attempt failed too), per direction; other discards (timeouts).
+    pub dl_max_retx_discards: u64,
+    pub ul_max_retx_discards: u64,
     /// Outcomes that matched no logged grant (written as rows of their own).
     pub outcome_without_grant: u64,
     pub slots_per_frame: Option<u64>,
+    /// The numerology the log states, where it does (else the slots per frame are inferred
+    /// from the slot indices).
+    pub stated: Option<StatedScs>,
+    /// The largest slot index among the slot-stamped lines the inference looked at, and how many.
+    pub inferred_from: (u32, u64),
+    /// Statements of the subcarrier spacing that disagree with the one used (another cell, or
+    /// a log concatenated from two configurations).
+    pub numerology_conflicts: u64,
+}
+
+/// A subcarrier spacing the log states: kHz, which statement, and where (file number, line).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatedScs {
+    pub khz: u32,
+    pub what: &'static str,
+    pub file: usize,
+    pub line: u64,
+}
+
+/// The common subcarrier spacing (kHz) a log line states, where it states one: srsRAN's
+/// configuration dump (`common_scs: 30`, also `30kHz`), its cell line (`SSB derived parameters
+/// for cell: … scs:30kHz, ssb_scs:…`) or the RRC JSON's carrier (`"subcarrierSpacing": "kHz30"`).
+pub fn stated_scs_khz(line: &str) -> Option<(u32, &'static str)> {
+    let khz = |v: &str| -> Option<u32> {
+        let d: String = v.trim().trim_start_matches("kHz").chars().take_while(char::is_ascii_digit).collect();
+        d.parse().ok().filter(|k| [15, 30, 60, 120, 240, 480, 960].contains(k))
+    };
+    if let Some(i) = line.find("common_scs:") {
+        return khz(&line[i + 11..]).map(|k| (k, "the configuration dump's common_scs"));
+    }
+    if line.contains("SSB derived parameters") {
+        // ` scs:` (the cell's), not `ssb_scs:`.
+        let i = line.find(" scs:")?;
+        return khz(&line[i + 5..]).map(|k| (k, "the cell line's scs (SSB derived parameters)"));
+    }
+    if let Some(i) = line.find("\"subcarrierSpacing\": \"") {
+        return khz(&line[i + 22..]).map(|k| (k, "the RRC configuration's subcarrierSpacing"));
+    }
+    None
 }
 
 /// `[sfn.slot]` → frames since the first slot-stamped line (SFN wraps at 1024).
@@ -88,6 +137,11 @@ pub struct SlotStitcher {
     pending_ul: HashMap<(u16, u8, u64, u8), Held>,
     /// DL grants by (RNTI, HARQ id), until their HARQ-ACK.
     pending_dl: HashMap<(u16, u8), Held>,
+    /// Per HARQ process (direction, RNTI, HARQ id): the retransmission index of its latest grant
+    /// and the outcome logged for it, if any. A grant whose redundancy version cannot tell (rv 0:
+    /// srsRAN's PUSCH `rv_sequence` is `[0]` by default, so every UL attempt has rv 0) is a
+    /// retransmission when the process's previous attempt failed and was not discarded.
+    process: HashMap<(bool, u16, u8), (u8, Option<bool>)>,
     /// UL grants whose outcome was already written (debug logs report a PUSCH's CRC twice: in
     /// the PHY line and in the scheduler's `- CRC:` event), the most recent [`MAX_PENDING`].
     resolved_ul: std::collections::VecDeque<(u16, u8, u64, u8)>,
@@ -145,6 +199,7 @@ impl SlotStitcher {
             held: Vec::new(),
             pending_ul: HashMap::new(),
             pending_dl: HashMap::new(),
+            process: HashMap::new(),
             resolved_ul: std::collections::VecDeque::new(),
             resolved_ul_set: std::collections::HashSet::new(),
             stats: SlotStats::default(),
@@ -167,6 +222,23 @@ impl SlotStitcher {
         }
     }
 
+    /// The log states its subcarrier spacing at `file:line` (see [`stated_scs_khz`]): the slots
+    /// per frame are 10·2^μ with μ = log2(scs / 15 kHz) (TS 38.211 §4.3.2, Table 4.3.2-1). The
+    /// first statement is used; any that disagree are counted.
+    pub fn stated_scs<S: Sink>(&mut self, stated: StatedScs, sink: &mut S) {
+        let spf = 10 * u64::from(stated.khz / 15);
+        match self.spf {
+            Some(s) if s == spf => {}
+            // Another statement, or one after the inference was made (the first slot lines came
+            // before it): what was decided stays; the disagreement is counted.
+            Some(_) => self.stats.numerology_conflicts += 1,
+            None => {
+                self.stats.stated = Some(stated);
+                self.decide_spf_as(spf, sink);
+            }
+        }
+    }
+
     fn decide_spf<S: Sink>(&mut self, sink: &mut S) {
         if self.spf.is_some() {
             return;
@@ -175,6 +247,11 @@ impl SlotStitcher {
         while spf <= u64::from(self.max_slot) && spf < 160 {
             spf *= 2;
         }
+        self.stats.inferred_from = (self.max_slot, self.stamped);
+        self.decide_spf_as(spf, sink);
+    }
+
+    fn decide_spf_as<S: Sink>(&mut self, spf: u64, sink: &mut S) {
         self.spf = Some(spf);
         self.stats.slots_per_frame = Some(spf);
         for h in std::mem::take(&mut self.held) {
@@ -182,9 +259,20 @@ impl SlotStitcher {
         }
     }
 
-    /// Handles one entry.
-    pub fn entry<S: Sink>(&mut self, e: &Entry<'_>, sink: &mut S) {
+    /// Handles one entry of file number `file`.
+    pub fn entry<S: Sink>(&mut self, e: &Entry<'_>, file: usize, sink: &mut S) {
         let h = e.header;
+        // (Per-packet loggers never state it: their lines, most of a log, are not searched.)
+        let per_packet = matches!(h.logger, "GTPU" | "SDAP" | "PDCP" | "RLC" | "MAC" | "CU-F1-U" | "DU-F1-U");
+        if h.slot.is_none() && !per_packet && (self.spf.is_none() || self.stats.stated.is_some()) {
+            // Statements of the numerology come in lines without a slot context; after the first
+            // one, later ones are checked against it.
+            for (i, l) in std::iter::once(h.body).chain(e.continuation_lines()).enumerate() {
+                if let Some((khz, what)) = stated_scs_khz(l) {
+                    self.stated_scs(StatedScs { khz, what, file, line: e.line + i as u64 }, sink);
+                }
+            }
+        }
         let Some((sfn, slot)) = h.slot else { return };
         self.stamped += 1;
         self.max_slot = self.max_slot.max(slot);
@@ -259,19 +347,31 @@ impl SlotStitcher {
         row.mcs = num(&f, "mcs").map(|v| v as u8);
         row.rv = num(&f, "rv").map(|v| v as u8);
         row.layers = num(&f, "nof_layers").or_else(|| num(&f, "ri")).map(|v| v as u8);
-        row.retx_index = num(&f, "nrtx")
-            .map(|n| n as u8)
-            .or_else(|| field(&f, "newtx").map(|v| u8::from(v == "false")))
-            .or_else(|| row.rv.map(retx_index));
+        let stated = num(&f, "nrtx").map(|n| n as u8).or_else(|| field(&f, "newtx").map(|v| u8::from(v == "false")));
         let h_id = row.harq_id.unwrap_or(0);
+        let key = (dir == Dir::Dl, rnti as u16, h_id);
+        row.retx_index = stated.or_else(|| {
+            let from_rv = row.rv.map(retx_index);
+            match (from_rv, self.process.get(&key)) {
+                // rv 0 after a failed attempt of the same process: its next retransmission.
+                (Some(0) | None, Some(&(last, Some(false)))) => Some(last.saturating_add(1)),
+                (r, _) => r,
+            }
+        });
+        if let Some(r) = row.retx_index {
+            self.process.insert(key, (r, None));
+        }
+        let retx = row.retx_index.is_some_and(|r| r > 0);
         let held = (frames, slot as u8, row);
         if dir == Dir::Dl {
             self.stats.dl_grants += 1;
+            self.stats.dl_retx_grants += u64::from(retx);
             if let Some(old) = self.pending_dl.insert((rnti as u16, h_id), held) {
                 self.without_outcome(old, sink);
             }
         } else {
             self.stats.ul_grants += 1;
+            self.stats.ul_retx_grants += u64::from(retx);
             if let Some(old) = self.pending_ul.insert((rnti as u16, h_id, frames, slot as u8), held) {
                 self.without_outcome(old, sink);
             }
@@ -283,6 +383,10 @@ impl SlotStitcher {
 
     fn without_outcome<S: Sink>(&mut self, h: Held, sink: &mut S) {
         self.stats.without_outcome += 1;
+        match h.2.dir {
+            Dir::Dl => self.stats.dl_without_outcome += 1,
+            Dir::Ul => self.stats.ul_without_outcome += 1,
+        }
         self.emit(h, sink);
     }
 
@@ -330,6 +434,9 @@ impl SlotStitcher {
             Some(false) => self.stats.ul_crc_ko += 1,
             None => {}
         }
+        if let Some(p) = self.process.get_mut(&(false, rnti as u16, h_id as u8)) {
+            p.1 = ok;
+        }
         let held = match self.pending_ul.remove(&key) {
             Some((fr, sl, mut row)) => {
                 row.ack = ok;
@@ -368,6 +475,9 @@ impl SlotStitcher {
             Some(true) => self.stats.dl_ack += 1,
             Some(false) => self.stats.dl_nack += 1,
             None => {}
+        }
+        if let Some(p) = self.process.get_mut(&(true, rnti as u16, h_id as u8)) {
+            p.1 = ack;
         }
         let held = match self.pending_dl.remove(&(rnti as u16, h_id as u8)) {
             Some((fr, sl, mut row)) => {
@@ -432,6 +542,17 @@ impl SlotStitcher {
             None
         };
         let cause = body.split("Cause: ").nth(1).unwrap_or("").trim();
+        if let (Some(d), Some(rnti), Some(h)) = (dir, num(&f, "rnti"), num(&f, "h_id")) {
+            // The process starts again with a new transport block.
+            self.process.remove(&(d == Dir::Dl, rnti as u16, h as u8));
+        }
+        if cause.starts_with("Maximum number of reTxs") {
+            match dir {
+                Some(Dir::Dl) => self.stats.dl_max_retx_discards += 1,
+                Some(Dir::Ul) => self.stats.ul_max_retx_discards += 1,
+                None => {}
+            }
+        }
         sink.control(ControlEvent {
             t_ns: t,
             node: Node::GnbDu,
