@@ -12,10 +12,28 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+
+def scout_cmd(*args: str) -> subprocess.CompletedProcess:
+    """``scout ARGS`` in a child process, output captured."""
+    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
+
+
+def fixture(rel: str) -> Path:
+    """``../shared/fixtures/REL``; the test is skipped, saying so, where the fixtures are absent."""
+    p = FIXTURES / rel
+    if not p.exists():
+        pytest.skip(f"{p} is absent (the shared fixtures are not beside this clone)")
+    return p
 
 
 def check_profiles(run: Path) -> dict:

@@ -4,25 +4,10 @@ srsRAN 23.10 DRB log, an srsRAN 24.10 SRB-only log, a UPF capture on `any`)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures"
-
-
-def scout_cmd(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
-
-
-def fixture(rel: str) -> Path:
-    p = FIXTURES / rel
-    if not p.exists():
-        pytest.skip(f"{p} is absent (the shared fixtures are not beside this clone)")
-    return p
+from invariants import fixture, scout_cmd
 
 
 def ingest_and_analyse(tmp_path: Path, kind: str, rel: str, *extra: str) -> tuple[str, str, dict]:

@@ -79,7 +79,7 @@ def test_every_dl_drb_pdcp_pdu_becomes_a_journey_to_a_mac_transmission(tmp_path:
     # Attribution: components sum to each packet's measured span; missing points are unattributed.
     cl = a.summary["closure"]
     assert cl["span_n"] == cl["span_closed"] == len(a.journeys.to_pandas())
-    assert a.summary["profile_population"] == "all"
+    assert a.summary["profile_population"] == "observed"
     comps = set(map(tuple, a.components.select("layer", "component").distinct().to_pandas().values))
     assert ("rlc", "queueing_protocol") in comps and ("mac", "scheduling") in comps
 

@@ -11,28 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from invariants import check_profiles, counts_in_meta
+from invariants import FIXTURES, ROOT, check_profiles, counts_in_meta, fixture
+from invariants import scout_cmd as scout
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures"
 INFO_2026 = ROOT / "crates" / "scout-ingest" / "tests" / "data" / "info-2026-unknown-outcomes.gnb.log"
-
-
-def scout(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
-
-
-def fixture(rel: str) -> Path:
-    p = FIXTURES / rel
-    if not p.exists():
-        pytest.skip(f"{p} is absent (the shared fixtures are not beside this clone)")
-    return p
 
 
 def ingest(tmp_path: Path, kind: str, *files: Path) -> tuple[Path, str, str]:
@@ -142,28 +128,20 @@ def test_a_capture_without_n6_says_n6_was_not_captured(tmp_path: Path) -> None:
 
 
 SIMULATED = ["udp-flood", "attribution-light", "mixed", "capacity-trace", "bench-60mbps", "l4s-anbr", "ran-delay"]
+EMULATED = ["emulate-demo", "emulate-iperf3", "tcp-cc", "rlc-modes", "upf-slices"]
+ROOT_NEEDED = pytest.mark.skipif(os.geteuid() != 0, reason="scout emulate needs root (network namespaces, TUN)")
 
 
-@pytest.mark.parametrize("scenario", SIMULATED)
-def test_built_in_simulated_scenarios_keep_the_invariants(tmp_path: Path, scenario: str) -> None:
+@pytest.mark.parametrize(
+    "command,scenario,duration",
+    [("simulate", s, "1.5") for s in SIMULATED] + [pytest.param("emulate", s, "3", marks=ROOT_NEEDED) for s in EMULATED],
+)
+def test_built_in_scenarios_keep_the_invariants(tmp_path: Path, command: str, scenario: str, duration: str) -> None:
+    """Every built-in scenario, simulated or (as root) emulated, shortened."""
     out = tmp_path / scenario
-    r = scout("simulate", scenario, "-o", str(out), "--duration", "1.5")
+    r = scout(command, scenario, "-o", str(out), "--duration", duration)
     assert r.returncode == 0, r.stderr
     a = scout("analyze", str(out))
     assert a.returncode == 0, a.stderr
     s = check_profiles(out)
     assert s["profile_population"] == "delivered"
-
-
-EMULATED = ["emulate-demo", "emulate-iperf3", "tcp-cc", "rlc-modes", "upf-slices"]
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="scout emulate needs root (network namespaces, TUN)")
-@pytest.mark.parametrize("scenario", EMULATED)
-def test_built_in_emulated_scenarios_keep_the_invariants(tmp_path: Path, scenario: str) -> None:
-    out = tmp_path / scenario
-    r = scout("emulate", scenario, "-o", str(out), "--duration", "3")
-    assert r.returncode == 0, r.stderr
-    a = scout("analyze", str(out))
-    assert a.returncode == 0, a.stderr
-    check_profiles(out)

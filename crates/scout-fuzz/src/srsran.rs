@@ -26,8 +26,8 @@ pub fn run(data: &[u8]) {
     }
 }
 
-/// Every line read is an entry, a continuation line, an orphan, a skipped-lines marker, or a
-/// counted skip; every byte of a plain log is read.
+/// Every line read is an entry, a continuation line, an orphan, a skipped-lines marker, a
+/// counted skip, or the last line cut mid-line (counted); every byte of a plain log is read.
 pub fn check(meta: &Value, data: &[u8]) {
     let f = &meta["ingest"]["files"][0];
     let markers = f["skipped_log_lines_markers"].as_array().map_or(0, Vec::len) as u64;
@@ -36,7 +36,8 @@ pub fn check(meta: &Value, data: &[u8]) {
         + n(&f["orphan_lines"])
         + markers
         + n(&f["overlong_lines"])
-        + n(&f["impossible_time_lines"]);
+        + n(&f["impossible_time_lines"])
+        + u64::from(!f["cut_last_line"].is_null());
     assert_eq!(lines, n(&f["lines"]), "lines not accounted for: {f}");
     assert!(n(&f["entries"]) > 0, "a success that read no entry: {f}");
     let gzip = data.starts_with(&[0x1f, 0x8b]);

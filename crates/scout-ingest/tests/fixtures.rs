@@ -1,18 +1,14 @@
 //! The reader on the real srsRAN logs in `../shared/fixtures/srsran/` (skipped with a message when
 //! `../shared` is absent, as in a user's clone).
 
+mod common;
+
 use std::path::PathBuf;
 
 use scout_ingest::srsran::{open_log, parse_header};
 
 fn fixture(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/srsran").join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} not found (the shared fixtures sit beside the project in CI)", p.display());
-        None
-    }
+    common::shared_fixture("srsran", name)
 }
 
 /// Independent count: lines that start with a header, and the rest.

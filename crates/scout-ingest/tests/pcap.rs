@@ -1,6 +1,8 @@
 //! `scout ingest pcap` on the real captures in `../shared/fixtures/pcap/` (skipped with a message
 //! when `../shared` is absent) and on a synthetic capture with a growing UPF queue.
 
+mod common;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -8,13 +10,7 @@ use scout_ingest::pcap::run::{ingest, Options};
 use serde_json::Value;
 
 fn fixture(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/pcap").join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} not found (the shared fixtures sit beside the project in CI)", p.display());
-        None
-    }
+    common::shared_fixture("pcap", name)
 }
 
 fn run(files: &[PathBuf], opts: &Options) -> (Value, tempdir::Dir) {

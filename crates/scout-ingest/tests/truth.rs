@@ -5,6 +5,8 @@
 //! maximum number of retransmissions, it has fronthaul, RF and PHY warnings and errors, and it is
 //! cut mid-line at its end.
 
+mod common;
+
 use std::path::PathBuf;
 
 use scout_ingest::srsran::run::ingest;
@@ -15,13 +17,7 @@ fn data(name: &str) -> PathBuf {
 }
 
 fn shared(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/srsran").join(name);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} not found (the shared fixtures sit beside the project in CI)", p.display());
-        None
-    }
+    common::shared_fixture("srsran", name)
 }
 
 fn run(log: PathBuf) -> Value {

@@ -72,7 +72,12 @@ def _upf(meta: dict, j: ir.Table, ce: ir.Table) -> dict:
             meaning = ": UPF drop candidates, or packets whose other side was not captured"
         else:
             meaning = ""
-        figures.append({"name": f"{side.upper()} sightings with no twin", "value": f"{total:,}" + (f" ({detail})" if detail else "") + meaning})
+        figures.append(
+            {
+                "name": f"{side.upper()} sightings with no twin",
+                "value": f"{total:,}" + (f" ({detail})" if detail else "") + meaning,
+            }
+        )
     pf = ce.filter(ce.kind == "pfcp_pair")
     p = pf.agg(n=pf.count(), p50=pf.value.quantile(0.5), p99=pf.value.quantile(0.99)).to_pyarrow().to_pylist()[0]
     if p["n"]:
@@ -182,7 +187,9 @@ def log_health_figures(meta: dict) -> list[dict]:
     if we.get("warnings") or we.get("errors"):
         comps = sorted(we["by_component"].items(), key=lambda kv: (-(kv[1]["warnings"] + kv[1]["errors"]), kv[0]))
         per = ", ".join(f"{k} {v['warnings'] + v['errors']:,}" for k, v in comps)
-        top = "; ".join(f"{m['count']:,} x [{m['component']}] {m['message']} (first at {m['first']})" for m in we["top_messages"][:3])
+        top = "; ".join(
+            f"{m['count']:,} x [{m['component']}] {m['message']} (first at {m['first']})" for m in we["top_messages"][:3]
+        )
         out.append(
             {
                 "name": "the log's own warnings and errors",
@@ -190,7 +197,9 @@ def log_health_figures(meta: dict) -> list[dict]:
             }
         )
     for c in health.get("cut_last_lines") or []:
-        out.append({"name": "log cut mid-line", "value": f"{c['file']}: its last line ({c['line']:,}) has no line end and was not used"})
+        out.append(
+            {"name": "log cut mid-line", "value": f"{c['file']}: its last line ({c['line']:,}) has no line end and was not used"}
+        )
     return out
 
 
