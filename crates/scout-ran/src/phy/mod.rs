@@ -1,7 +1,9 @@
 //! Physical-layer timing and resources: numerology, TDD patterns, PRBs, MCS and TBS, the channel.
 
 pub mod channel;
+pub mod fading;
 pub mod mcs;
+pub mod propagation;
 pub mod slot;
 pub mod tbs;
 pub mod tdd;
