@@ -1069,6 +1069,7 @@ pub fn emulate(
         flows: flows.json,
         cell: stack.describe(),
         slices,
+        radio: scout_sim::radio::describe(&stack.sinr_sources()),
     };
     let mut extra = scout_sim::closing(&mut outcome);
     extra["emulator"] = json!({

@@ -7,6 +7,7 @@ pub mod copa;
 pub mod delays;
 pub mod gandalf;
 pub mod gcc;
+pub mod radio;
 pub mod scenario;
 pub mod traffic;
 
@@ -80,6 +81,8 @@ pub struct Outcome {
     pub flows: Vec<Value>,
     pub cell: String,
     pub slices: Vec<String>,
+    /// The modelled UEs' radio (`radio::describe`), empty without one.
+    pub radio: Vec<Value>,
 }
 
 /// Reads a trace file named relative to the scenario; returns its path (for errors) and text.
@@ -175,8 +178,18 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
     let sc = &loaded.scenario;
     let slices: Vec<String> = sc.core.slices.iter().map(|s| s.name.clone()).collect();
     let mut ues = Vec::new();
-    for g in &sc.ues {
+    for (gi, g) in sc.ues.iter().enumerate() {
         let slice = g.slice.as_ref().and_then(|n| slices.iter().position(|s| s == n)).unwrap_or(0) as u8;
+        if radio::models_radio(g) || g.position.is_some() || g.distance_m.is_some() || g.mobility.is_some() {
+            // TR 38.901 path loss, shadowing, fading and mobility: one link per UE and direction.
+            let links = radio::links(g, gi, ues.len(), &sc.cell_cfg, seed).map_err(|(key, message)| {
+                SimError::Scenario(ScenarioError::Key { file: loaded.file.clone(), key, message })
+            })?;
+            for (dl_sinr, ul_sinr) in links {
+                ues.push(UeSpec { slice, dl_sinr, ul_sinr, five_qis: g.five_qis.clone() });
+            }
+            continue;
+        }
         let (mut dl, mut ul) = match &g.channel.sinr_trace {
             Some(rel) => load_sinr_trace(&loaded.dir, rel)?,
             None => (SinrSource::Constant(g.channel.dl_sinr_db), SinrSource::Constant(g.channel.ul_sinr_db)),
@@ -512,6 +525,7 @@ pub fn run<S: Sink>(
         flows: flows_json,
         cell: stack.describe(),
         slices: loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect(),
+        radio: radio::describe(&stack.sinr_sources()),
     })
 }
 
@@ -588,6 +602,7 @@ pub fn closing(outcome: &mut Outcome) -> Value {
     }
     json!({
         "cell": serde_json::from_str::<Value>(&outcome.cell).unwrap_or(Value::Null),
+        "radio": outcome.radio,
         "flows": outcome.flows,
         "summary": summary,
         "counts": {

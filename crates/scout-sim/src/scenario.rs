@@ -137,6 +137,38 @@ pub struct UeGroup {
     pub five_qis: Vec<u8>,
     #[serde(default)]
     pub channel: ChannelCfg,
+    /// Where the group's UEs are, metres from the gNB at the origin: one `[x, y]` for every UE of
+    /// the group, or (`distance_m`) each UE at a seeded angle and a distance — a number, or
+    /// `[min, max]` spread evenly over the group. Needs `channel.pathloss`.
+    #[serde(default)]
+    pub position: Option<[f64; 2]>,
+    #[serde(default)]
+    pub distance_m: Option<DistanceSpec>,
+    /// How they move (default static; `linear` when `channel.speed_kmh` > 0).
+    #[serde(default)]
+    pub mobility: Option<MobilityCfg>,
+}
+
+/// A distance, or a `[min, max]` range.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum DistanceSpec {
+    One(f64),
+    Range(Vec<f64>),
+}
+
+/// `ues[].mobility`: `model` `static`, `linear` (`heading_deg`) or `random_waypoint` (`area_m`:
+/// `[x0, y0, x1, y1]`, `pause_s`); the speed is `channel.speed_kmh`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MobilityCfg {
+    pub model: String,
+    #[serde(default)]
+    pub heading_deg: f64,
+    #[serde(default)]
+    pub area_m: Option<[f64; 4]>,
+    #[serde(default)]
+    pub pause_s: f64,
 }
 
 fn one() -> u32 {

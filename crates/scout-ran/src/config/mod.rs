@@ -63,6 +63,10 @@ pub struct CellCfg {
     pub dmrs_symbols: u8,
     /// MIMO layers (srsRAN `nof_antennas_dl` caps it); 1 by default.
     pub layers: u8,
+    /// The DL carrier's NR-ARFCN (TS 38.104 §5.4.2), as srsRAN's `dl_arfcn`; by default srsRAN's
+    /// example for the band (n78: 650000, 3.75 GHz; n3: 368500, 1842.5 MHz). Used by path loss
+    /// and Doppler.
+    pub dl_arfcn: Option<u32>,
 }
 
 impl Default for CellCfg {
@@ -81,11 +85,23 @@ impl Default for CellCfg {
             pdcch_symbols: 2,
             dmrs_symbols: 1,
             layers: 1,
+            dl_arfcn: None,
         }
     }
 }
 
 impl CellCfg {
+    /// The DL carrier frequency, Hz: `dl_arfcn`'s, else that of srsRAN's example ARFCN for the
+    /// band; `None` for another band without `dl_arfcn`.
+    pub fn carrier_hz(&self) -> Option<f64> {
+        let arfcn = self.dl_arfcn.or(match self.band {
+            78 => Some(650_000),
+            3 => Some(368_500),
+            _ => None,
+        })?;
+        crate::phy::propagation::nr_arfcn_hz(arfcn)
+    }
+
     /// FDD for the paired-spectrum bands of [`FDD_BANDS`], else TDD with `tdd_ul_dl_cfg` (not
     /// validated here; `Stack::new` validates it).
     pub fn duplex(&self) -> Duplex {
@@ -303,6 +319,25 @@ pub struct ChannelCfg {
     pub mahimahi_ul_trace: Option<String>,
     /// Averaging window of a capacity trace, in ms (default 10).
     pub mahimahi_window_ms: u64,
+    /// `constant` (the default, or `trace` with a trace), or a TR 38.901 fading model:
+    /// `tdl-a` … `tdl-e` (docs/model.md, "The radio").
+    pub model: Option<String>,
+    /// The TDL model's RMS delay spread, ns (TR 38.901 Table 7.7.3-1's "nominal": 100 ns).
+    pub delay_spread_ns: f64,
+    /// The UE's speed, km/h (0: static); it sets the Doppler shift and, with `ues[].mobility`,
+    /// the movement.
+    pub speed_kmh: f64,
+    /// Path loss and shadowing: `uma`, `umi`, `inh` (TR 38.901 §7.4) or `none` (the default: the
+    /// mean SINR is `dl_sinr_db` / `ul_sinr_db`).
+    pub pathloss: String,
+    /// The gNB's transmit power over the carrier, dBm (default 46: the macro BS power of TR 36.814
+    /// Table A.2.1.1-2 for 10 MHz; srsRAN has no radiated-power setting, only its SDR's gain).
+    pub gnb_tx_power_dbm: f64,
+    /// The UE's transmit power, dBm (default 23: power class 3, TS 38.101-1 §6.2.1).
+    pub ue_tx_power_dbm: f64,
+    /// Noise figures, dB (defaults 9 at the UE, 5 at the gNB: TR 36.814 Table A.2.1.1-2/-3).
+    pub ue_noise_figure_db: f64,
+    pub gnb_noise_figure_db: f64,
 }
 
 impl Default for ChannelCfg {
@@ -314,6 +349,14 @@ impl Default for ChannelCfg {
             mahimahi_trace: None,
             mahimahi_ul_trace: None,
             mahimahi_window_ms: 10,
+            model: None,
+            delay_spread_ns: 100.0,
+            speed_kmh: 0.0,
+            pathloss: "none".into(),
+            gnb_tx_power_dbm: 46.0,
+            ue_tx_power_dbm: 23.0,
+            ue_noise_figure_db: 9.0,
+            gnb_noise_figure_db: 5.0,
         }
     }
 }

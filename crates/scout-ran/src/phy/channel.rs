@@ -90,6 +90,9 @@ pub enum SinrSource {
     Constant(f64),
     /// Piecewise-constant series of (time ns, SINR dB), sorted by time; repeats after its end.
     Series(Vec<(i64, f64)>),
+    /// A modelled radio link (path loss, shadowing, fading, mobility): its effective SINR over
+    /// the carrier. (Its state — position, shadowing — moves forward with the time asked.)
+    Radio(Box<std::cell::RefCell<super::radio::RadioLink>>),
 }
 
 impl SinrSource {
@@ -97,6 +100,7 @@ impl SinrSource {
     pub fn at(&self, t_ns: i64) -> f64 {
         match self {
             SinrSource::Constant(s) => *s,
+            SinrSource::Radio(l) => l.borrow_mut().effective_sinr_db(t_ns),
             SinrSource::Series(v) => {
                 let Some(last) = v.last() else { return 0.0 };
                 let span = last.0.max(1);

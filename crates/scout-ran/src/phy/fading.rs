@@ -193,8 +193,8 @@ impl TdlProfile {
     }
 }
 
-/// Sinusoids per Rayleigh tap and quadrature.
-pub const SINUSOIDS: usize = 16;
+/// Sinusoids per Rayleigh tap and quadrature (Zheng and Xiao show 8 give the statistics).
+pub const SINUSOIDS: usize = 8;
 
 /// One Rayleigh tap as a sum of sinusoids (Zheng–Xiao): per quadrature, `SINUSOIDS` Doppler
 /// frequencies `f_D cos α_n` (in-phase) and `f_D sin α_n` (quadrature), with
@@ -252,6 +252,8 @@ pub struct TdlChannel {
     /// The LOS path's Doppler (2π f_D cos 45°) and phase.
     los_w: f64,
     los_phi: f64,
+    /// The maximum Doppler shift, Hz.
+    doppler_hz: f64,
 }
 
 impl TdlChannel {
@@ -260,7 +262,14 @@ impl TdlChannel {
     pub fn new(profile: TdlProfile, delay_spread_s: f64, doppler_hz: f64, mut rng: Rng) -> Self {
         let paths: Vec<(f64, f64, bool)> = profile.paths().collect();
         let total: f64 = paths.iter().map(|p| 10f64.powf(p.1 / 10.0)).sum();
-        let mut c = TdlChannel { delays_s: Vec::new(), amps: Vec::new(), fading: Vec::new(), los_w: 0.0, los_phi: 0.0 };
+        let mut c = TdlChannel {
+            delays_s: Vec::new(),
+            amps: Vec::new(),
+            fading: Vec::new(),
+            los_w: 0.0,
+            los_phi: 0.0,
+            doppler_hz,
+        };
         for (d, p, specular) in paths {
             c.delays_s.push(d * delay_spread_s);
             c.amps.push((10f64.powf(p / 10.0) / total).sqrt());
@@ -293,26 +302,54 @@ impl TdlChannel {
 
     /// |H(f, t)|² at each of `freqs_hz` (a PRB's or PRB group's centre), written into `out`.
     pub fn gains(&self, t_s: f64, freqs_hz: &[f64], out: &mut Vec<f64>) {
-        // The paths' gains once, then each frequency's sum.
-        let g: Vec<(f64, f64)> = (0..self.amps.len())
-            .map(|k| match &self.fading[k] {
-                Some(tap) => tap.at(t_s),
-                None => {
-                    let ph = self.los_w * t_s + self.los_phi;
-                    (ph.cos(), ph.sin())
-                }
-            })
-            .collect();
-        out.clear();
+        let rot = self.rotations(freqs_hz);
+        let mut g = Vec::new();
+        self.gains_with(t_s, &rot, &mut g, out);
+    }
+
+    /// Each path's phase rotation `a_k e^{−j2π f τ_k}` at each of `freqs_hz` (frequency-major):
+    /// they do not change with time, so a link computes them once.
+    pub fn rotations(&self, freqs_hz: &[f64]) -> Vec<(f64, f64)> {
+        let mut r = Vec::with_capacity(freqs_hz.len() * self.amps.len());
         for &f in freqs_hz {
-            let (mut re, mut im) = (0.0, 0.0);
-            for (k, &(gr, gi)) in g.iter().enumerate() {
+            for (k, &a) in self.amps.iter().enumerate() {
                 let ph = -2.0 * PI * f * self.delays_s[k];
-                let (c, s) = (ph.cos(), ph.sin());
-                re += self.amps[k] * (gr * c - gi * s);
-                im += self.amps[k] * (gr * s + gi * c);
+                r.push((a * ph.cos(), a * ph.sin()));
+            }
+        }
+        r
+    }
+
+    /// |H|² at the frequencies of `rot` ([`TdlChannel::rotations`]) at `t_s`, into `out`;
+    /// `paths` is scratch for the paths' fading gains.
+    pub fn gains_with(&self, t_s: f64, rot: &[(f64, f64)], paths: &mut Vec<(f64, f64)>, out: &mut Vec<f64>) {
+        paths.clear();
+        paths.extend((0..self.amps.len()).map(|k| match &self.fading[k] {
+            Some(tap) => tap.at(t_s),
+            None => {
+                let ph = self.los_w * t_s + self.los_phi;
+                (ph.cos(), ph.sin())
+            }
+        }));
+        out.clear();
+        for row in rot.chunks_exact(paths.len().max(1)) {
+            let (mut re, mut im) = (0.0, 0.0);
+            for (&(gr, gi), &(c, s)) in paths.iter().zip(row) {
+                re += gr * c - gi * s;
+                im += gr * s + gi * c;
             }
             out.push(re * re + im * im);
+        }
+    }
+
+    /// The time over which the fading changes by less than 2 % in correlation (J0(2π f_D τ) ≥
+    /// 0.98: f_D τ ≤ 0.032), capped at 1 ms: a link evaluates it once per such interval.
+    pub fn coherent_for_s(&self) -> f64 {
+        let fd = self.doppler_hz;
+        if fd <= 0.0 {
+            1e-3
+        } else {
+            (0.032 / fd).min(1e-3)
         }
     }
 }

@@ -3,7 +3,9 @@
 pub mod channel;
 pub mod fading;
 pub mod mcs;
+pub mod mobility;
 pub mod propagation;
+pub mod radio;
 pub mod slot;
 pub mod tbs;
 pub mod tdd;

@@ -330,6 +330,11 @@ impl Stack {
     }
 
     /// The number of UEs in the cell.
+    /// Each UE's DL and UL SINR source (its radio link, where modelled).
+    pub fn sinr_sources(&self) -> Vec<(&crate::phy::channel::SinrSource, &crate::phy::channel::SinrSource)> {
+        self.ues.iter().map(|u| (&u.air[0].sinr, &u.air[1].sinr)).collect()
+    }
+
     pub fn nof_ues(&self) -> usize {
         self.ues.len()
     }

@@ -1,0 +1,187 @@
+//! A scenario's UE group as radio links: the `ues[].channel` keys of the TR 38.901 models (path
+//! loss, TDL fading, speed, powers), `ues[].position` / `distance_m` and `ues[].mobility`, checked
+//! and turned into one [`RadioLink`] per UE and direction (scout-ran `phy::radio`). Every key
+//! that is wrong is named, with what is accepted.
+
+use std::f64::consts::PI;
+
+use scout_ran::config::CellCfg;
+use scout_ran::phy::channel::SinrSource;
+use scout_ran::phy::fading::TdlProfile;
+use scout_ran::phy::mobility::Mobility;
+use scout_ran::phy::propagation::Scenario;
+use scout_ran::phy::radio::{RadioLink, RadioSpec};
+use scout_ran::rng::Rng;
+
+use crate::scenario::{DistanceSpec, UeGroup};
+
+/// What the group's channel is: the constant/trace SINR of before, or modelled links.
+pub fn models_radio(g: &UeGroup) -> bool {
+    g.channel.model.as_deref().is_some_and(|m| m.starts_with("tdl-")) || g.channel.pathloss != "none"
+}
+
+/// A bad key: (key under `ues[i]`, message).
+pub type KeyError = (String, String);
+
+/// The DL and UL SINR sources of each UE of group `gi` (UEs `first..first + count` of the cell).
+pub fn links(
+    g: &UeGroup,
+    gi: usize,
+    first: usize,
+    cell: &CellCfg,
+    seed: u64,
+) -> Result<Vec<(SinrSource, SinrSource)>, KeyError> {
+    let key = |k: &str| format!("ues[{gi}].{k}");
+    let c = &g.channel;
+    let fading = match c.model.as_deref() {
+        None | Some("constant") => None,
+        Some(m) => match TdlProfile::parse(m) {
+            Some(p) => Some(p),
+            None => {
+                return Err((
+                    key("channel.model"),
+                    format!("{m:?}; accepted: constant, tdl-a, tdl-b, tdl-c, tdl-d, tdl-e"),
+                ))
+            }
+        },
+    };
+    if c.sinr_trace.is_some() || c.mahimahi_trace.is_some() {
+        return Err((key("channel.model"), "a trace and a modelled radio together; accepted: one of them".into()));
+    }
+    let pathloss = match c.pathloss.as_str() {
+        "none" => None,
+        p => match Scenario::parse(p) {
+            Some(s) => Some(s),
+            None => return Err((key("channel.pathloss"), format!("{p:?}; accepted: uma, umi, inh, none"))),
+        },
+    };
+    if !(c.delay_spread_ns > 0.0 && c.delay_spread_ns <= 10_000.0) {
+        return Err((key("channel.delay_spread_ns"), format!("{}; accepted: 0 < ns <= 10000", c.delay_spread_ns)));
+    }
+    if !(c.speed_kmh >= 0.0 && c.speed_kmh <= 500.0) {
+        return Err((key("channel.speed_kmh"), format!("{}; accepted: 0 to 500", c.speed_kmh)));
+    }
+    for (k, v) in [
+        ("gnb_tx_power_dbm", c.gnb_tx_power_dbm),
+        ("ue_tx_power_dbm", c.ue_tx_power_dbm),
+        ("ue_noise_figure_db", c.ue_noise_figure_db),
+        ("gnb_noise_figure_db", c.gnb_noise_figure_db),
+    ] {
+        if !(-50.0..=80.0).contains(&v) {
+            return Err((key(&format!("channel.{k}")), format!("{v}; accepted: -50 to 80")));
+        }
+    }
+    let fc_hz = cell.carrier_hz().ok_or_else(|| {
+        (
+            "cell_cfg.dl_arfcn".to_string(),
+            format!("not set for band n{}; accepted: an NR-ARFCN of TS 38.104 §5.4.2 (0 to 3279165)", cell.band),
+        )
+    })?;
+    let speed = c.speed_kmh / 3.6;
+    let mobility = match &g.mobility {
+        None if speed > 0.0 => Mobility::Linear { speed_mps: speed, heading_deg: 0.0 },
+        None => Mobility::Static,
+        Some(m) => match m.model.as_str() {
+            "static" => Mobility::Static,
+            "linear" => Mobility::Linear { speed_mps: speed, heading_deg: m.heading_deg },
+            "random_waypoint" => {
+                let area = m
+                    .area_m
+                    .ok_or_else(|| (key("mobility.area_m"), "missing; accepted: [x0, y0, x1, y1] in m".into()))?;
+                if !(area[2] > area[0] && area[3] > area[1]) {
+                    return Err((
+                        key("mobility.area_m"),
+                        format!("{area:?}; accepted: [x0, y0, x1, y1] with x1 > x0, y1 > y0"),
+                    ));
+                }
+                Mobility::RandomWaypoint { area, speed_mps: speed, pause_s: m.pause_s.max(0.0) }
+            }
+            other => {
+                return Err((key("mobility.model"), format!("{other:?}; accepted: static, linear, random_waypoint")))
+            }
+        },
+    };
+    let scen = pathloss.unwrap_or(Scenario::Uma);
+    let (h_bs, h_ut) = (scen.bs_height_m(), scen.ue_height_m());
+    let prbs = u32::from(scout_ran::phy::nof_prbs(cell.channel_bandwidth_mhz, cell.common_scs).unwrap_or(1));
+    let mut out = Vec::new();
+    for k in 0..g.count as usize {
+        let ue = first + k;
+        let start = match (&g.position, &g.distance_m) {
+            (Some(p), None) => *p,
+            (None, Some(d)) => {
+                let d = match d {
+                    DistanceSpec::One(x) => *x,
+                    DistanceSpec::Range(r) if r.len() == 2 && r[0] <= r[1] => {
+                        r[0] + (r[1] - r[0]) * (k as f64 + 0.5) / f64::from(g.count.max(1))
+                    }
+                    DistanceSpec::Range(r) => {
+                        return Err((key("distance_m"), format!("{r:?}; accepted: a distance, or [min, max]")));
+                    }
+                };
+                if !(d > 0.0 && d <= 100_000.0) {
+                    return Err((key("distance_m"), format!("{d}; accepted: 0 < m <= 100000")));
+                }
+                let angle = 2.0 * PI * Rng::new(seed, &format!("ue{ue}.angle")).uniform();
+                [d * angle.cos(), d * angle.sin()]
+            }
+            (Some(_), Some(_)) => return Err((key("position"), "with distance_m; accepted: one of them".into())),
+            (None, None) if pathloss.is_some() => {
+                return Err((
+                    key("position"),
+                    "missing: path loss needs where the UE is; accepted: position [x, y] or distance_m".into(),
+                ))
+            }
+            (None, None) => [0.0, 0.0],
+        };
+        let spec = |dl: bool| RadioSpec {
+            pathloss,
+            fading: fading.map(|p| (p, c.delay_spread_ns * 1e-9)),
+            fc_hz,
+            tx_power_dbm: if dl { c.gnb_tx_power_dbm } else { c.ue_tx_power_dbm },
+            noise_figure_db: if dl { c.ue_noise_figure_db } else { c.gnb_noise_figure_db },
+            prbs,
+            scs_hz: f64::from(cell.common_scs) * 1e3,
+            mean_sinr_db: if dl { c.dl_sinr_db } else { c.ul_sinr_db },
+            h_bs,
+            h_ut,
+            start,
+            mobility: mobility.clone(),
+        };
+        let link = |dl: bool| {
+            SinrSource::Radio(Box::new(std::cell::RefCell::new(RadioLink::new(
+                spec(dl),
+                seed,
+                ue,
+                if dl { "dl" } else { "ul" },
+            ))))
+        };
+        out.push((link(true), link(false)));
+    }
+    Ok(out)
+}
+
+/// Each modelled UE's radio at the end of the run (where a static UE was all along), for
+/// `run.json` `radio`: distance, LOS, path loss with shadowing, DL RSRP and mean SINRs.
+pub fn describe(ues: &[(&SinrSource, &SinrSource)]) -> Vec<serde_json::Value> {
+    ues.iter()
+        .enumerate()
+        .filter_map(|(i, (dl, ul))| match (dl, ul) {
+            (SinrSource::Radio(d), SinrSource::Radio(u)) => {
+                let (d, u) = (d.borrow(), u.borrow());
+                Some(serde_json::json!({
+                    "ue": i,
+                    "distance_m": (d.distance_m() * 10.0).round() / 10.0,
+                    "los": d.los(),
+                    "loss_db": (d.loss_db() * 100.0).round() / 100.0,
+                    "rsrp_dbm": (d.rsrp_dbm() * 100.0).round() / 100.0,
+                    "dl_mean_sinr_db": (d.mean_sinr_db() * 100.0).round() / 100.0,
+                    "ul_mean_sinr_db": (u.mean_sinr_db() * 100.0).round() / 100.0,
+                    "fading": d.spec().fading.map(|(p, ds)| format!("{p:?} {:.0} ns", ds * 1e9)),
+                    "speed_kmh": d.spec().mobility.speed_mps() * 3.6,
+                }))
+            }
+            _ => None,
+        })
+        .collect()
+}
