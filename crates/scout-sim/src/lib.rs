@@ -231,6 +231,7 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
             TrafficSpec::UdpCbr { ue, five_qi, start_s, stop_s, .. }
             | TrafficSpec::OnOff { ue, five_qi, start_s, stop_s, .. }
             | TrafficSpec::Video { ue, five_qi, start_s, stop_s, .. }
+            | TrafficSpec::Ftp3 { ue, five_qi, start_s, stop_s, .. }
             | TrafficSpec::Adaptive { ue, five_qi, start_s, stop_s, .. }
             | TrafficSpec::Ping { ue, five_qi, start_s, stop_s, .. } => (ue, *five_qi, *start_s, *stop_s),
         };
@@ -238,6 +239,7 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
             TrafficSpec::UdpCbr { ecn, .. }
             | TrafficSpec::OnOff { ecn, .. }
             | TrafficSpec::Video { ecn, .. }
+            | TrafficSpec::Ftp3 { ecn, .. }
             | TrafficSpec::Adaptive { ecn, .. } => ecn.value(),
             TrafficSpec::Ping { .. } => 0,
         };
@@ -286,6 +288,17 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
                         jitter_std_ns: jitter_std_ms * 1e6,
                         pkt: *packet_bytes,
                         frame: 0,
+                        burst: Vec::new(),
+                    },
+                ),
+                TrafficSpec::Ftp3 { dir, files_per_s, file_bytes, size_bytes, .. } => (
+                    "ftp3",
+                    *dir,
+                    Gen::Ftp3 {
+                        mean_gap_s: 1.0 / files_per_s,
+                        file: *file_bytes,
+                        pkt: *size_bytes,
+                        next: None,
                         burst: Vec::new(),
                     },
                 ),

@@ -342,6 +342,27 @@ pub enum TrafficSpec {
         #[serde(default)]
         stop_s: Option<f64>,
     },
+    /// FTP traffic model 3 (TR 36.889 §A.2.1.3; TR 38.802's evaluation traffic for "other
+    /// users"): files of `file_bytes` (0.5 MB) arrive as a Poisson process of `files_per_s` per
+    /// UE; each file is queued at its arrival, in `size_bytes` packets. The offered load is
+    /// `files_per_s × file_bytes × 8` per UE.
+    Ftp3 {
+        ue: UeSel,
+        dir: DirName,
+        #[serde(default = "nine")]
+        five_qi: u8,
+        #[serde(default)]
+        ecn: EcnName,
+        files_per_s: f64,
+        #[serde(default = "default_file_bytes")]
+        file_bytes: u32,
+        #[serde(default = "default_size")]
+        size_bytes: u32,
+        #[serde(default)]
+        start_s: f64,
+        #[serde(default)]
+        stop_s: Option<f64>,
+    },
     /// ICMP-echo-like ping from the UE: a request up, the DN echoes it down; RTT samples are
     /// written as `app_rtt` control events.
     Ping {
@@ -434,6 +455,11 @@ pub struct VideoSpec {
 }
 fn default_size() -> u32 {
     1400
+}
+
+/// TR 36.889 §A.2.1.3: FTP model 3's file size, 0.5 Mbyte.
+fn default_file_bytes() -> u32 {
+    500_000
 }
 
 fn default_ack_bytes() -> u32 {
@@ -805,6 +831,23 @@ fn validate(s: &Scenario) -> Result<(), (String, String)> {
                     }
                 }
                 (ue, *max_rate_mbps, *size_bytes, *start_s, *stop_s)
+            }
+            TrafficSpec::Ftp3 { ue, files_per_s, file_bytes, size_bytes, start_s, stop_s, .. } => {
+                if !(*files_per_s > 0.0 && *files_per_s <= 10_000.0) {
+                    return Err((key("files_per_s"), format!("{files_per_s}; accepted: 0 < files_per_s <= 10000")));
+                }
+                // A file is queued at once: bounded like a video frame.
+                if !(1..=200_000_000).contains(file_bytes)
+                    || f64::from(*file_bytes) / f64::from((*size_bytes).max(1)) > MAX_PACKETS_PER_FRAME
+                {
+                    return Err((
+                        key("file_bytes"),
+                        format!(
+                            "{file_bytes}; accepted: 1 to 200000000 bytes, at most {MAX_PACKETS_PER_FRAME} packets of size_bytes"
+                        ),
+                    ));
+                }
+                (ue, files_per_s * f64::from(*file_bytes) * 8.0 / 1e6, *size_bytes, *start_s, *stop_s)
             }
             TrafficSpec::Ping { ue, interval_ms, size_bytes, start_s, stop_s, .. } => {
                 // NaN fails every comparison: `!(x >= lo && x <= hi)` refuses it.

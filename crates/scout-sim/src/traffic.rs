@@ -55,6 +55,17 @@ pub enum Gen {
         size: u32,
         n: u64,
     },
+    /// FTP model 3 (TR 36.889 §A.2.1.3): files of `file` bytes arriving as a Poisson process
+    /// (exponential gaps of mean `mean_gap_s`), each queued whole at its arrival in `pkt`-byte
+    /// packets.
+    Ftp3 {
+        mean_gap_s: f64,
+        file: u32,
+        pkt: u32,
+        /// The next file's arrival (drawn at the first call).
+        next: Option<i64>,
+        burst: Vec<(i64, u32)>,
+    },
     /// A sender whose rate follows the network's feedback (`crate::adaptive`).
     Adaptive(Box<crate::adaptive::Adaptive>),
 }
@@ -102,6 +113,22 @@ impl Source {
                 (t, *size)
             }
             Gen::Adaptive(a) => a.next_packet(&mut self.rng),
+            Gen::Ftp3 { mean_gap_s, file, pkt, next, burst } => {
+                if burst.is_empty() {
+                    let t = match *next {
+                        Some(t) => t,
+                        None => start + (self.rng.exponential(*mean_gap_s) * S) as i64,
+                    };
+                    *next = Some(t + (self.rng.exponential(*mean_gap_s) * S).max(1.0) as i64);
+                    let mut left = *file;
+                    while left > 0 {
+                        burst.push((t, left.min(*pkt).max(20)));
+                        left = left.saturating_sub(*pkt);
+                    }
+                    burst.reverse();
+                }
+                burst.pop().expect("a file has at least one packet")
+            }
             Gen::Video { frame_ns, mean_frame, std_frac, jitter_std_ns, pkt, frame, burst } => {
                 if burst.is_empty() {
                     let nominal = start + (*frame as f64 * *frame_ns) as i64;
@@ -168,6 +195,28 @@ mod tests {
         let bits: f64 = v.iter().map(|(_, b)| f64::from(*b) * 8.0).sum();
         assert!((bits / 10.0 / 30e6 - 1.0).abs() < 0.02, "{}", bits / 10.0);
         assert!(v.windows(2).all(|w| w[1].0 >= w[0].0 - 8_000_000));
+    }
+
+    /// FTP model 3: Poisson file arrivals (exponential gaps), each file queued whole: over 500 s
+    /// at 2 files/s the offered bytes are within 10 % of 2 × 0.5 MB per second, and every file's
+    /// packets share its arrival time.
+    #[test]
+    fn ftp3_offers_its_load_in_whole_files() {
+        let g = Gen::Ftp3 { mean_gap_s: 0.5, file: 500_000, pkt: 1400, next: None, burst: vec![] };
+        let v = drain(Source::new(g, 0, 500_000_000_000, Rng::new(4, "f")));
+        let bytes: u64 = v.iter().map(|(_, b)| u64::from(*b)).sum();
+        assert!((bytes as f64 / 500.0 / 1e6 - 1.0).abs() < 0.1, "{}", bytes as f64 / 500.0);
+        let files: std::collections::BTreeMap<i64, u64> = v.iter().fold(Default::default(), |mut m, (t, b)| {
+            *m.entry(*t).or_default() += u64::from(*b);
+            m
+        });
+        assert!(files.values().all(|&b| b == 500_000), "each arrival is one whole file");
+        // Exponential gaps: their coefficient of variation is about 1.
+        let t: Vec<f64> = files.keys().map(|&t| t as f64).collect();
+        let gaps: Vec<f64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let cv = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt() / mean;
+        assert!((cv - 1.0).abs() < 0.15, "{cv}");
     }
 
     #[test]

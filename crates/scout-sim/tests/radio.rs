@@ -103,3 +103,37 @@ fn bad_radio_keys_are_named_with_what_is_accepted() {
     let e = scout_sim::build(&loaded, 1, 1.0).err().expect("refused").to_string();
     assert!(e.contains("cell_cfg.dl_arfcn"), "{e}");
 }
+
+/// The coefficient of variation of UE 0's intervals between UL first-transmission grants.
+fn ul_grant_cv(sink: &VecSink) -> f64 {
+    let t: Vec<i64> = sink
+        .slots
+        .iter()
+        .filter(|s| s.ue == Some(0) && s.dir == Dir::Ul && s.tbs.is_some() && s.retx_index == Some(0))
+        .map(|s| s.t_ns)
+        .collect();
+    let gaps: Vec<f64> = t.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt() / mean
+}
+
+/// Other users make a UE's grants irregular (seed 004's premise): the same 2 Mbit/s UL flow of
+/// UE 0, alone and among eight UEs uploading FTP model 3 files (0.2 files/s of 0.5 MB each: 6.4
+/// Mbit/s offered in all, TR 36.889 §A.2.1.3) in a 20 MHz DDDSU cell.
+#[test]
+fn ftp3_background_users_make_a_ues_grants_irregular() {
+    let text = |bg: &str| {
+        format!(
+            "name: t\nduration_s: 10\ncell_cfg: {{channel_bandwidth_MHz: 20, common_scs: 30}}\n\
+             ues: [{{count: 9, channel: {{dl_sinr_db: 20, ul_sinr_db: 15}}}}]\n\
+             traffic:\n- {{type: udp_cbr, ue: 0, dir: ul, rate_mbps: 2, size_bytes: 1200}}\n{bg}"
+        )
+    };
+    let (alone, _) = run(&text(""), 1, 10.0);
+    let (loaded, meta) =
+        run(&text("- {type: ftp3, ue: [1, 2, 3, 4, 5, 6, 7, 8], dir: ul, files_per_s: 0.2}\n"), 1, 10.0);
+    assert!(meta["flows"].as_array().unwrap().iter().any(|f| f["type"] == "ftp3"));
+    let (a, l) = (ul_grant_cv(&alone), ul_grant_cv(&loaded));
+    eprintln!("UE 0's UL grant interval CV: alone {a:.2}, among FTP model 3 users {l:.2}");
+    assert!(l > 1.3 * a, "alone {a:.2}, loaded {l:.2}");
+}
