@@ -1622,7 +1622,7 @@ def build_parser() -> argparse.ArgumentParser:
         "run.json plus events/{packet,slot,control}.parquet. Same scenario and seed give identical tables.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="built-in scenarios: udp-flood, attribution-light, attribution-medium, attribution-heavy, "
-        "mixed, capacity-trace, bench-60mbps, l4s-anbr, ran-delay (the others, with apps:, are for emulate)\n"
+        "mixed, capacity-trace, bench-60mbps, l4s-anbr, ran-delay, loaded-cell (the others, with apps:, are for emulate)\n"
         "keys follow srsRAN gnb.yaml names; see scenarios/*.yaml and docs/model.md",
     )
     s.add_argument("scenario", help="scenario YAML file or built-in scenario name")

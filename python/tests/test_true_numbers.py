@@ -127,7 +127,7 @@ def test_a_capture_without_n6_says_n6_was_not_captured(tmp_path: Path) -> None:
     assert "UPF drop candidates" not in a.stdout and "N6 was not captured" in a.stdout, a.stdout
 
 
-SIMULATED = ["udp-flood", "attribution-light", "mixed", "capacity-trace", "bench-60mbps", "l4s-anbr", "ran-delay"]
+SIMULATED = ["udp-flood", "attribution-light", "mixed", "capacity-trace", "bench-60mbps", "l4s-anbr", "ran-delay", "loaded-cell"]
 EMULATED = ["emulate-demo", "emulate-iperf3", "tcp-cc", "rlc-modes", "upf-slices"]
 ROOT_NEEDED = pytest.mark.skipif(os.geteuid() != 0, reason="scout emulate needs root (network namespaces, TUN)")
 

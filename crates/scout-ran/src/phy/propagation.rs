@@ -151,19 +151,30 @@ pub fn path_loss_db(s: Scenario, los: bool, d2d: f64, h_bs: f64, h_ut: f64, fc_h
 
 /// Shadow fading along a UE's path: a zero-mean Gaussian (dB) whose correlation between two
 /// points `Δd` apart is `exp(-Δd / d_cor)` (§7.5 step 1's exponential model), drawn as a
-/// first-order autoregression over the distance moved.
+/// first-order autoregression on a grid of [`SHADOW_STEPS_PER_DECORRELATION`] points per
+/// decorrelation distance along the path: its value depends on the path alone, not on how often
+/// it is asked (another UE's traffic never changes this UE's shadowing).
 #[derive(Clone, Debug)]
 pub struct Shadowing {
     std_db: f64,
-    decorrelation_m: f64,
+    step_m: f64,
+    rho: f64,
     value_db: f64,
+    /// Distance along the path, and to the last grid point drawn.
+    travelled_m: f64,
+    drawn_m: f64,
     rng: Rng,
 }
+
+/// Grid points per decorrelation distance (at UMi's 10 m, one every 0.5 m).
+pub const SHADOW_STEPS_PER_DECORRELATION: f64 = 20.0;
 
 impl Shadowing {
     pub fn new(std_db: f64, decorrelation_m: f64, mut rng: Rng) -> Self {
         let value_db = std_db * rng.normal();
-        Shadowing { std_db, decorrelation_m, value_db, rng }
+        let step_m = decorrelation_m / SHADOW_STEPS_PER_DECORRELATION;
+        let rho = (-1.0 / SHADOW_STEPS_PER_DECORRELATION).exp();
+        Shadowing { std_db, step_m, rho, value_db, travelled_m: 0.0, drawn_m: 0.0, rng }
     }
 
     /// The shadowing now, dB.
@@ -171,11 +182,14 @@ impl Shadowing {
         self.value_db
     }
 
-    /// After moving `moved_m` metres: `x' = ρ x + σ √(1 − ρ²) n`, ρ = exp(−Δd / d_cor).
+    /// After moving `moved_m` metres: one step `x' = ρ x + σ √(1 − ρ²) n` per grid point passed,
+    /// ρ = exp(−step / d_cor).
     pub fn advance(&mut self, moved_m: f64) -> f64 {
-        if moved_m > 0.0 {
-            let rho = (-moved_m / self.decorrelation_m).exp();
-            self.value_db = rho * self.value_db + self.std_db * (1.0 - rho * rho).sqrt() * self.rng.normal();
+        self.travelled_m += moved_m.max(0.0);
+        while self.travelled_m >= self.drawn_m + self.step_m {
+            self.drawn_m += self.step_m;
+            self.value_db =
+                self.rho * self.value_db + self.std_db * (1.0 - self.rho * self.rho).sqrt() * self.rng.normal();
         }
         self.value_db
     }
@@ -255,10 +269,20 @@ mod tests {
     /// The shadowing's correlation between points one decorrelation distance apart is e^−1.
     #[test]
     fn shadowing_decorrelates_as_exp_minus_one_at_the_decorrelation_distance() {
-        let (std, dcor, step) = (6.0, 50.0, 1.0);
+        let (std, dcor, step) = (6.0, 50.0, 2.5);
         let mut sh = Shadowing::new(std, dcor, Rng::new(7, "shadow"));
         let lag = (dcor / step) as usize;
         let xs: Vec<f64> = (0..400_000).map(|_| sh.advance(step)).collect();
+        // The same path asked in other steps gives the same values at the same places.
+        let mut fine = Shadowing::new(std, dcor, Rng::new(7, "shadow"));
+        let mut at = Vec::new();
+        for k in 1..=4000 {
+            let v = fine.advance(step / 4.0);
+            if k % 4 == 0 {
+                at.push(v);
+            }
+        }
+        assert_eq!(at, xs[..1000].to_vec());
         let var = xs.iter().map(|x| x * x).sum::<f64>() / xs.len() as f64;
         let cov = xs.iter().zip(&xs[lag..]).map(|(a, b)| a * b).sum::<f64>() / (xs.len() - lag) as f64;
         assert!(close(var.sqrt(), std, 0.2), "std {}", var.sqrt());
