@@ -2100,6 +2100,21 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _on_sigterm)
     if args.command in ("analyze", "report", "export", "query"):
         _stop_promptly_on_signal(prog)
+        status = _main(args, prog)
+        if status in (128 + signal.SIGINT, 128 + signal.SIGTERM) and argv is None:
+            # Stopped: native threads (the attribution kernel, DuckDB's workers) may still be
+            # running; a normal interpreter exit would destroy them mid-work (C++'s "terminate
+            # called without an active exception", status -6). The unfinished files are gone:
+            # leave at once, as the stop watcher does.
+            with contextlib.suppress(OSError):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(status)
+        return status
+    return _main(args, prog)
+
+
+def _main(args: argparse.Namespace, prog: str) -> int:
     try:
         return args.func(args)
     except BrokenPipeError:
