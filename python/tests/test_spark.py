@@ -43,6 +43,7 @@ SCENARIOS = {
     "bench-60mbps": 1,
     "l4s-anbr": 1,
     "ran-delay": 1,
+    "loaded-cell": 1,
     "rlc-modes": 1,
     "tcp-cc": 1,
     "emulate-demo": 1,
