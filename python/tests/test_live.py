@@ -1,4 +1,4 @@
-"""`--live` as a user watches it: during a 10 s emulation and a 10 s probe of the emulation's real
+"""`--live` as a user watches it: during a 26 s emulation and a 16 s probe of the emulation's real
 UPF, the page updates in headless Chromium and Prometheus's `/metrics` grows between two scrapes
 (docs/live.md). Root (namespaces, TUN, BPF); skipped with the reason elsewhere, never in CI."""
 
@@ -34,16 +34,16 @@ if WHY and os.environ.get("CI"):
     raise RuntimeError(f"the live view's tests must run in CI: {WHY}")
 pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
 
-# The emulation outlasts the probe's 10 s however slowly the probe starts on a loaded machine
+# The emulation outlasts the probe's 16 s however slowly the probe starts on a loaded machine
 # (at its end the emulator ends the processes in its namespaces, the probe among them: a CI run
 # once saw the probe stopped by SIGTERM with a 12-s emulation).
 SCENARIO = """\
 name: live-test
-duration_s: 20
+duration_s: 26
 core: {slices: [{name: embb, upf_process: true}]}
 ues: [{count: 1, slice: embb}]
 apps:
-  - {name: pinger, ns: ue0, at_s: 0.2, cmd: "ping -c 380 -i 0.05 $SCOUT_DN"}
+  - {name: pinger, ns: ue0, at_s: 0.2, cmd: "ping -c 500 -i 0.05 $SCOUT_DN"}
 """
 
 
@@ -121,7 +121,8 @@ def test_the_live_view_updates_during_an_emulation_and_a_probe_of_its_upf(tmp_pa
     emu, emu_url = start(["emulate", str(sc), "-o", str(tmp_path / "run")], tmp_path / "emulate.log")
     probe = None
     try:
-        # The emulation's UPF namespace (scout-PID-upf0), probed by `scout probe` for 10 s.
+        # The emulation's UPF namespace (scout-PID-upf0), probed by `scout probe` for 16 s
+        # (its pages are read last, ~9 s in on a loaded machine).
         ns = f"scout-{emu.pid}-upf0"
         deadline = time.monotonic() + 15
         while ns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout:
@@ -129,7 +130,7 @@ def test_the_live_view_updates_during_an_emulation_and_a_probe_of_its_upf(tmp_pa
             time.sleep(0.1)
         time.sleep(0.5)  # the PFCP session is up before the first ping
         probe, probe_url = start(
-            ["probe", "--n3", f"{ns}:n3", "--n6", f"{ns}:n6", "--slice", "embb", "--duration", "10"]
+            ["probe", "--n3", f"{ns}:n3", "--n6", f"{ns}:n6", "--slice", "embb", "--duration", "16"]
             + ["-o", str(tmp_path / "probe")],
             tmp_path / "probe.log",
         )
