@@ -204,10 +204,12 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
         let (dl_re, ul_re) = data_re_per_s(&sc.cell_cfg);
         let w = g.channel.mahimahi_window_ms;
         if let Some(rel) = &g.channel.mahimahi_trace {
-            dl = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, dl_re));
+            let t = sc.cell_cfg.pdsch.olla_target_bler;
+            dl = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, dl_re, t));
         }
         if let Some(rel) = &g.channel.mahimahi_ul_trace {
-            ul = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, ul_re));
+            let t = sc.cell_cfg.pusch.olla_target_bler;
+            ul = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, ul_re, t));
         }
         for _ in 0..g.count {
             ues.push(UeSpec { slice, dl_sinr: dl.clone(), ul_sinr: ul.clone(), five_qis: g.five_qis.clone() });

@@ -276,7 +276,7 @@ fn capacity_trace_drives_the_delivered_rate() {
     }
     let mbps = bytes.map(|b| b as f64 * 8.0 / 3.0 / 1e6);
     assert!((14.0..16.0).contains(&mbps[0]), "first half carries the offered 15 Mbit/s: {mbps:?}");
-    // IP bytes against 1500-byte link opportunities, MCS granularity and 10 % BLER: 70-100 % of 6.
+    // IP bytes against 1500-byte link opportunities, CQI and MCS granularity, OLLA: 70-100 % of 6.
     assert!((4.2..6.0).contains(&mbps[1]), "second half follows the trace's 6 Mbit/s: {mbps:?}");
 }
 

@@ -102,8 +102,47 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
         ("cell_cfg.pdsch.olla_target_bler", c.pdsch.olla_target_bler),
         ("cell_cfg.pusch.olla_target_bler", c.pusch.olla_target_bler),
     ] {
-        if !(0.001..=0.5).contains(&t) {
-            return Err(invalid(k, format!("{t}; accepted: 0.001..=0.5")));
+        if !(0.001..0.5).contains(&t) {
+            return Err(invalid(k, format!("{t}; accepted: 0.001 <= target < 0.5")));
+        }
+    }
+    for (k, lo, hi) in [
+        ("cell_cfg.pdsch", c.pdsch.min_ue_mcs, c.pdsch.max_ue_mcs),
+        ("cell_cfg.pusch", c.pusch.min_ue_mcs, c.pusch.max_ue_mcs),
+    ] {
+        if lo > hi {
+            return Err(invalid(
+                &format!("{k}.min_ue_mcs"),
+                format!("{lo} is above {k}.max_ue_mcs ({hi}); accepted: min_ue_mcs <= max_ue_mcs"),
+            ));
+        }
+    }
+    for (k, step, t, mk, max) in [
+        (
+            "cell_cfg.pdsch.olla_cqi_inc_step",
+            c.pdsch.olla_cqi_inc_step,
+            c.pdsch.olla_target_bler,
+            "cell_cfg.pdsch.olla_max_cqi_offset",
+            c.pdsch.olla_max_cqi_offset,
+        ),
+        (
+            "cell_cfg.pusch.olla_snr_inc_step",
+            c.pusch.olla_snr_inc_step,
+            c.pusch.olla_target_bler,
+            "cell_cfg.pusch.olla_max_snr_offset",
+            c.pusch.olla_max_snr_offset,
+        ),
+    ] {
+        // srsRAN's bound for OLLA to converge (Blanquez-Casado et al., "eOLLA", 2016).
+        let bound = 2.0 * std::f64::consts::E * t / 1.03;
+        if !(step >= 0.0 && step < bound) {
+            return Err(invalid(
+                k,
+                format!("{step}; accepted: 0 (OLLA off) <= step < 2e·target/1.03 = {bound:.4} (OLLA converges)"),
+            ));
+        }
+        if !(0.0..=30.0).contains(&max) {
+            return Err(invalid(mk, format!("{max}; accepted: 0..=30")));
         }
     }
     if !(1..=4).contains(&c.layers) {

@@ -169,8 +169,12 @@ pub struct PdschCfg {
     pub nof_harqs: u8,
     /// Maximum retransmissions of a TB (srsRAN `max_nof_harq_retxs`, default 4).
     pub max_nof_harq_retxs: u8,
-    /// Outer-loop link adaptation target BLER (srsRAN `olla_target_bler`? default 0.1).
+    /// Outer-loop link adaptation's target BLER (srsRAN `olla_target_bler`, default 0.01).
     pub olla_target_bler: f64,
+    /// OLLA's CQI offset step per ACK (srsRAN `olla_cqi_inc_step`, default 0.001; 0 turns OLLA off).
+    pub olla_cqi_inc_step: f64,
+    /// OLLA's largest CQI offset either way (srsRAN `olla_max_cqi_offset`, default 4).
+    pub olla_max_cqi_offset: f64,
     /// The gNB's processing delay from the slot carrying a NACK to the earliest slot of the
     /// retransmission (Scout; default 2 slots; commercial networks show 5–6).
     pub harq_retx_delay_slots: u32,
@@ -184,7 +188,9 @@ impl Default for PdschCfg {
             max_ue_mcs: 28,
             nof_harqs: 16,
             max_nof_harq_retxs: 4,
-            olla_target_bler: 0.1,
+            olla_target_bler: 0.01,
+            olla_cqi_inc_step: 0.001,
+            olla_max_cqi_offset: 4.0,
             harq_retx_delay_slots: 2,
         }
     }
@@ -199,7 +205,12 @@ pub struct PuschCfg {
     /// Minimum PDCCH→PUSCH delay in slots (srsRAN `min_k2`, default 4).
     pub min_k2: u32,
     pub max_nof_harq_retxs: u8,
+    /// OLLA's target BLER (srsRAN `olla_target_bler`, default 0.01).
     pub olla_target_bler: f64,
+    /// OLLA's SNR offset step per ACK, dB (srsRAN `olla_snr_inc_step`, default 0.001; 0: off).
+    pub olla_snr_inc_step: f64,
+    /// OLLA's largest SNR offset either way, dB (srsRAN `olla_max_snr_offset`, default 5).
+    pub olla_max_snr_offset: f64,
     /// Bytes granted in response to an SR before any BSR is known.
     pub sr_grant_bytes: u32,
     /// The gNB's delay from a PUSCH slot to the earliest PDCCH slot that can schedule its
@@ -218,7 +229,9 @@ impl Default for PuschCfg {
             max_ue_mcs: 28,
             min_k2: 4,
             max_nof_harq_retxs: 4,
-            olla_target_bler: 0.1,
+            olla_target_bler: 0.01,
+            olla_snr_inc_step: 0.001,
+            olla_max_snr_offset: 5.0,
             sr_grant_bytes: 256,
             harq_retx_delay_slots: 1,
             ul_sched_delay_slots: 1,

@@ -50,8 +50,11 @@ pub struct Tb {
 
 /// One direction of one UE as the gNB's MAC knows it.
 pub struct LinkState {
-    /// The SINR of the last CSI report (dB, floored as CQI reporting quantises it).
+    /// The SINR link adaptation starts from, dB. DL: the lowest SINR at which the last reported
+    /// CQI holds ([`channel::cqi_sinr_db`]); UL: the SINR the gNB measured on the UE's last PUSCH.
     pub csi_sinr: f64,
+    /// DL: the last CQI the UE reported (TS 38.214 §5.2.2.1).
+    pub cqi: Option<u8>,
     pub olla: Olla,
     pub harq: Vec<HarqProcess<Tb>>,
 }
@@ -115,31 +118,40 @@ fn mcs_table(t: crate::config::McsTableName) -> McsTable {
 }
 
 impl GnbMac {
-    /// The MAC of a cell of `prbs` PRBs with `duplex`, for UEs whose first CSI reports (DL, UL
-    /// SINR dB) are `csi`.
+    /// The MAC of a cell of `prbs` PRBs with `duplex`, for UEs whose SINRs (DL, UL, dB) are `csi`
+    /// when they attach: the DL's as its first CQI reports it, the UL's as measured.
     pub fn new(cell: &CellCfg, duplex: &Duplex, prbs: u16, csi: &[[f64; 2]]) -> GnbMac {
-        let link = |sinr: f64, target_bler: f64, harqs: u8| LinkState {
+        let link = |sinr: f64, olla: Olla, harqs: u8| LinkState {
             csi_sinr: sinr,
-            olla: Olla::new(target_bler),
+            cqi: None,
+            olla,
             harq: (0..harqs).map(|_| HarqProcess::default()).collect(),
         };
         let nh = cell.pdsch.nof_harqs;
+        let (p, u) = (&cell.pdsch, &cell.pusch);
         let ues = csi
             .iter()
             .map(|c| MacUe {
-                link: [link(c[DL], cell.pdsch.olla_target_bler, nh), link(c[UL], cell.pusch.olla_target_bler, nh)],
+                link: [
+                    link(c[DL], Olla::new(p.olla_target_bler, p.olla_cqi_inc_step, p.olla_max_cqi_offset), nh),
+                    link(c[UL], Olla::new(u.olla_target_bler, u.olla_snr_inc_step, u.olla_max_snr_offset), nh),
+                ],
                 ul_view: UlBufferView::default(),
                 anbr: Vec::new(),
             })
             .collect();
-        GnbMac {
+        let mut mac = GnbMac {
             table: [mcs_table(cell.pdsch.mcs_table), mcs_table(cell.pusch.mcs_table)],
             tbs: TbsCache::new(prbs, cell.layers, cell.dmrs_symbols),
             pucch: PucchGrid::new(duplex, cell.pucch.min_k1, cell.ul_common.max_pucchs_per_slot),
             scheduler: scheduler::from_config(&cell.scheduler, csi.len()),
             ues,
             cell: cell.clone(),
+        };
+        for (ui, c) in csi.iter().enumerate() {
+            mac.csi_report(ui, channel::cqi_for_sinr(mac.table[DL], c[DL]));
         }
+        mac
     }
 
     pub fn ue(&self, ui: usize) -> &MacUe {
@@ -169,9 +181,19 @@ impl GnbMac {
         self.pucch.release_before(s);
     }
 
-    /// UE `ui` reports CSI of direction `d` at `sinr_db` (CQI reporting quantises it).
-    pub fn csi_report(&mut self, ui: usize, d: usize, sinr_db: f64) {
-        self.ues[ui].link[d].csi_sinr = sinr_db.floor();
+    /// UE `ui`'s CSI report reaches the gNB (on PUCCH): CQI `cqi`. Until the next one, DL link
+    /// adaptation starts from the lowest SINR at which that CQI holds (the CQI table is the
+    /// PDSCH MCS table's), and OLLA corrects it.
+    pub fn csi_report(&mut self, ui: usize, cqi: u8) {
+        let link = &mut self.ues[ui].link[DL];
+        link.cqi = Some(cqi);
+        link.csi_sinr = channel::cqi_sinr_db(self.table[DL], cqi);
+    }
+
+    /// The gNB measured `sinr_db` on a PUSCH of UE `ui` (on its DMRS): UL link adaptation starts
+    /// from it until the next PUSCH (as srsRAN's UL link adaptation uses the PUSCH SNR).
+    pub fn pusch_measured(&mut self, ui: usize, sinr_db: f64) {
+        self.ues[ui].link[UL].csi_sinr = sinr_db;
     }
 
     /// The UL slot that would carry the HARQ-ACK of a PDSCH to UE `ui` in slot `s`, if any has room.
@@ -185,16 +207,27 @@ impl GnbMac {
         ack
     }
 
-    /// The MCS for UE `ui`'s next new transmission in direction `d`: the highest whose BLER at the
-    /// reported SINR, corrected by outer-loop link adaptation, meets the target.
+    /// The MCS for UE `ui`'s next new transmission in direction `d`, within the configured range.
+    /// DL: the MCS of the last reported CQI's efficiency, the CQI corrected by OLLA
+    /// ([`channel::mcs_for_cqi`]); UL: the highest MCS whose BLER at the measured PUSCH SINR,
+    /// corrected by OLLA, is at most 10 % in the error model (srsRAN maps the SNR through its own
+    /// table; not reproduced).
     pub fn mcs(&self, ui: usize, d: usize) -> u8 {
         let link = &self.ues[ui].link[d];
-        let c = &self.cell;
-        let (target, min, max) = match d {
-            DL => (c.pdsch.olla_target_bler, c.pdsch.min_ue_mcs, c.pdsch.max_ue_mcs),
-            _ => (c.pusch.olla_target_bler, c.pusch.min_ue_mcs, c.pusch.max_ue_mcs),
+        let (min, max) = self.mcs_range(d);
+        let m = match d {
+            DL => channel::mcs_for_cqi(self.table[d], f64::from(link.cqi.unwrap_or(0)) + link.olla.offset),
+            _ => channel::select_mcs(self.table[d], link.csi_sinr + link.olla.offset, 0.1, max),
         };
-        channel::select_mcs(self.table[d], link.csi_sinr + link.olla.offset_db, target, max).max(min)
+        m.clamp(min, max)
+    }
+
+    /// The lowest and highest MCS of direction `d` (`{pdsch,pusch}.{min,max}_ue_mcs`).
+    fn mcs_range(&self, d: usize) -> (u8, u8) {
+        let c = &self.cell;
+        let (min, max) =
+            if d == DL { (c.pdsch.min_ue_mcs, c.pdsch.max_ue_mcs) } else { (c.pusch.min_ue_mcs, c.pusch.max_ue_mcs) };
+        (min, max.min(self.table[d].max_mcs()))
     }
 
     /// The retransmissions of direction `d` due by slot `s`, UE by UE and process by process, while
@@ -391,8 +424,11 @@ impl GnbMac {
             DL => (c.pdsch.max_nof_harq_retxs, c.pdsch.harq_retx_delay_slots),
             _ => (c.pusch.max_nof_harq_retxs, c.pusch.harq_retx_delay_slots),
         };
+        let (lo, hi) = self.mcs_range(d);
         let link = &mut self.ues[ui].link[d];
-        link.olla.update(ack);
+        if let Some(tb) = link.harq[h].tb.as_ref() {
+            link.olla.update(ack, tb.mcs, lo, hi);
+        }
         link.harq[h].feedback(ack, u32::from(max), slot + u64::from(delay))
     }
 }

@@ -41,46 +41,69 @@ pub fn select_mcs(table: McsTable, sinr_db: f64, target: f64, max_mcs: u8) -> u8
     (0..=max_mcs.min(table.max_mcs())).rev().find(|m| bler(table, *m, sinr_db, 1) <= target).unwrap_or(0)
 }
 
-/// The CQI index (TS 38.214 Table 5.2.2.1-2) a UE would report at `sinr_db`: the highest CQI whose
-/// efficiency the model decodes with BLER ≤ 10 % (the CSI reference resource criterion of §5.2.2.1).
-pub fn cqi_for_sinr(sinr_db: f64) -> u8 {
-    use super::mcs::CQI_TABLE_1;
-    let mut cqi = 0;
-    for (i, e) in CQI_TABLE_1.iter().enumerate() {
-        let s50 = 10.0 * (2f64.powf(e.spectral_efficiency() / SHANNON_ETA) - 1.0).log10();
-        let b = 1.0 / (1.0 + (BLER_SLOPE_PER_DB * (sinr_db - s50)).exp());
-        if b <= 0.1 {
-            cqi = i as u8 + 1;
-        }
-    }
-    cqi
+/// The lowest SINR (dB) at which CQI `cqi` of `table`'s CQI table (TS 38.214 Table 5.2.2.1-2/-3)
+/// meets the CSI reference resource criterion of §5.2.2.1 — a transport block with the CQI's
+/// modulation and code rate received with BLER ≤ 10 % — in the error model. CQI 0 ("out of
+/// range") has none: −∞.
+pub fn cqi_sinr_db(table: McsTable, cqi: u8) -> f64 {
+    let Some(e) = cqi.checked_sub(1).and_then(|i| table.cqi_table().get(usize::from(i))) else {
+        return if cqi == 0 { f64::NEG_INFINITY } else { cqi_sinr_db(table, 15) };
+    };
+    let s50 = 10.0 * (2f64.powf(e.spectral_efficiency() / SHANNON_ETA) - 1.0).log10();
+    // BLER(s) = 0.1 where slope·(s − s50) = ln 9.
+    s50 + 9f64.ln() / BLER_SLOPE_PER_DB
 }
 
-/// Outer-loop link adaptation: an SINR offset that converges to the target BLER.
-///
-/// On NACK the offset falls by `step_db`; on ACK it rises by `step_db · target / (1 − target)`,
-/// so at equilibrium the NACK ratio equals the target.
+/// The CQI a UE reports when it measures `sinr_db` on the CSI-RS: the highest whose criterion it
+/// meets (TS 38.214 §5.2.2.1), 0 if none.
+pub fn cqi_for_sinr(table: McsTable, sinr_db: f64) -> u8 {
+    (1..=15u8).rev().find(|c| cqi_sinr_db(table, *c) <= sinr_db).unwrap_or(0)
+}
+
+/// The MCS of `table` the gNB schedules for an (OLLA-corrected, fractional) CQI `cqi`: the
+/// spectral efficiency of the CQI table at `cqi` (TS 38.214 Table 5.2.2.1-2/-3), interpolated
+/// between neighbouring CQIs, and the highest MCS whose efficiency does not exceed it (Table
+/// 5.1.3.1-1/-2) — for integer CQIs srsRAN's CQI-to-MCS table. Below CQI 1, MCS 0.
+pub fn mcs_for_cqi(table: McsTable, cqi: f64) -> u8 {
+    let cqis = table.cqi_table();
+    if cqi.is_nan() || cqi < 1.0 {
+        return 0;
+    }
+    let c = cqi.min(15.0);
+    let lo = c.floor() as usize; // 1..=15
+    let frac = c - c.floor();
+    let e_lo = cqis[lo - 1].spectral_efficiency();
+    let e = if lo < 15 { e_lo + frac * (cqis[lo].spectral_efficiency() - e_lo) } else { e_lo };
+    (0..=table.max_mcs()).rev().find(|m| table.entry(*m).spectral_efficiency() <= e + 1e-9).unwrap_or(0)
+}
+
+/// Outer-loop link adaptation (Sampath et al. 1997), as srsRAN runs it
+/// (`outer_loop_link_adaptation.h`): an offset on the link's estimate — DL in CQI units, UL in dB
+/// — that rises by `inc` on each ACK and falls by `inc · (1 − target) / target` on each NACK, so at
+/// equilibrium the NACK ratio is the target; within ±`max`, and neither raised at the highest MCS
+/// nor lowered at the lowest (the offset would run away there). `inc` = 0 turns it off.
 #[derive(Clone, Debug)]
 pub struct Olla {
-    pub offset_db: f64,
-    pub step_db: f64,
+    pub offset: f64,
     pub target: f64,
-    pub min_db: f64,
-    pub max_db: f64,
+    inc: f64,
+    dec: f64,
+    max: f64,
 }
 
 impl Olla {
-    pub fn new(target: f64) -> Self {
-        Olla { offset_db: 0.0, step_db: 0.5, target, min_db: -20.0, max_db: 20.0 }
+    pub fn new(target: f64, inc: f64, max: f64) -> Self {
+        Olla { offset: 0.0, target, inc, dec: inc * (1.0 - target) / target, max }
     }
 
-    pub fn update(&mut self, ack: bool) {
-        if ack {
-            self.offset_db += self.step_db * self.target / (1.0 - self.target);
-        } else {
-            self.offset_db -= self.step_db;
+    /// HARQ feedback on a TB sent at `mcs`, the link's MCS range being `min..=max`.
+    pub fn update(&mut self, ack: bool, mcs: u8, min: u8, max: u8) {
+        if ack && mcs < max {
+            self.offset += self.inc;
+        } else if !ack && mcs > min {
+            self.offset -= self.dec;
         }
-        self.offset_db = self.offset_db.clamp(self.min_db, self.max_db);
+        self.offset = self.offset.clamp(-self.max, self.max);
     }
 }
 
@@ -126,10 +149,16 @@ pub const TRACE_SINR_MAX_DB: f64 = 40.0;
 /// carried rate is `opportunities · 1500 · 8 / window`; the spectral efficiency that rate needs on
 /// the cell's data resource elements per second (`re_per_s`) is inverted through the BLER model's
 /// attenuated Shannon bound, SE = η·log2(1 + SINR) — the SINR at which an MCS of that efficiency
-/// has 50 % BLER — plus the margin at which that MCS reaches the default 10 % target BLER
-/// (ln 9 / slope ≈ 1.46 dB), so link adaptation carries about the trace's rate. Windows without opportunities map to [`TRACE_SINR_MIN_DB`]. The series
+/// has 50 % BLER — plus the margin at which that MCS reaches OLLA's target BLER `target_bler`
+/// (ln((1 − t)/t) / slope: 1.46 dB at 10 %, 3.06 dB at srsRAN's 1 %), so link adaptation carries
+/// about the trace's rate. Windows without opportunities map to [`TRACE_SINR_MIN_DB`]. The series
 /// ends with a point at the trace's period, so it repeats like the trace.
-pub fn sinr_from_capacity_trace(opportunities_ms: &[u64], window_ms: u64, re_per_s: f64) -> Vec<(i64, f64)> {
+pub fn sinr_from_capacity_trace(
+    opportunities_ms: &[u64],
+    window_ms: u64,
+    re_per_s: f64,
+    target_bler: f64,
+) -> Vec<(i64, f64)> {
     let window_ms = window_ms.max(1);
     let Some(&last) = opportunities_ms.last() else { return Vec::new() };
     let nwin = (last / window_ms + 1) as usize;
@@ -143,7 +172,7 @@ pub fn sinr_from_capacity_trace(opportunities_ms: &[u64], window_ms: u64, re_per
         if n == 0 {
             TRACE_SINR_MIN_DB
         } else {
-            let margin = 9f64.ln() / BLER_SLOPE_PER_DB;
+            let margin = ((1.0 - target_bler) / target_bler).ln() / BLER_SLOPE_PER_DB;
             (10.0 * (2f64.powf(se / SHANNON_ETA) - 1.0).log10() + margin).clamp(TRACE_SINR_MIN_DB, TRACE_SINR_MAX_DB)
         }
     };
@@ -165,7 +194,7 @@ mod tests {
         let re_per_s = 50e6;
         let mut tr = trace.clone();
         tr.push(199); // the trace's period reaches 200 ms
-        let s = sinr_from_capacity_trace(&tr, 10, re_per_s);
+        let s = sinr_from_capacity_trace(&tr, 10, re_per_s, 0.1);
         assert_eq!(s.len(), 21);
         // The first window's SINR, less the 10 % BLER margin, gives back the trace's rate through
         // SE = η·log2(1 + SINR).
@@ -181,7 +210,8 @@ mod tests {
         // More capacity, more SINR.
         let dense: Vec<u64> = (0..100).flat_map(|t| [t, t]).collect();
         assert!(
-            sinr_from_capacity_trace(&dense, 10, re_per_s)[0].1 > sinr_from_capacity_trace(&trace, 10, re_per_s)[0].1
+            sinr_from_capacity_trace(&dense, 10, re_per_s, 0.1)[0].1
+                > sinr_from_capacity_trace(&trace, 10, re_per_s, 0.1)[0].1
         );
     }
 
@@ -196,6 +226,31 @@ mod tests {
         assert!(bler(t, 20, 10.0, 1) > bler(t, 10, 10.0, 1));
     }
 
+    /// A CQI is reported at the SINRs where its TB decodes with BLER ≤ 10 %, and not below; the
+    /// CQI table follows the MCS table (TS 38.214 Tables 5.2.2.1-2/-3).
+    #[test]
+    fn cqi_quantises_the_sinr_to_the_table() {
+        for t in [McsTable::Qam64, McsTable::Qam256] {
+            assert_eq!(cqi_for_sinr(t, -30.0), 0);
+            assert_eq!(cqi_for_sinr(t, 60.0), 15);
+            let mut prev = f64::NEG_INFINITY;
+            for c in 1..=15u8 {
+                let s = cqi_sinr_db(t, c);
+                let e = t.cqi_table()[usize::from(c) - 1].spectral_efficiency();
+                let s50 = 10.0 * (2f64.powf(e / SHANNON_ETA) - 1.0).log10();
+                assert!((1.0 / (1.0 + (BLER_SLOPE_PER_DB * (s - s50)).exp()) - 0.1).abs() < 1e-9);
+                assert_eq!(cqi_for_sinr(t, s), c);
+                assert_eq!(cqi_for_sinr(t, s - 0.01), c - 1);
+                assert!(s > prev, "{t:?} CQI {c}: thresholds rise with the CQI");
+                prev = s;
+            }
+        }
+        // CQI 12 of table 2 is 256QAM at 711/1024 (5.5547 bit/RE), CQI 15 of table 1 (64QAM at 948):
+        // the same efficiency, the same threshold in the model.
+        assert!((cqi_sinr_db(McsTable::Qam256, 12) - cqi_sinr_db(McsTable::Qam64, 15)).abs() < 1e-9);
+        assert!(cqi_sinr_db(McsTable::Qam256, 15) > cqi_sinr_db(McsTable::Qam64, 15) + 3.0);
+    }
+
     #[test]
     fn mcs_selection_tracks_sinr() {
         let t = McsTable::Qam64;
@@ -204,27 +259,55 @@ mod tests {
         assert!(lo < hi);
         assert_eq!(select_mcs(t, 40.0, 0.1, 28), 28);
         assert!(bler(t, hi, 25.0, 1) <= 0.1);
-        assert!(cqi_for_sinr(25.0) > cqi_for_sinr(5.0));
+        assert!(cqi_for_sinr(t, 25.0) > cqi_for_sinr(t, 5.0));
     }
 
+    /// OLLA with srsRAN's defaults (DL: 1 % target, +0.001 CQI per ACK, ±4 CQI; UL: 1 %, +0.001 dB
+    /// per ACK, ±5 dB), against the model at a fixed SINR: the NACK ratio approaches the target.
     #[test]
     fn olla_converges_to_target() {
-        // Simulate the loop against the model at a fixed SINR: the NACK ratio approaches 10 %.
         let t = McsTable::Qam64;
-        let mut olla = Olla::new(0.1);
-        let mut rng = crate::rng::Rng::new(3, "olla");
-        let (mut n, mut nacks) = (0, 0);
-        for i in 0..40_000 {
-            let mcs = select_mcs(t, 12.0 + olla.offset_db, 0.5, 28);
-            let ack = !rng.bernoulli(bler(t, mcs, 12.0, 1));
-            olla.update(ack);
-            if i > 5_000 {
-                n += 1;
-                nacks += u32::from(!ack);
+        for (target, inc, dl) in [(0.01, 0.001, true), (0.01, 0.001, false), (0.1, 0.05, true)] {
+            let mut olla = Olla::new(target, inc, if dl { 4.0 } else { 5.0 });
+            let mut rng = crate::rng::Rng::new(3, "olla");
+            let (mut n, mut nacks) = (0u32, 0u32);
+            let cqi = cqi_for_sinr(t, 12.0);
+            for i in 0..400_000 {
+                let mcs = if dl {
+                    mcs_for_cqi(t, f64::from(cqi) + olla.offset)
+                } else {
+                    select_mcs(t, 12.0 + olla.offset, 0.1, 28)
+                };
+                let ack = !rng.bernoulli(bler(t, mcs, 12.0, 1));
+                olla.update(ack, mcs, 0, 28);
+                if i > 50_000 {
+                    n += 1;
+                    nacks += u32::from(!ack);
+                }
             }
+            let ratio = f64::from(nacks) / f64::from(n);
+            assert!((ratio - target).abs() < 0.3 * target, "target {target} (DL {dl}): NACK ratio {ratio}");
         }
-        let ratio = f64::from(nacks) / f64::from(n);
-        assert!((ratio - 0.1).abs() < 0.02, "NACK ratio {ratio}");
+        // It neither rises at the highest MCS nor falls at the lowest.
+        let mut o = Olla::new(0.01, 0.001, 4.0);
+        o.update(true, 28, 0, 28);
+        o.update(false, 0, 0, 28);
+        assert_eq!(o.offset, 0.0);
+        o.update(false, 5, 0, 28);
+        assert!((o.offset + 0.099).abs() < 1e-12);
+    }
+
+    /// Integer CQIs give srsRAN's CQI-to-MCS table (TS 38.214's efficiencies matched): CQI table 1
+    /// onto MCS table 1 and CQI table 2 onto MCS table 2; a fractional CQI falls in between.
+    #[test]
+    fn cqi_maps_to_the_mcs_of_its_efficiency() {
+        let t1: Vec<u8> = (1..=15).map(|c| mcs_for_cqi(McsTable::Qam64, f64::from(c))).collect();
+        assert_eq!(t1, [0, 0, 2, 4, 6, 8, 11, 13, 15, 18, 20, 22, 24, 26, 28]);
+        let t2: Vec<u8> = (1..=15).map(|c| mcs_for_cqi(McsTable::Qam256, f64::from(c))).collect();
+        assert_eq!(t2, [0, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27]);
+        assert_eq!(mcs_for_cqi(McsTable::Qam64, 0.4), 0);
+        let m = mcs_for_cqi(McsTable::Qam64, 9.5);
+        assert!(m > 15 && m < 18, "{m}");
     }
 
     #[test]

@@ -130,6 +130,36 @@ pub const CQI_TABLE_1: [McsEntry; 15] = [
     m!(6, 948.0),
 ];
 
+/// TS 38.214 Table 5.2.2.1-3 (4-bit CQI table 2, with 256QAM): (Qm, R × 1024) for CQI 1–15.
+pub const CQI_TABLE_2: [McsEntry; 15] = [
+    m!(2, 78.0),
+    m!(2, 193.0),
+    m!(2, 449.0),
+    m!(4, 378.0),
+    m!(4, 490.0),
+    m!(4, 616.0),
+    m!(6, 466.0),
+    m!(6, 567.0),
+    m!(6, 666.0),
+    m!(6, 772.0),
+    m!(6, 873.0),
+    m!(8, 711.0),
+    m!(8, 797.0),
+    m!(8, 885.0),
+    m!(8, 948.0),
+];
+
+impl McsTable {
+    /// The CQI table a UE reports against with this MCS table: CQI table 1 with MCS table 1
+    /// (64QAM), CQI table 2 with MCS table 2 (256QAM), as srsRAN pairs `cqi_table` and `mcs_table`.
+    pub fn cqi_table(self) -> &'static [McsEntry; 15] {
+        match self {
+            McsTable::Qam64 => &CQI_TABLE_1,
+            McsTable::Qam256 => &CQI_TABLE_2,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +187,28 @@ mod tests {
             }
         }
         assert!((CQI_TABLE_1[14].spectral_efficiency() - 5.5547).abs() < 1e-4);
+    }
+
+    /// TS 38.214 Table 5.2.2.1-2 and -3: every CQI's efficiency as the tables print it (4 decimals).
+    #[test]
+    fn cqi_tables_match_the_spec() {
+        let t1 = [
+            0.1523, 0.2344, 0.3770, 0.6016, 0.8770, 1.1758, 1.4766, 1.9141, 2.4063, 2.7305, 3.3223, 3.9023, 4.5234,
+            5.1152, 5.5547,
+        ];
+        let t2 = [
+            0.1523, 0.3770, 0.8770, 1.4766, 1.9141, 2.4063, 2.7305, 3.3223, 3.9023, 4.5234, 5.1152, 5.5547, 6.2266,
+            6.9141, 7.4063,
+        ];
+        for (table, want) in [(McsTable::Qam64, t1), (McsTable::Qam256, t2)] {
+            for (i, (e, w)) in table.cqi_table().iter().zip(want).enumerate() {
+                assert!(
+                    (e.spectral_efficiency() - w).abs() < 1e-4,
+                    "{table:?} CQI {}: {}",
+                    i + 1,
+                    e.spectral_efficiency()
+                );
+            }
+        }
     }
 }

@@ -24,16 +24,24 @@ impl Stack {
         for i in first..self.recommendations.len() {
             self.control(sink, t, Control::Anbr(self.recommendations[i]));
         }
-        // CSI reports, the UE's BSR timers, and the BSRs the gNB takes in from this slot.
-        let csi = s.is_multiple_of(self.csi_period_slots);
+        // CSI: on a CSI-RS occasion each UE measures its DL SINR and works out its CQI, which
+        // reaches the gNB on PUCCH in the first UL slot n_CSI_ref slots later (TS 38.214 §5.2.2.5);
+        // the gNB schedules with it from the slot after. Reports that arrive now take effect.
+        while self.csi_pending.front().is_some_and(|(due, _, _)| *due <= s) {
+            let (_, ui, cqi) = self.csi_pending.pop_front().expect("checked");
+            self.mac.csi_report(ui, cqi);
+        }
+        if s.is_multiple_of(self.csi_period_slots) {
+            let pucch = self.next_ul_slot(s + self.csi_ref_slots);
+            for ui in 0..self.ues.len() {
+                let cqi = channel::cqi_for_sinr(self.mac.table(DL), self.ues[ui].air[DL].sinr.at(t));
+                self.csi_pending.push_back((pucch + 1, ui, cqi));
+            }
+        }
+        // The UE's BSR timers, and the BSRs the gNB takes in from this slot.
         for ui in 0..self.ues.len() {
             let has_data = self.ue_ul_buffer(ui) > 0;
             let u = &mut self.ues[ui];
-            if csi {
-                for d in [DL, UL] {
-                    self.mac.csi_report(ui, d, u.air[d].sinr.at(t));
-                }
-            }
             u.mac.slot_start(t, has_data);
             self.mac.ue_mut(ui).ul_view.slot_start(s, &u.mac.grants);
         }
@@ -59,6 +67,12 @@ impl Stack {
             self.transmit_pusch(s, t, sfn, sif, sink);
         }
         self.schedule(t + self.grid.slot_ns(), Action::Slot(s + 1));
+    }
+
+    /// The first slot from `s` on with UL symbols (where PUCCH can be); `s` itself in a pattern
+    /// without any (the checks refuse one: no PUCCH, no PUSCH).
+    fn next_ul_slot(&self, s: u64) -> u64 {
+        (s..s + 1280).find(|n| self.duplex.slot_kind(*n).ul_symbols > 0).unwrap_or(s)
     }
 
     pub(super) fn schedule_dl<S: Sink>(&mut self, s: u64, t: Instant, symbols: u32, sfn: u16, sif: u8, sink: &mut S) {
@@ -362,7 +376,7 @@ impl Stack {
             ack: Some(ack),
             bsr_bytes: tb.bsr,
             // The CQI the UE reported (DL only: the UL has no CQI).
-            cqi: dl.then(|| channel::cqi_for_sinr(self.mac.ue(ui).link[d].csi_sinr)),
+            cqi: if dl { self.mac.ue(ui).link[DL].cqi } else { None },
             sinr_db: Some(u.air[d].sinr.at(t) as f32),
             prbs_used: None,
             prbs_total: None,
@@ -465,7 +479,9 @@ impl Stack {
             let retx = hp.nof_tx - 1;
             let start = t + self.grid.symbol_ns();
             self.tb_sent(sink, start, Node::Ue, &tb.pdus, retx);
-            let p_err = channel::bler(self.mac.table(UL), tb.mcs, self.ues[ui].air[UL].sinr.at(t), hp.nof_tx);
+            let sinr = self.ues[ui].air[UL].sinr.at(t);
+            let p_err = channel::bler(self.mac.table(UL), tb.mcs, sinr, hp.nof_tx);
+            self.mac.pusch_measured(ui, sinr);
             self.stats.harq_tx[1] += 1;
             if retx > 0 {
                 self.stats.harq_retx[1] += 1;

@@ -186,6 +186,11 @@ pub struct Stack {
     prbs: u16,
     sr_period_slots: u64,
     csi_period_slots: u64,
+    /// CSI reports on their way: (the slot from which the gNB uses it, UE, CQI), in that order.
+    csi_pending: std::collections::VecDeque<(u64, usize, u8)>,
+    /// Slots from a CSI-RS measurement to the earliest report of it: n_CSI_ref = 4·2^µ (TS 38.214
+    /// §5.2.2.5, periodic CSI on one CSI-RS resource).
+    csi_ref_slots: u64,
     ues: Vec<Ue>,
     upf: Vec<Executor<Job>>,
     gtpu: Executor<Job>,
@@ -258,6 +263,8 @@ impl Stack {
             prbs,
             sr_period_slots,
             csi_period_slots,
+            csi_pending: Default::default(),
+            csi_ref_slots: 4 << mu,
             ues,
             upf,
             gtpu: Executor::new(&cfg.cu_up.gtpu_rx, Rng::new(seed, "cuup.gtpu")),

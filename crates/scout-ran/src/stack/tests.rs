@@ -14,6 +14,16 @@ struct Harness {
     sink: VecSink,
 }
 
+/// `cell` with OLLA held at a 10 % first-transmission BLER both ways (srsRAN's default is 1 %):
+/// retransmissions throughout, for the tests of what happens to them.
+fn bler10(mut cell: CellCfg) -> CellCfg {
+    cell.pdsch.olla_target_bler = 0.1;
+    cell.pdsch.olla_cqi_inc_step = 0.05;
+    cell.pusch.olla_target_bler = 0.1;
+    cell.pusch.olla_snr_inc_step = 0.05;
+    cell
+}
+
 impl Harness {
     /// `ues` UEs with one DRB of 5QI 9, each at (DL, UL) SINR dB.
     fn new(ues: &[(f64, f64)]) -> Harness {
@@ -152,7 +162,7 @@ fn a_ue_gets_one_pdsch_per_slot_even_with_a_retransmission_due() {
     // Packets arriving every millisecond, OLLA holding a 10 % first-transmission BLER: small TBs,
     // so PRBs are left when a retransmission falls due while new data waits, and the slot still
     // carries one or the other for the UE (TS 38.214 §5.1).
-    let mut h = Harness::new(&[(12.0, 20.0)]);
+    let mut h = Harness::with_cell(bler10(CellCfg::default()), &[(12.0, 20.0)]);
     for ms in 0..1000 {
         h.stack.send(ms * MS, Offer::new(Dir::Dl, 0, 0, 0, 1400), &mut h.sink);
         h.run_to(ms);
@@ -180,7 +190,7 @@ fn a_dl_retransmission_waits_the_gnb_processing_delay_after_its_nack() {
         cell.pdsch.harq_retx_delay_slots = delay;
         let duplex = Duplex::Tdd(cell.tdd_ul_dl_cfg.clone());
         let k1s = duplex.k1_candidates(cell.pucch.min_k1);
-        let mut h = Harness::with_cell(cell, &[(12.0, 20.0)]);
+        let mut h = Harness::with_cell(bler10(cell), &[(12.0, 20.0)]);
         for ms in 0..1000 {
             h.stack.send(ms * MS, Offer::new(Dir::Dl, 0, 0, 0, 1400), &mut h.sink);
             h.run_to(ms);
@@ -440,7 +450,7 @@ fn a_bit_rate_query_rides_the_next_pusch_and_is_answered_at_once() {
 fn every_harq_retransmission_ends_in_a_retx_event_with_its_process_slot_and_delay() {
     // One UE at 12 dB both ways (OLLA holds ~10 % BLER: retransmissions throughout), 2 Mbit/s
     // each way for 8 s, lightly loaded.
-    let mut h = Harness::new(&[(12.0, 12.0)]);
+    let mut h = Harness::with_cell(bler10(CellCfg::default()), &[(12.0, 12.0)]);
     let mut t = 0;
     while t < 8000 * MS {
         h.stack.send(t, Offer::new(Dir::Dl, 0, 0, 0, 1250), &mut h.sink);
@@ -507,7 +517,7 @@ fn every_harq_retransmission_ends_in_a_retx_event_with_its_process_slot_and_dela
         for (i, ds) in &by_index {
             let least = *ds.iter().min().unwrap();
             let at_least = ds.iter().filter(|&&d| d == least).count();
-            assert!(at_least * 10 >= ds.len() * 8, "{dir:?} slot index {i}: {ds:?}");
+            assert!(at_least * 3 >= ds.len() * 2, "{dir:?} slot index {i}: {ds:?}");
             assert!(ds.iter().all(|d| (d - least) % slot_ns == 0), "{dir:?} slot index {i}: {ds:?}");
         }
     }
@@ -546,7 +556,7 @@ fn an_rlc_retransmission_ends_a_retransmission_event_at_the_rlc_layer() {
     let mut cell = CellCfg::default();
     cell.pdsch.max_nof_harq_retxs = 0;
     cell.pusch.max_nof_harq_retxs = 0;
-    let mut h = Harness::with_cell(cell, &[(12.0, 12.0)]);
+    let mut h = Harness::with_cell(bler10(cell), &[(12.0, 12.0)]);
     h.stack.keep_retx_events();
     let mut t = 0;
     let mut fed = vec![];
