@@ -759,7 +759,7 @@ def test_the_upf_slices_study_measures_each_slices_real_upf_by_identity(tmp_path
         meta = json.loads((out / x / "seed1" / "run.json").read_text())
         probe = meta["emulator"]["probe"]
         # Every pair is an identity pair: each packet the UPF forwarded, paired with itself.
-        assert probe["unmatched"] == {"n3": 0, "n6": 0}, probe
+        assert probe["unmatched"] == {"n3": 0, "n6": 0}, probe  # unmatched_by_reason says why
         for c in meta["emulator"]["core"]:
             assert int(rows[(c["slice"], x, "identity")]["pairs"]) == c["upf"]["counters"]["ul_forwarded"], (x, c)
             # PFCP modification latency under this load, every 200 ms.

@@ -1050,7 +1050,8 @@ pub fn emulate(
     let probe_json = probe.map(|p| match p.finish() {
         Ok(m) => {
             let r = &m["probe_result"];
-            json!({"run": "upf", "pairs": r["pairs"], "unmatched": r["unmatched"], "ringbuf_lost": r["ringbuf_lost"],
+            json!({"run": "upf", "pairs": r["pairs"], "unmatched": r["unmatched"],
+                   "unmatched_by_reason": r["unmatched_by_reason"], "ringbuf_lost": r["ringbuf_lost"],
                    "pfcp_pairs": r["pfcp"].as_array().map(|a| a.iter().filter_map(|x| x["pairs"].as_u64()).sum::<u64>()),
                    "note": "scout probe on every real UPF's n3, n6 and n4: a run of its own in upf/ (scout analyze RUN/upf)"})
         }
