@@ -1070,7 +1070,7 @@ pub fn emulate(
         flows: flows.json,
         cell: stack.describe(),
         slices,
-        radio: scout_sim::radio::describe(&stack.sinr_sources()),
+        radio: scout_sim::radio::describe(&stack.sinr_sources(), t_end),
     };
     let mut extra = scout_sim::closing(&mut outcome);
     extra["emulator"] = json!({

@@ -540,7 +540,7 @@ pub fn run<S: Sink>(
         flows: flows_json,
         cell: stack.describe(),
         slices: loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect(),
-        radio: radio::describe(&stack.sinr_sources()),
+        radio: radio::describe(&stack.sinr_sources(), end),
     })
 }
 

@@ -10,7 +10,7 @@ use scout_ran::phy::channel::SinrSource;
 use scout_ran::phy::fading::TdlProfile;
 use scout_ran::phy::mobility::Mobility;
 use scout_ran::phy::propagation::Scenario;
-use scout_ran::phy::radio::{RadioLink, RadioSpec};
+use scout_ran::phy::radio::{hex_ring, Neighbours, RadioLink, RadioSpec};
 use scout_ran::rng::Rng;
 
 use crate::scenario::{DistanceSpec, UeGroup};
@@ -102,6 +102,42 @@ pub fn links(
         },
     };
     let scen = pathloss.unwrap_or(Scenario::Uma);
+    if c.neighbours > 6 {
+        return Err((key("channel.neighbours"), format!("{}; accepted: 0 to 6 (the first tier)", c.neighbours)));
+    }
+    if c.neighbours > 0 && pathloss.is_none() {
+        return Err((
+            key("channel.neighbours"),
+            "without path loss: where the neighbours are needs it; accepted: channel.pathloss uma, umi or inh".into(),
+        ));
+    }
+    if !(0.0..=1.0).contains(&c.neighbour_load) {
+        return Err((key("channel.neighbour_load"), format!("{}; accepted: 0 to 1", c.neighbour_load)));
+    }
+    let isd = c.isd_m.unwrap_or(scen.isd_m());
+    if !(isd > 0.0 && isd <= 100_000.0) {
+        return Err((key("channel.isd_m"), format!("{isd}; accepted: 0 < m <= 100000")));
+    }
+    let sites = hex_ring(c.neighbours as usize, isd);
+    // One UE in each neighbour cell, uniformly within half the inter-site distance of its gNB: the
+    // UL's interferers, the same for every UE of the cell.
+    let ul_interferers: Vec<[f64; 2]> = sites
+        .iter()
+        .enumerate()
+        .map(|(k, g)| {
+            let mut r = Rng::new(seed, &format!("cell.nb{k}.ue_position"));
+            let (rad, a) = (isd / 2.0 * r.uniform().sqrt(), 2.0 * PI * r.uniform());
+            [g[0] + rad * a.cos(), g[1] + rad * a.sin()]
+        })
+        .collect();
+    let neighbours = |dl: bool| {
+        (c.neighbours > 0).then(|| Neighbours {
+            at: if dl { sites.clone() } else { ul_interferers.clone() },
+            at_ue: dl,
+            load: c.neighbour_load,
+            tx_power_dbm: if dl { c.gnb_tx_power_dbm } else { c.ue_tx_power_dbm },
+        })
+    };
     let (h_bs, h_ut) = (scen.bs_height_m(), scen.ue_height_m());
     let prbs = u32::from(scout_ran::phy::nof_prbs(cell.channel_bandwidth_mhz, cell.common_scs).unwrap_or(1));
     let mut out = Vec::new();
@@ -147,6 +183,7 @@ pub fn links(
             h_ut,
             start,
             mobility: mobility.clone(),
+            neighbours: neighbours(dl),
         };
         let link = |dl: bool| {
             SinrSource::Radio(Box::new(std::cell::RefCell::new(RadioLink::new(
@@ -161,9 +198,14 @@ pub fn links(
     Ok(out)
 }
 
-/// Each modelled UE's radio at the end of the run (where a static UE was all along), for
-/// `run.json` `radio`: distance, LOS, path loss with shadowing, DL RSRP and mean SINRs.
-pub fn describe(ues: &[(&SinrSource, &SinrSource)]) -> Vec<serde_json::Value> {
+/// Each modelled UE's radio at the end of the run, `t_end_ns` (where a static UE was all along),
+/// for `run.json` `radio`: distance, LOS, path loss with shadowing, DL RSRP and mean SINRs.
+pub fn describe(ues: &[(&SinrSource, &SinrSource)], t_end_ns: i64) -> Vec<serde_json::Value> {
+    // Both directions moved to the end (each moves when it is asked: the UL only at PUSCHs).
+    for (dl, ul) in ues {
+        dl.at(t_end_ns);
+        ul.at(t_end_ns);
+    }
     ues.iter()
         .enumerate()
         .filter_map(|(i, (dl, ul))| match (dl, ul) {
@@ -176,6 +218,7 @@ pub fn describe(ues: &[(&SinrSource, &SinrSource)]) -> Vec<serde_json::Value> {
                     "loss_db": (d.loss_db() * 100.0).round() / 100.0,
                     "rsrp_dbm": (d.rsrp_dbm() * 100.0).round() / 100.0,
                     "dl_mean_sinr_db": (d.mean_sinr_db() * 100.0).round() / 100.0,
+                    "neighbours": d.spec().neighbours.as_ref().map_or(0, |n| n.at.len()),
                     "ul_mean_sinr_db": (u.mean_sinr_db() * 100.0).round() / 100.0,
                     "fading": d.spec().fading.map(|(p, ds)| format!("{p:?} {:.0} ns", ds * 1e9)),
                     "speed_kmh": d.spec().mobility.speed_mps() * 3.6,

@@ -81,6 +81,38 @@ fn a_far_ue_has_a_lower_rsrp_and_sinr_and_runs_repeat() {
     assert_eq!(format!("{:?}", a.slots), format!("{:?}", b.slots));
 }
 
+/// Neighbour cells at full load (3GPP's full buffer) bring a UE 250 m from its gNB, between two
+/// neighbour sites 500 m away (UMa), from noise-limited to interference-limited: a lower DL SINR
+/// and rate, its serving RSRP unchanged.
+#[test]
+fn loaded_neighbour_cells_lower_a_ues_sinr_and_rate() {
+    let text = |n: u32, load: f64| {
+        format!(
+            "name: t\nduration_s: 2\ncell_cfg: {{channel_bandwidth_MHz: 20, common_scs: 30}}\n\
+             ues: [{{count: 1, position: [216.5, 125.0], channel: {{pathloss: uma, model: tdl-c, neighbours: {n}, neighbour_load: {load}}}}}]\n\
+             traffic: [{{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 100, size_bytes: 1400}}]\n"
+        )
+    };
+    let figures = |n: u32, load: f64| {
+        let (_, meta) = run(&text(n, load), 3, 2.0);
+        let r = &meta["radio"][0];
+        (
+            r["rsrp_dbm"].as_f64().unwrap(),
+            r["dl_mean_sinr_db"].as_f64().unwrap(),
+            r["ul_mean_sinr_db"].as_f64().unwrap(),
+            meta["summary"]["directions"][0]["throughput_mbps"].as_f64().unwrap(),
+            r["neighbours"].as_u64().unwrap(),
+        )
+    };
+    let (alone, half, full) = (figures(0, 1.0), figures(6, 0.5), figures(6, 1.0));
+    eprintln!("alone {alone:?}, neighbours at half load {half:?}, at full load {full:?}");
+    assert_eq!((alone.4, full.4), (0, 6));
+    assert_eq!(alone.0, full.0, "the serving cell's RSRP is its own");
+    assert!(full.1 < half.1 && half.1 < alone.1 - 3.0, "DL SINR: {alone:?} {half:?} {full:?}");
+    assert!(full.2 < alone.2, "UL SINR: the neighbours' UEs interfere at the gNB");
+    assert!(full.3 < half.3 && half.3 < alone.3, "DL rate: {alone:?} {half:?} {full:?}");
+}
+
 #[test]
 fn bad_radio_keys_are_named_with_what_is_accepted() {
     for (ue, key, want) in [
@@ -94,6 +126,13 @@ fn bad_radio_keys_are_named_with_what_is_accepted() {
             "random_waypoint",
         ),
         ("{count: 1, mobility: {model: random_waypoint}, channel: {speed_kmh: 3}}", "ues[0].mobility.area_m", "x0"),
+        ("{count: 1, channel: {neighbours: 6, model: tdl-a}}", "ues[0].channel.neighbours", "pathloss"),
+        ("{count: 1, distance_m: 100, channel: {pathloss: uma, neighbours: 7}}", "ues[0].channel.neighbours", "0 to 6"),
+        (
+            "{count: 1, distance_m: 100, channel: {pathloss: uma, neighbours: 6, neighbour_load: 2}}",
+            "ues[0].channel.neighbour_load",
+            "0 to 1",
+        ),
     ] {
         let text = format!("name: t\nduration_s: 1\nues: [{ue}]\n");
         let (scenario, resolved) = scenario::parse(&text, "s.yaml", &[]).expect("parses");

@@ -351,6 +351,14 @@ pub struct ChannelCfg {
     /// Noise figures, dB (defaults 9 at the UE, 5 at the gNB: TR 36.814 Table A.2.1.1-2/-3).
     pub ue_noise_figure_db: f64,
     pub gnb_noise_figure_db: f64,
+    /// Neighbour cells interfering (0–6: the first tier of a hexagonal layout; default 0, one
+    /// cell alone); needs `pathloss`.
+    pub neighbours: u32,
+    /// Their distance from the serving site, m (default the scenario's inter-site distance, TR
+    /// 38.901 Table 7.2-1: UMa 500, UMi 200, InH 20).
+    pub isd_m: Option<f64>,
+    /// The fraction of the time each neighbour transmits (default 1: 3GPP's full-buffer load).
+    pub neighbour_load: f64,
 }
 
 impl Default for ChannelCfg {
@@ -370,6 +378,9 @@ impl Default for ChannelCfg {
             ue_tx_power_dbm: 23.0,
             ue_noise_figure_db: 9.0,
             gnb_noise_figure_db: 5.0,
+            neighbours: 0,
+            isd_m: None,
+            neighbour_load: 1.0,
         }
     }
 }

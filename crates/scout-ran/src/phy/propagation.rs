@@ -45,6 +45,16 @@ impl Scenario {
         }
     }
 
+    /// The inter-site distance of the scenario's evaluation layout, m (TR 38.901 Table 7.2-1: UMa
+    /// 500 m, UMi street canyon 200 m; InH 20 m between its sites).
+    pub fn isd_m(self) -> f64 {
+        match self {
+            Scenario::Uma => 500.0,
+            Scenario::Umi => 200.0,
+            Scenario::Inh => 20.0,
+        }
+    }
+
     /// A UE's default antenna height: 1.5 m outdoors (Table 7.4.1-1's lower bound), 1 m indoors.
     pub fn ue_height_m(self) -> f64 {
         match self {

@@ -14,11 +14,43 @@
 //!
 //! Uplink power is spread over the whole carrier too: UL power control (TS 38.213 §7.1), which
 //! concentrates a UE's power on its allocation, is not modelled.
+//!
+//! Other cells ([`Neighbours`]): a first tier of neighbour sites around the serving gNB, each
+//! transmitting a `load` fraction of the time (its activity factor) at the serving cell's
+//! carrier — DL: the neighbour gNBs, received at the UE; UL: one UE in each neighbour cell,
+//! received at the serving gNB. Their mean received power per PRB (path loss and shadowing of
+//! their own link, no fading) times the load adds to the noise: SINR = S / (N + Σ load·I_k). A
+//! load-dependent term until many cells arrive; the neighbours' scheduling is not modelled.
 
 use super::fading::{max_doppler_hz, TdlChannel, TdlProfile};
 use super::mobility::{Mobility, Mover};
 use super::propagation::{self, Scenario, Shadowing};
 use crate::rng::Rng;
+
+/// Interference from neighbour cells on one direction of a link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Neighbours {
+    /// Where each interferer is, m from the serving gNB: DL the neighbour gNBs, UL one UE in each
+    /// neighbour cell.
+    pub at: Vec<[f64; 2]>,
+    /// DL: the receiver is the UE (and moves with it); UL: the serving gNB at the origin.
+    pub at_ue: bool,
+    /// The fraction of the time each interferer transmits (0–1).
+    pub load: f64,
+    /// Each interferer's transmit power over the carrier, dBm.
+    pub tx_power_dbm: f64,
+}
+
+/// The first tier of `n` (≤ 6) neighbour sites of a hexagonal layout, `isd_m` from the serving one
+/// (TR 38.901 §7.2's layout), at 0°, 60°, … .
+pub fn hex_ring(n: usize, isd_m: f64) -> Vec<[f64; 2]> {
+    (0..n.min(6))
+        .map(|k| {
+            let a = std::f64::consts::PI / 3.0 * k as f64;
+            [isd_m * a.cos(), isd_m * a.sin()]
+        })
+        .collect()
+}
 
 /// A link's description.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,6 +72,16 @@ pub struct RadioSpec {
     pub h_ut: f64,
     pub start: [f64; 2],
     pub mobility: Mobility,
+    /// Other cells' interference (none: one cell alone).
+    pub neighbours: Option<Neighbours>,
+}
+
+/// One interferer's link to the receiver: its LOS draw and shadowing (its own process).
+#[derive(Clone, Debug)]
+struct Interferer {
+    at: [f64; 2],
+    los_u: f64,
+    shadow: Shadowing,
 }
 
 /// PRBs per group the fading is evaluated on (a CSI subband of TS 38.214 Table 5.2.1.4-2 is 4–32
@@ -65,6 +107,7 @@ pub struct RadioLink {
     gains: Vec<f64>,
     /// The fading is evaluated once per this many ns (see [`TdlChannel::coherent_for_s`]).
     quantum_ns: i64,
+    interferers: Vec<Interferer>,
     /// The last interval asked and the effective SINR in it.
     last: Option<(i64, f64)>,
     scratch: Vec<f64>,
@@ -95,6 +138,29 @@ impl RadioLink {
             })
             .collect();
         let rot = fading.as_ref().map(|f| f.rotations(&freqs)).unwrap_or_default();
+        // DL interference is the UE's own (its links to the neighbour gNBs); UL interference is the
+        // cell's (neighbour UEs at its gNB): every UE of the cell sees the same.
+        let interferers = match (&spec.neighbours, spec.pathloss) {
+            (Some(n), Some(sc)) => {
+                n.at.iter()
+                    .enumerate()
+                    .map(|(k, at)| {
+                        let name = if n.at_ue { format!("ue{ue}.nb{k}") } else { format!("cell.nb{k}.ul") };
+                        let los_u = Rng::new(seed, &format!("{name}.los")).uniform();
+                        let rx = if n.at_ue { spec.start } else { [0.0, 0.0] };
+                        let d = ((at[0] - rx[0]).powi(2) + (at[1] - rx[1]).powi(2)).sqrt();
+                        let los = los_u < propagation::los_probability(sc, d, spec.h_ut);
+                        let shadow = Shadowing::new(
+                            sc.shadow_std_db(los),
+                            sc.decorrelation_m(los),
+                            Rng::new(seed, &format!("{name}.shadowing")),
+                        );
+                        Interferer { at: *at, los_u, shadow }
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         let quantum_ns = fading.as_ref().map_or(1_000_000, |f| ((f.coherent_for_s() * 1e9) as i64).max(1_000));
         RadioLink {
             spec,
@@ -107,6 +173,7 @@ impl RadioLink {
             paths: Vec::new(),
             gains: Vec::new(),
             quantum_ns,
+            interferers,
             last: None,
             scratch: Vec::new(),
         }
@@ -154,15 +221,34 @@ impl RadioLink {
         self.spec.tx_power_dbm - 10.0 * f64::from(12 * self.spec.prbs).log10() - self.loss_db()
     }
 
-    /// The mean SINR over the fading now, dB.
+    /// The mean SINR over the fading now, dB: received power per PRB over noise plus the
+    /// neighbours' interference per PRB.
     pub fn mean_sinr_db(&self) -> f64 {
         match self.spec.pathloss {
             None => self.spec.mean_sinr_db,
             Some(_) => {
                 let per_prb = self.spec.tx_power_dbm - 10.0 * f64::from(self.spec.prbs).log10() - self.loss_db();
-                per_prb - propagation::noise_dbm(12.0 * self.spec.scs_hz, self.spec.noise_figure_db)
+                let noise_mw = dbm_to_mw(propagation::noise_dbm(12.0 * self.spec.scs_hz, self.spec.noise_figure_db));
+                per_prb - 10.0 * (noise_mw + self.interference_mw()).log10()
             }
         }
+    }
+
+    /// The neighbours' mean interference per PRB now, mW (0 without neighbours): each one's
+    /// received power per PRB times its load.
+    pub fn interference_mw(&self) -> f64 {
+        let (Some(n), Some(sc)) = (&self.spec.neighbours, self.spec.pathloss) else { return 0.0 };
+        let rx = if n.at_ue { self.mover.position() } else { [0.0, 0.0] };
+        let per_prb = n.tx_power_dbm - 10.0 * f64::from(self.spec.prbs).log10();
+        self.interferers
+            .iter()
+            .map(|i| {
+                let d = ((i.at[0] - rx[0]).powi(2) + (i.at[1] - rx[1]).powi(2)).sqrt().max(1.0);
+                let los = i.los_u < propagation::los_probability(sc, d, self.spec.h_ut);
+                let pl = propagation::path_loss_db(sc, los, d, self.spec.h_bs, self.spec.h_ut, self.spec.fc_hz);
+                n.load * dbm_to_mw(per_prb - pl - i.shadow.db())
+            })
+            .sum()
     }
 
     fn advance(&mut self, t_ns: i64) {
@@ -172,6 +258,12 @@ impl RadioLink {
             // condition's at the start; not modelled: the switch between the two processes).
             if let Some(sh) = self.shadow.as_mut() {
                 sh.advance(moved);
+            }
+            // The UE's links to the neighbour gNBs move with it; the UL's neighbour UEs do not.
+            if self.spec.neighbours.as_ref().is_some_and(|n| n.at_ue) {
+                for i in &mut self.interferers {
+                    i.shadow.advance(moved);
+                }
             }
         }
     }
@@ -210,6 +302,10 @@ impl RadioLink {
     }
 }
 
+fn dbm_to_mw(dbm: f64) -> f64 {
+    10f64.powf(dbm / 10.0)
+}
+
 /// The capacity-effective SINR (dB) of SINRs `s` (dB): `2^mean(log2(1 + SINR)) − 1`.
 pub fn effective_sinr_db(s: &[f64]) -> f64 {
     if s.is_empty() {
@@ -237,7 +333,34 @@ mod tests {
             h_ut: 1.5,
             start: [300.0, 0.0],
             mobility: Mobility::Static,
+            neighbours: None,
         }
+    }
+
+    /// Neighbours lower the SINR by their load-weighted power: nothing at load 0, more at full
+    /// load than at half; RSRP (the serving cell's) does not change. A UE between two neighbour
+    /// sites at full load is interference-limited: its SINR is near that of signal over
+    /// interference alone.
+    #[test]
+    fn neighbours_interfere_by_their_load() {
+        let with = |load: f64| {
+            let n = Neighbours { at: hex_ring(6, 500.0), at_ue: true, load, tx_power_dbm: 46.0 };
+            RadioLink::new(RadioSpec { neighbours: Some(n), start: [216.5, 125.0], ..spec() }, 4, 0, "dl")
+        };
+        let alone = RadioLink::new(RadioSpec { start: [216.5, 125.0], ..spec() }, 4, 0, "dl");
+        assert!((with(0.0).mean_sinr_db() - alone.mean_sinr_db()).abs() < 1e-9);
+        let (half, full) = (with(0.5).mean_sinr_db(), with(1.0).mean_sinr_db());
+        assert!(full < half && half < alone.mean_sinr_db(), "alone {} half {half} full {full}", alone.mean_sinr_db());
+        assert_eq!(with(1.0).rsrp_dbm(), alone.rsrp_dbm());
+        // 250 m from the serving site, 250 m from two neighbours: SINR within a few dB of 0 less
+        // the other neighbours' share (shadowing apart), far below the noise-limited SINR.
+        assert!(full < alone.mean_sinr_db() - 10.0 && full > -20.0 && full < 10.0, "{full}");
+        // The interference is the sum over the neighbours of load × received power per PRB.
+        let l = with(1.0);
+        let i = l.interference_mw();
+        assert!((with(0.5).interference_mw() - 0.5 * i).abs() < 1e-9 * i);
+        assert_eq!(hex_ring(6, 500.0).len(), 6);
+        assert!((hex_ring(2, 200.0)[1][1] - 200.0 * (std::f64::consts::PI / 3.0).sin()).abs() < 1e-9);
     }
 
     #[test]
