@@ -284,13 +284,7 @@ impl TdlChannel {
     pub fn response(&self, t_s: f64, f_hz: f64) -> (f64, f64) {
         let (mut re, mut im) = (0.0, 0.0);
         for (k, (&tau, &a)) in self.delays_s.iter().zip(&self.amps).enumerate() {
-            let (gr, gi) = match &self.fading[k] {
-                Some(tap) => tap.at(t_s),
-                None => {
-                    let ph = self.los_w * t_s + self.los_phi;
-                    (ph.cos(), ph.sin())
-                }
-            };
+            let (gr, gi) = self.path_gain(k, t_s);
             // × a e^{−j 2π f τ}
             let ph = -2.0 * PI * f_hz * tau;
             let (c, s) = (ph.cos(), ph.sin());
@@ -298,6 +292,18 @@ impl TdlChannel {
             im += a * (gr * s + gi * c);
         }
         (re, im)
+    }
+
+    /// Path `k`'s complex fading gain at `t_s`: a Rayleigh tap's sum of sinusoids, or the LOS
+    /// path's unit phasor rotating at its Doppler shift.
+    fn path_gain(&self, k: usize, t_s: f64) -> (f64, f64) {
+        match &self.fading[k] {
+            Some(tap) => tap.at(t_s),
+            None => {
+                let ph = self.los_w * t_s + self.los_phi;
+                (ph.cos(), ph.sin())
+            }
+        }
     }
 
     /// |H(f, t)|² at each of `freqs_hz` (a PRB's or PRB group's centre), written into `out`.
@@ -324,13 +330,7 @@ impl TdlChannel {
     /// `paths` is scratch for the paths' fading gains.
     pub fn gains_with(&self, t_s: f64, rot: &[(f64, f64)], paths: &mut Vec<(f64, f64)>, out: &mut Vec<f64>) {
         paths.clear();
-        paths.extend((0..self.amps.len()).map(|k| match &self.fading[k] {
-            Some(tap) => tap.at(t_s),
-            None => {
-                let ph = self.los_w * t_s + self.los_phi;
-                (ph.cos(), ph.sin())
-            }
-        }));
+        paths.extend((0..self.amps.len()).map(|k| self.path_gain(k, t_s)));
         out.clear();
         for row in rot.chunks_exact(paths.len().max(1)) {
             let (mut re, mut im) = (0.0, 0.0);
