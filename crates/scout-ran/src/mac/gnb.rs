@@ -50,9 +50,9 @@ pub struct Tb {
 
 /// One direction of one UE as the gNB's MAC knows it.
 pub struct LinkState {
-    /// The SINR link adaptation starts from, dB. DL: the lowest SINR at which the last reported
-    /// CQI holds ([`channel::cqi_sinr_db`]); UL: the SINR the gNB measured on the UE's last PUSCH.
-    pub csi_sinr: f64,
+    /// UL: the SINR (dB) the gNB measured on the UE's last PUSCH, where UL link adaptation starts
+    /// (the DL starts from `cqi`).
+    pub measured_sinr: f64,
     /// DL: the last CQI the UE reported (TS 38.214 §5.2.2.1).
     pub cqi: Option<u8>,
     pub olla: Olla,
@@ -122,7 +122,7 @@ impl GnbMac {
     /// when they attach: the DL's as its first CQI reports it, the UL's as measured.
     pub fn new(cell: &CellCfg, duplex: &Duplex, prbs: u16, csi: &[[f64; 2]]) -> GnbMac {
         let link = |sinr: f64, olla: Olla, harqs: u8| LinkState {
-            csi_sinr: sinr,
+            measured_sinr: sinr,
             cqi: None,
             olla,
             harq: (0..harqs).map(|_| HarqProcess::default()).collect(),
@@ -182,18 +182,15 @@ impl GnbMac {
     }
 
     /// UE `ui`'s CSI report reaches the gNB (on PUCCH): CQI `cqi`. Until the next one, DL link
-    /// adaptation starts from the lowest SINR at which that CQI holds (the CQI table is the
-    /// PDSCH MCS table's), and OLLA corrects it.
+    /// adaptation starts from it (the CQI table is the PDSCH MCS table's), and OLLA corrects it.
     pub fn csi_report(&mut self, ui: usize, cqi: u8) {
-        let link = &mut self.ues[ui].link[DL];
-        link.cqi = Some(cqi);
-        link.csi_sinr = channel::cqi_sinr_db(self.table[DL], cqi);
+        self.ues[ui].link[DL].cqi = Some(cqi);
     }
 
     /// The gNB measured `sinr_db` on a PUSCH of UE `ui` (on its DMRS): UL link adaptation starts
     /// from it until the next PUSCH (as srsRAN's UL link adaptation uses the PUSCH SNR).
     pub fn pusch_measured(&mut self, ui: usize, sinr_db: f64) {
-        self.ues[ui].link[UL].csi_sinr = sinr_db;
+        self.ues[ui].link[UL].measured_sinr = sinr_db;
     }
 
     /// The UL slot that would carry the HARQ-ACK of a PDSCH to UE `ui` in slot `s`, if any has room.
@@ -217,7 +214,7 @@ impl GnbMac {
         let (min, max) = self.mcs_range(d);
         let m = match d {
             DL => channel::mcs_for_cqi(self.table[d], f64::from(link.cqi.unwrap_or(0)) + link.olla.offset),
-            _ => channel::select_mcs(self.table[d], link.csi_sinr + link.olla.offset, 0.1, max),
+            _ => channel::select_mcs(self.table[d], link.measured_sinr + link.olla.offset, 0.1, max),
         };
         m.clamp(min, max)
     }

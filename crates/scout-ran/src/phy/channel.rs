@@ -14,16 +14,19 @@ pub const SHANNON_ETA: f64 = 0.75;
 /// Slope of the BLER curve in 1/dB.
 pub const BLER_SLOPE_PER_DB: f64 = 1.5;
 
+/// The SINR (dB) at which an MCS of spectral efficiency `se` has 50 % BLER in the model: where
+/// SE = η·log2(1 + SINR).
+fn sinr50_for_efficiency_db(se: f64) -> f64 {
+    10.0 * (2f64.powf(se / SHANNON_ETA) - 1.0).log10()
+}
+
 /// The SINR (dB) at which a given MCS has 50 % BLER.
 pub fn sinr50_db(table: McsTable, mcs: u8) -> f64 {
     // Computed once per table and MCS: link adaptation asks for every candidate MCS each slot.
     static SINR50: std::sync::OnceLock<[Vec<f64>; 2]> = std::sync::OnceLock::new();
     let rows = SINR50.get_or_init(|| {
-        [McsTable::Qam64, McsTable::Qam256].map(|t| {
-            (0..=t.max_mcs())
-                .map(|m| 10.0 * (2f64.powf(t.entry(m).spectral_efficiency() / SHANNON_ETA) - 1.0).log10())
-                .collect()
-        })
+        [McsTable::Qam64, McsTable::Qam256]
+            .map(|t| (0..=t.max_mcs()).map(|m| sinr50_for_efficiency_db(t.entry(m).spectral_efficiency())).collect())
     });
     let row = &rows[table as usize];
     row[usize::from(mcs).min(row.len() - 1)]
@@ -49,7 +52,7 @@ pub fn cqi_sinr_db(table: McsTable, cqi: u8) -> f64 {
     let Some(e) = cqi.checked_sub(1).and_then(|i| table.cqi_table().get(usize::from(i))) else {
         return if cqi == 0 { f64::NEG_INFINITY } else { cqi_sinr_db(table, 15) };
     };
-    let s50 = 10.0 * (2f64.powf(e.spectral_efficiency() / SHANNON_ETA) - 1.0).log10();
+    let s50 = sinr50_for_efficiency_db(e.spectral_efficiency());
     // BLER(s) = 0.1 where slope·(s − s50) = ln 9.
     s50 + 9f64.ln() / BLER_SLOPE_PER_DB
 }
@@ -173,7 +176,7 @@ pub fn sinr_from_capacity_trace(
             TRACE_SINR_MIN_DB
         } else {
             let margin = ((1.0 - target_bler) / target_bler).ln() / BLER_SLOPE_PER_DB;
-            (10.0 * (2f64.powf(se / SHANNON_ETA) - 1.0).log10() + margin).clamp(TRACE_SINR_MIN_DB, TRACE_SINR_MAX_DB)
+            (sinr50_for_efficiency_db(se) + margin).clamp(TRACE_SINR_MIN_DB, TRACE_SINR_MAX_DB)
         }
     };
     let ms = 1_000_000i64;

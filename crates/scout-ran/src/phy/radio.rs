@@ -200,18 +200,17 @@ impl RadioLink {
     pub fn loss_db(&self) -> f64 {
         match self.spec.pathloss {
             Some(s) => {
-                let pl = propagation::path_loss_db(
-                    s,
-                    self.los(),
-                    self.distance_m(),
-                    self.spec.h_bs,
-                    self.spec.h_ut,
-                    self.spec.fc_hz,
-                );
-                pl + self.shadow.as_ref().map_or(0.0, Shadowing::db)
+                self.path_loss_db(s, self.los_u, self.distance_m()) + self.shadow.as_ref().map_or(0.0, Shadowing::db)
             }
             None => 0.0,
         }
+    }
+
+    /// The path loss (dB) of a link `d2d` m long in scenario `s` whose LOS draw is `los_u`: LOS
+    /// while the draw is below the LOS probability at that distance.
+    fn path_loss_db(&self, s: Scenario, los_u: f64, d2d: f64) -> f64 {
+        let los = los_u < propagation::los_probability(s, d2d, self.spec.h_ut);
+        propagation::path_loss_db(s, los, d2d, self.spec.h_bs, self.spec.h_ut, self.spec.fc_hz)
     }
 
     /// RSRP now, dBm: the power of one resource element of the reference signal (TS 38.215
@@ -244,9 +243,7 @@ impl RadioLink {
             .iter()
             .map(|i| {
                 let d = ((i.at[0] - rx[0]).powi(2) + (i.at[1] - rx[1]).powi(2)).sqrt().max(1.0);
-                let los = i.los_u < propagation::los_probability(sc, d, self.spec.h_ut);
-                let pl = propagation::path_loss_db(sc, los, d, self.spec.h_bs, self.spec.h_ut, self.spec.fc_hz);
-                n.load * dbm_to_mw(per_prb - pl - i.shadow.db())
+                n.load * dbm_to_mw(per_prb - self.path_loss_db(sc, i.los_u, d) - i.shadow.db())
             })
             .sum()
     }
