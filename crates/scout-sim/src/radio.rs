@@ -10,7 +10,7 @@ use scout_ran::phy::channel::SinrSource;
 use scout_ran::phy::fading::TdlProfile;
 use scout_ran::phy::mobility::Mobility;
 use scout_ran::phy::propagation::Scenario;
-use scout_ran::phy::radio::{hex_ring, Neighbours, RadioLink, RadioSpec};
+use scout_ran::phy::radio::{hex_ring, Neighbours, PowerControl, RadioLink, RadioSpec};
 use scout_ran::rng::Rng;
 
 use crate::scenario::{DistanceSpec, UeGroup};
@@ -136,7 +136,14 @@ pub fn links(
             at_ue: dl,
             load: c.neighbour_load,
             tx_power_dbm: if dl { c.gnb_tx_power_dbm } else { c.ue_tx_power_dbm },
+            sites: if dl { Vec::new() } else { sites.clone() },
         })
+    };
+    // srsRAN's open-loop PUSCH power control (TS 38.213 §7.1.1), on every modelled UL.
+    let power_control = PowerControl {
+        p0_dbm: f64::from(cell.pusch.p0_nominal_with_grant),
+        alpha: cell.pusch.path_loss_compensation_factor,
+        mu: (cell.common_scs / 15).max(1).trailing_zeros() as u8,
     };
     let (h_bs, h_ut) = (scen.bs_height_m(), scen.ue_height_m());
     let prbs = u32::from(scout_ran::phy::nof_prbs(cell.channel_bandwidth_mhz, cell.common_scs).unwrap_or(1));
@@ -184,6 +191,7 @@ pub fn links(
             start,
             mobility: mobility.clone(),
             neighbours: neighbours(dl),
+            power_control: (!dl).then_some(power_control),
         };
         let link = |dl: bool| {
             SinrSource::Radio(Box::new(std::cell::RefCell::new(RadioLink::new(
@@ -220,6 +228,10 @@ pub fn describe(ues: &[(&SinrSource, &SinrSource)], t_end_ns: i64) -> Vec<serde_
                     "dl_mean_sinr_db": (d.mean_sinr_db() * 100.0).round() / 100.0,
                     "neighbours": d.spec().neighbours.as_ref().map_or(0, |n| n.at.len()),
                     "ul_mean_sinr_db": (u.mean_sinr_db() * 100.0).round() / 100.0,
+                    "ul_mean_sinr_1prb_db": (u.mean_sinr_for_db(1) * 100.0).round() / 100.0,
+                    "ul_power_headroom_1prb_db": u.spec().power_control.map(|pc| {
+                        (pc.headroom_db(u.spec().tx_power_dbm, 1, u.loss_db()) * 100.0).round() / 100.0
+                    }),
                     "fading": d.spec().fading.map(|(p, ds)| format!("{p:?} {:.0} ns", ds * 1e9)),
                     "speed_kmh": d.spec().mobility.speed_mps() * 3.6,
                 }))

@@ -145,6 +145,20 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
             return Err(invalid(mk, format!("{max}; accepted: 0..=30")));
         }
     }
+    // TS 38.331 PUSCH-ConfigCommon p0-NominalWithGrant INTEGER (-202..24); Alpha ENUMERATED.
+    if !(-202..=24).contains(&c.pusch.p0_nominal_with_grant) {
+        return Err(invalid(
+            "cell_cfg.pusch.p0_nominal_with_grant",
+            format!("{}; accepted: -202..=24 (dBm)", c.pusch.p0_nominal_with_grant),
+        ));
+    }
+    let a = c.pusch.path_loss_compensation_factor;
+    if ![0.0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0].iter().any(|v| (a - v).abs() < 1e-9) {
+        return Err(invalid(
+            "cell_cfg.pusch.path_loss_compensation_factor",
+            format!("{a}; accepted: 0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1 (TS 38.331 Alpha)"),
+        ));
+    }
     if !(1..=4).contains(&c.layers) {
         return Err(invalid("cell_cfg.layers", format!("{}; accepted: 1..=4", c.layers)));
     }

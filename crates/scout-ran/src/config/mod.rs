@@ -211,6 +211,16 @@ pub struct PuschCfg {
     pub olla_snr_inc_step: f64,
     /// OLLA's largest SNR offset either way, dB (srsRAN `olla_max_snr_offset`, default 5).
     pub olla_max_snr_offset: f64,
+    /// P_O_NOMINAL_PUSCH, dBm per 15-kHz resource block (srsRAN `p0_nominal_with_grant`, default
+    /// −76; TS 38.213 §7.1.1): the received power per RB open-loop power control aims at.
+    pub p0_nominal_with_grant: i32,
+    /// α, the fraction of the path loss the UE's power compensates (srsRAN
+    /// `path_loss_compensation_factor`, default 1; TS 38.331 `Alpha`: 0, 0.4 … 0.9, 1).
+    pub path_loss_compensation_factor: f64,
+    /// Limit a UE's UL grants to the PRBs its last power headroom report says it can give full
+    /// power (srsRAN `enable_phr_bw_adaptation`, default false; in srsRAN's open-source gNB a
+    /// no-op, in its enterprise one as modelled here).
+    pub enable_phr_bw_adaptation: bool,
     /// Bytes granted in response to an SR before any BSR is known.
     pub sr_grant_bytes: u32,
     /// The gNB's delay from a PUSCH slot to the earliest PDCCH slot that can schedule its
@@ -232,6 +242,9 @@ impl Default for PuschCfg {
             olla_target_bler: 0.01,
             olla_snr_inc_step: 0.001,
             olla_max_snr_offset: 5.0,
+            p0_nominal_with_grant: -76,
+            path_loss_compensation_factor: 1.0,
+            enable_phr_bw_adaptation: false,
             sr_grant_bytes: 256,
             harq_retx_delay_slots: 1,
             ul_sched_delay_slots: 1,

@@ -39,6 +39,10 @@ pub struct Tb {
     pub bsr: Option<u64>,
     /// UL: the Recommended bit rate query it carries (DRB index, bit/s asked).
     pub query: Option<(u8, u64)>,
+    /// UL: the power headroom report it carries, if any (TS 38.321 §6.1.3.8), with the Type 1
+    /// power headroom of this PUSCH in dB (TS 38.213 §7.7.1) when the radio models the UE's power
+    /// (otherwise Scout has no value to report: `Some(None)`).
+    pub phr: Option<Option<i8>>,
     /// The slot of its first transmission.
     pub first_slot: u64,
     /// Its first retransmission's timing, once known: the slot in between — DL: the HARQ-ACK
@@ -55,6 +59,9 @@ pub struct LinkState {
     pub measured_sinr: f64,
     /// DL: the last CQI the UE reported (TS 38.214 §5.2.2.1).
     pub cqi: Option<u8>,
+    /// UL: from the UE's last power headroom report, the most PRBs on which it can still transmit
+    /// the power open-loop power control asks for (beyond, it reaches P_CMAX).
+    pub full_power_prbs: Option<f64>,
     pub olla: Olla,
     pub harq: Vec<HarqProcess<Tb>>,
 }
@@ -124,6 +131,7 @@ impl GnbMac {
         let link = |sinr: f64, olla: Olla, harqs: u8| LinkState {
             measured_sinr: sinr,
             cqi: None,
+            full_power_prbs: None,
             olla,
             harq: (0..harqs).map(|_| HarqProcess::default()).collect(),
         };
@@ -191,6 +199,14 @@ impl GnbMac {
     /// from it until the next PUSCH (as srsRAN's UL link adaptation uses the PUSCH SNR).
     pub fn pusch_measured(&mut self, ui: usize, sinr_db: f64) {
         self.ues[ui].link[UL].measured_sinr = sinr_db;
+    }
+
+    /// A power headroom report of `ph_db` dB from UE `ui`, carried on a PUSCH of `prbs` PRBs: the
+    /// PRBs at which its headroom would be 0 are 10^((PH + 10·log10 M)/10) (as srsRAN's
+    /// `pusch_power_controller` derives them, without closed-loop corrections: none are sent).
+    pub fn phr_received(&mut self, ui: usize, ph_db: i8, prbs: u16) {
+        let n = 10f64.powf((f64::from(ph_db) + 10.0 * f64::from(prbs.max(1)).log10()) / 10.0);
+        self.ues[ui].link[UL].full_power_prbs = Some(n);
     }
 
     /// The UL slot that would carry the HARQ-ACK of a PDSCH to UE `ui` in slot `s`, if any has room.
@@ -304,7 +320,14 @@ impl GnbMac {
     pub fn allocate(&mut self, d: usize, ui: usize, symbols: u32, need: u64, free: u16) -> (u16, u8, u32) {
         let mcs = self.mcs(ui, d);
         let (prbs, _) = self.tbs.prbs_for(self.table[d], mcs, symbols, need);
-        let prbs = prbs.min(free);
+        let mut prbs = prbs.min(free);
+        // srsRAN's PHR bandwidth adaptation (`pusch.enable_phr_bw_adaptation`): no more PRBs than
+        // the UE can give its full power per PRB, so its PUSCH's SINR is what power control aims at.
+        if d == UL && self.cell.pusch.enable_phr_bw_adaptation {
+            if let Some(n) = self.ues[ui].link[UL].full_power_prbs {
+                prbs = prbs.min(n.floor().clamp(1.0, f64::from(u16::MAX)) as u16);
+            }
+        }
         (prbs, mcs, self.tbs.tbs_for(self.table[d], mcs, symbols, prbs))
     }
 
@@ -451,6 +474,7 @@ mod tests {
             symbols: 12,
             bsr: None,
             query: None,
+            phr: None,
             first_slot: 0,
             retx_timing: (None, None),
         }
@@ -460,6 +484,25 @@ mod tests {
         let cell = CellCfg::default();
         let duplex = Duplex::Tdd(cell.tdd_ul_dl_cfg.clone());
         GnbMac::new(&cell, &duplex, 51, &vec![[20.0, 15.0]; ues])
+    }
+
+    /// With `enable_phr_bw_adaptation`, a UE whose PHR said −6 dB on 40 PRBs (full power on
+    /// 10^((−6 + 16.02)/10) = 10.05 PRBs) is granted at most 10; without it, what its buffer needs.
+    #[test]
+    fn phr_bandwidth_adaptation_caps_ul_grants() {
+        let big = 1_000_000;
+        for (adapt, cap) in [(false, 51u16), (true, 10)] {
+            let mut cell = CellCfg::default();
+            cell.pusch.enable_phr_bw_adaptation = adapt;
+            let duplex = Duplex::Tdd(cell.tdd_ul_dl_cfg.clone());
+            let mut m = GnbMac::new(&cell, &duplex, 51, &[[20.0, 15.0]]);
+            assert_eq!(m.allocate(UL, 0, 13, big, 51).0, 51, "no PHR yet");
+            m.phr_received(0, -6, 40);
+            assert_eq!(m.allocate(UL, 0, 13, big, 51).0, cap, "adaptation {adapt}");
+            // A UE with headroom to spare is not held back.
+            m.phr_received(0, 20, 4);
+            assert_eq!(m.allocate(UL, 0, 13, big, 51).0, 51);
+        }
     }
 
     #[test]

@@ -39,7 +39,16 @@ pub struct UeMac {
     pub bit_rate_query: Option<(u8, u64)>,
     /// When bitRateQueryProhibitTimer expires, per DRB index (TS 38.321 §5.18.10).
     query_prohibited_until: Vec<Instant>,
+    /// When the next power headroom report is due (phr-PeriodicTimer; a PHR triggers when the
+    /// PHR functionality is configured: the first new TB carries one).
+    phr_due_at: Instant,
 }
+
+/// srsRAN's PHR-Config (`mac_cell_group_config`): phr-PeriodicTimer sf10 and phr-ProhibitTimer
+/// sf10 (TS 38.321 §5.4.6), so a PHR is triggered 10 ms after the last one — by the periodic
+/// timer, or by a path loss change of phr-Tx-PowerFactorChange (1 dB) once the prohibit timer,
+/// also 10 ms, has run out.
+pub const PHR_PERIOD_NS: i64 = 10_000_000;
 
 impl UeMac {
     pub fn new(sr_offset: u64, lcp: Lcp) -> UeMac {
@@ -53,7 +62,23 @@ impl UeMac {
             lcp,
             bit_rate_query: None,
             query_prohibited_until: Vec::new(),
+            phr_due_at: Instant::MIN,
         }
+    }
+
+    /// Bytes a new TB at `t` keeps for a Single Entry PHR MAC CE: two octets and a one-octet
+    /// subheader (TS 38.321 §6.1.3.8, §6.1.2) when one is triggered, else 0.
+    pub fn phr_room(&self, t: Instant) -> u32 {
+        if t >= self.phr_due_at {
+            3
+        } else {
+            0
+        }
+    }
+
+    /// A PHR was sent at `t`: phr-PeriodicTimer and phr-ProhibitTimer restart (§5.4.6).
+    pub fn phr_sent(&mut self, t: Instant) {
+        self.phr_due_at = t + PHR_PERIOD_NS;
     }
 
     /// The application asks at `t` for `bps` on DRB `drb` (TS 38.321 §5.18.10): the query is
@@ -150,6 +175,17 @@ impl UeMac {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// srsRAN's PHR-Config: the first new TB carries a PHR, the next one 10 ms after (3 bytes:
+    /// the Single Entry PHR MAC CE and its subheader).
+    #[test]
+    fn a_phr_goes_out_every_ten_ms() {
+        let mut m = UeMac::new(0, Lcp::new(&[]));
+        assert_eq!(m.phr_room(0), 3);
+        m.phr_sent(0);
+        assert_eq!(m.phr_room(9_999_999), 0);
+        assert_eq!(m.phr_room(10_000_000), 3);
+    }
 
     #[test]
     fn a_query_waits_out_the_prohibit_timer() {

@@ -139,6 +139,24 @@ impl SinrSource {
             }
         }
     }
+
+    /// The UE's Type 1 power headroom (dB, TS 38.213 §7.7.1) for a PUSCH over `prbs` PRBs at
+    /// `t_ns`, when the source models its power (a modelled UL link under power control).
+    pub fn power_headroom_db(&self, t_ns: i64, prbs: u32) -> Option<f64> {
+        match self {
+            SinrSource::Radio(l) => l.borrow_mut().power_headroom_db(t_ns, prbs),
+            _ => None,
+        }
+    }
+
+    /// SINR at time `t_ns` of a transmission over `prbs` PRBs: a modelled UL link under power
+    /// control depends on the grant's size ([`super::radio::PowerControl`]); the others do not.
+    pub fn at_prbs(&self, t_ns: i64, prbs: u32) -> f64 {
+        match self {
+            SinrSource::Radio(l) => l.borrow_mut().effective_sinr_for_db(t_ns, prbs),
+            _ => self.at(t_ns),
+        }
+    }
 }
 
 /// Bounds of the SINR a capacity trace maps to (dB).

@@ -12,8 +12,14 @@
 //! parameters, are the finer ones; not yet). Without path loss (`pathloss: none`) the mean SINR
 //! is given and the fading varies it.
 //!
-//! Uplink power is spread over the whole carrier too: UL power control (TS 38.213 §7.1), which
-//! concentrates a UE's power on its allocation, is not modelled.
+//! Uplink power ([`PowerControl`], with path loss): open-loop PUSCH power control of TS 38.213
+//! §7.1.1 — P = min(P_CMAX, P_O_PUSCH + 10·log10(2^µ·M) + α·PL) over a grant of M PRBs, PL the
+//! UE's estimate from the RSRP (path loss and shadowing; the fading averaged out by the RSRP's
+//! filtering) — so a UE's power per PRB is P_O_PUSCH + α·PL until it reaches P_CMAX, and from
+//! there P_CMAX shared by its M PRBs: a power-limited UE's SINR falls as its grant grows. Δ_TF is
+//! 0 (srsRAN configures no `deltaMCS`) and the closed loop f is 0 (srsRAN's open-source gNB sends
+//! TPC 1, "0 dB", always). Without path loss the UL's mean SINR is given and no power control
+//! applies.
 //!
 //! Other cells ([`Neighbours`]): a first tier of neighbour sites around the serving gNB, each
 //! transmitting a `load` fraction of the time (its activity factor) at the serving cell's
@@ -27,6 +33,43 @@ use super::mobility::{Mobility, Mover};
 use super::propagation::{self, Scenario, Shadowing};
 use crate::rng::Rng;
 
+/// Open-loop PUSCH power control (TS 38.213 §7.1.1), srsRAN's configuration: P_O_NOMINAL_PUSCH
+/// `pusch.p0_nominal_with_grant` (default −76 dBm), P_O_UE_PUSCH 0 and α
+/// `pusch.path_loss_compensation_factor` (default 1: `alpha1`), the UE's P_CMAX its transmit power.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PowerControl {
+    /// P_O_PUSCH, dBm per resource block of 15 kHz subcarriers.
+    pub p0_dbm: f64,
+    /// α, the fraction of the path loss compensated (0, 0.4 … 0.9, 1: TS 38.331 `Alpha`).
+    pub alpha: f64,
+    /// The numerology µ of the PUSCH's subcarrier spacing (15·2^µ kHz).
+    pub mu: u8,
+}
+
+impl PowerControl {
+    /// The transmit power per PRB (dBm) of a PUSCH over `prbs` PRBs, the UE's maximum power being
+    /// `p_cmax_dbm` and its path loss estimate `pl_db`.
+    pub fn tx_per_prb_dbm(&self, p_cmax_dbm: f64, prbs: u32, pl_db: f64) -> f64 {
+        let m = 10.0 * f64::from(prbs.max(1)).log10();
+        let wanted = self.p0_dbm + 10.0 * f64::from(1u32 << self.mu).log10() + m + self.alpha * pl_db;
+        p_cmax_dbm.min(wanted) - m
+    }
+
+    /// The Type 1 power headroom (dB) of a PUSCH over `prbs` PRBs (TS 38.213 §7.7.1): P_CMAX less
+    /// the power power control asks for, negative when it asks for more than P_CMAX.
+    pub fn headroom_db(&self, p_cmax_dbm: f64, prbs: u32, pl_db: f64) -> f64 {
+        let m = 10.0 * f64::from(prbs.max(1)).log10();
+        p_cmax_dbm - (self.p0_dbm + 10.0 * f64::from(1u32 << self.mu).log10() + m + self.alpha * pl_db)
+    }
+
+    /// The largest grant (PRBs) on which a UE of path loss `pl_db` still has the power P_O_PUSCH +
+    /// α·PL per PRB: beyond it, P_CMAX is shared.
+    pub fn full_power_prbs(&self, p_cmax_dbm: f64, pl_db: f64) -> f64 {
+        let per_prb = self.p0_dbm + 10.0 * f64::from(1u32 << self.mu).log10() + self.alpha * pl_db;
+        10f64.powf((p_cmax_dbm - per_prb) / 10.0)
+    }
+}
+
 /// Interference from neighbour cells on one direction of a link.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Neighbours {
@@ -37,8 +80,11 @@ pub struct Neighbours {
     pub at_ue: bool,
     /// The fraction of the time each interferer transmits (0–1).
     pub load: f64,
-    /// Each interferer's transmit power over the carrier, dBm.
+    /// Each interferer's transmit power over the carrier, dBm (its P_CMAX under power control).
     pub tx_power_dbm: f64,
+    /// UL: each interferer's own gNB, towards which its power is controlled (the link's
+    /// [`PowerControl`], a full-carrier grant: full buffer); empty for the DL.
+    pub sites: Vec<[f64; 2]>,
 }
 
 /// The first tier of `n` (≤ 6) neighbour sites of a hexagonal layout, `isd_m` from the serving one
@@ -74,6 +120,8 @@ pub struct RadioSpec {
     pub mobility: Mobility,
     /// Other cells' interference (none: one cell alone).
     pub neighbours: Option<Neighbours>,
+    /// UL power control (with path loss; none: `tx_power_dbm` spread over the carrier).
+    pub power_control: Option<PowerControl>,
 }
 
 /// One interferer's link to the receiver: its LOS draw and shadowing (its own process).
@@ -82,6 +130,9 @@ struct Interferer {
     at: [f64; 2],
     los_u: f64,
     shadow: Shadowing,
+    /// Its transmit power per PRB, dBm: the carrier's share of its power, or under power control
+    /// what its own path loss calls for on a full-carrier grant.
+    tx_per_prb_dbm: f64,
 }
 
 /// PRBs per group the fading is evaluated on (a CSI subband of TS 38.214 Table 5.2.1.4-2 is 4–32
@@ -108,8 +159,10 @@ pub struct RadioLink {
     /// The fading is evaluated once per this many ns (see [`TdlChannel::coherent_for_s`]).
     quantum_ns: i64,
     interferers: Vec<Interferer>,
-    /// The last interval asked and the effective SINR in it.
-    last: Option<(i64, f64)>,
+    /// The interval the fading's `gains` are of.
+    gains_at: Option<i64>,
+    /// The last interval and grant size asked, and the effective SINR of them.
+    last: Option<(i64, u32, f64)>,
     scratch: Vec<f64>,
 }
 
@@ -155,7 +208,26 @@ impl RadioLink {
                             sc.decorrelation_m(los),
                             Rng::new(seed, &format!("{name}.shadowing")),
                         );
-                        Interferer { at: *at, los_u, shadow }
+                        let tx_per_prb_dbm = match (spec.power_control, n.sites.get(k)) {
+                            // A neighbour UE's power is controlled by its path loss to its own gNB
+                            // (its own LOS draw and shadowing there, fixed: it does not move).
+                            (Some(pc), Some(site)) => {
+                                let d = ((at[0] - site[0]).powi(2) + (at[1] - site[1]).powi(2)).sqrt().max(1.0);
+                                let own = format!("{name}.own");
+                                let own_los = Rng::new(seed, &format!("{own}.los")).uniform()
+                                    < propagation::los_probability(sc, d, spec.h_ut);
+                                let own_shadow = Shadowing::new(
+                                    sc.shadow_std_db(own_los),
+                                    sc.decorrelation_m(own_los),
+                                    Rng::new(seed, &format!("{own}.shadowing")),
+                                );
+                                let pl = propagation::path_loss_db(sc, own_los, d, spec.h_bs, spec.h_ut, spec.fc_hz)
+                                    + own_shadow.db();
+                                pc.tx_per_prb_dbm(n.tx_power_dbm, spec.prbs, pl)
+                            }
+                            _ => n.tx_power_dbm - 10.0 * f64::from(spec.prbs).log10(),
+                        };
+                        Interferer { at: *at, los_u, shadow, tx_per_prb_dbm }
                     })
                     .collect()
             }
@@ -174,6 +246,7 @@ impl RadioLink {
             gains: Vec::new(),
             quantum_ns,
             interferers,
+            gains_at: None,
             last: None,
             scratch: Vec::new(),
         }
@@ -220,13 +293,36 @@ impl RadioLink {
         self.spec.tx_power_dbm - 10.0 * f64::from(12 * self.spec.prbs).log10() - self.loss_db()
     }
 
-    /// The mean SINR over the fading now, dB: received power per PRB over noise plus the
-    /// neighbours' interference per PRB.
+    /// The mean SINR over the fading now, dB, of a transmission over the whole carrier: received
+    /// power per PRB over noise plus the neighbours' interference per PRB.
     pub fn mean_sinr_db(&self) -> f64 {
+        self.mean_sinr_for_db(self.spec.prbs)
+    }
+
+    /// The transmit power per PRB now (dBm) of a transmission over `prbs` PRBs: under power control
+    /// what TS 38.213 §7.1.1 gives for the UE's path loss estimate ([`PowerControl`]), otherwise the
+    /// transmit power spread over the carrier.
+    pub fn tx_per_prb_dbm(&self, prbs: u32) -> f64 {
+        match self.spec.power_control {
+            Some(pc) if self.spec.pathloss.is_some() => pc.tx_per_prb_dbm(self.spec.tx_power_dbm, prbs, self.loss_db()),
+            _ => self.spec.tx_power_dbm - 10.0 * f64::from(self.spec.prbs).log10(),
+        }
+    }
+
+    /// The UE's power headroom (dB) for a PUSCH over `prbs` PRBs at `t_ns`, under power control.
+    pub fn power_headroom_db(&mut self, t_ns: i64, prbs: u32) -> Option<f64> {
+        self.advance(t_ns);
+        let pc = self.spec.power_control.filter(|_| self.spec.pathloss.is_some())?;
+        Some(pc.headroom_db(self.spec.tx_power_dbm, prbs, self.loss_db()))
+    }
+
+    /// The mean SINR over the fading now (dB) of a transmission over `prbs` PRBs (under power
+    /// control the power per PRB depends on how many; otherwise not).
+    pub fn mean_sinr_for_db(&self, prbs: u32) -> f64 {
         match self.spec.pathloss {
             None => self.spec.mean_sinr_db,
             Some(_) => {
-                let per_prb = self.spec.tx_power_dbm - 10.0 * f64::from(self.spec.prbs).log10() - self.loss_db();
+                let per_prb = self.tx_per_prb_dbm(prbs) - self.loss_db();
                 let noise_mw = dbm_to_mw(propagation::noise_dbm(12.0 * self.spec.scs_hz, self.spec.noise_figure_db));
                 per_prb - 10.0 * (noise_mw + self.interference_mw()).log10()
             }
@@ -238,12 +334,11 @@ impl RadioLink {
     pub fn interference_mw(&self) -> f64 {
         let (Some(n), Some(sc)) = (&self.spec.neighbours, self.spec.pathloss) else { return 0.0 };
         let rx = if n.at_ue { self.mover.position() } else { [0.0, 0.0] };
-        let per_prb = n.tx_power_dbm - 10.0 * f64::from(self.spec.prbs).log10();
         self.interferers
             .iter()
             .map(|i| {
                 let d = ((i.at[0] - rx[0]).powi(2) + (i.at[1] - rx[1]).powi(2)).sqrt().max(1.0);
-                n.load * dbm_to_mw(per_prb - self.path_loss_db(sc, i.los_u, d) - i.shadow.db())
+                n.load * dbm_to_mw(i.tx_per_prb_dbm - self.path_loss_db(sc, i.los_u, d) - i.shadow.db())
             })
             .sum()
     }
@@ -265,36 +360,50 @@ impl RadioLink {
         }
     }
 
-    /// Each PRB group's SINR (dB) at `t_ns`, into `out`.
+    /// Each PRB group's SINR (dB) at `t_ns` of a transmission over the whole carrier, into `out`.
     pub fn group_sinr_db(&mut self, t_ns: i64, out: &mut Vec<f64>) {
+        self.group_sinr_for_db(t_ns, self.spec.prbs, out);
+    }
+
+    /// Each PRB group's SINR (dB) at `t_ns` of a transmission over `prbs` PRBs, into `out`.
+    fn group_sinr_for_db(&mut self, t_ns: i64, prbs: u32, out: &mut Vec<f64>) {
         self.advance(t_ns);
-        let mean = self.mean_sinr_db();
+        let mean = self.mean_sinr_for_db(prbs);
         out.clear();
         match &self.fading {
             Some(f) => {
-                f.gains_with(t_ns as f64 * 1e-9, &self.rot, &mut self.paths, &mut self.gains);
+                if self.gains_at != Some(t_ns) {
+                    f.gains_with(t_ns as f64 * 1e-9, &self.rot, &mut self.paths, &mut self.gains);
+                    self.gains_at = Some(t_ns);
+                }
                 out.extend(self.gains.iter().map(|g| mean + 10.0 * g.max(1e-12).log10()));
             }
             None => out.extend(self.freqs.iter().map(|_| mean)),
         }
     }
 
-    /// The effective SINR (dB) over the whole carrier at `t_ns` (capacity-effective; see the
+    /// The effective SINR (dB) of a transmission over the whole carrier at `t_ns`.
+    pub fn effective_sinr_db(&mut self, t_ns: i64) -> f64 {
+        self.effective_sinr_for_db(t_ns, self.spec.prbs)
+    }
+
+    /// The effective SINR (dB) at `t_ns` of a transmission over `prbs` PRBs (capacity-effective
+    /// over the carrier's PRB groups: the allocation is taken as spread over the band; see the
     /// module's documentation). The channel is evaluated at the start of each interval over which
     /// the fading stays correlated above 0.98 (at most 1 ms; at 120 km/h and 3.5 GHz, 82 µs), and
     /// that value serves every time within the interval.
-    pub fn effective_sinr_db(&mut self, t_ns: i64) -> f64 {
+    pub fn effective_sinr_for_db(&mut self, t_ns: i64, prbs: u32) -> f64 {
         let t = t_ns.div_euclid(self.quantum_ns) * self.quantum_ns;
-        if let Some((last, v)) = self.last {
-            if last == t {
+        if let Some((last, n, v)) = self.last {
+            if last == t && n == prbs {
                 return v;
             }
         }
         let mut s = std::mem::take(&mut self.scratch);
-        self.group_sinr_db(t, &mut s);
+        self.group_sinr_for_db(t, prbs, &mut s);
         let v = effective_sinr_db(&s);
         self.scratch = s;
-        self.last = Some((t, v));
+        self.last = Some((t, prbs, v));
         v
     }
 }
@@ -331,6 +440,7 @@ mod tests {
             start: [300.0, 0.0],
             mobility: Mobility::Static,
             neighbours: None,
+            power_control: None,
         }
     }
 
@@ -341,7 +451,7 @@ mod tests {
     #[test]
     fn neighbours_interfere_by_their_load() {
         let with = |load: f64| {
-            let n = Neighbours { at: hex_ring(6, 500.0), at_ue: true, load, tx_power_dbm: 46.0 };
+            let n = Neighbours { at: hex_ring(6, 500.0), at_ue: true, load, tx_power_dbm: 46.0, sites: Vec::new() };
             RadioLink::new(RadioSpec { neighbours: Some(n), start: [216.5, 125.0], ..spec() }, 4, 0, "dl")
         };
         let alone = RadioLink::new(RadioSpec { start: [216.5, 125.0], ..spec() }, 4, 0, "dl");
@@ -358,6 +468,67 @@ mod tests {
         assert!((with(0.5).interference_mw() - 0.5 * i).abs() < 1e-9 * i);
         assert_eq!(hex_ring(6, 500.0).len(), 6);
         assert!((hex_ring(2, 200.0)[1][1] - 200.0 * (std::f64::consts::PI / 3.0).sin()).abs() < 1e-9);
+    }
+
+    /// TS 38.213 §7.1.1 with srsRAN's configuration (P0 −76 dBm, α 1, µ 1): the power per PRB is
+    /// P0 + 10·log10(2) + PL until P_CMAX; a near UE's SINR does not depend on its grant's size and
+    /// its received power per PRB is P0 + 3 dBm wherever it is; a far UE shares 23 dBm over its
+    /// grant, so 1 PRB has 10·log10(51) dB more SINR than 51.
+    #[test]
+    fn ul_power_control_follows_ts_38_213() {
+        let pc = PowerControl { p0_dbm: -76.0, alpha: 1.0, mu: 1 };
+        // PL 80 dB, 1 PRB: −76 + 3.01 + 80 = 7.01 dBm; 10 PRBs: 17.01 dBm, 7.01 per PRB.
+        assert!((pc.tx_per_prb_dbm(23.0, 1, 80.0) - 7.0103).abs() < 1e-3);
+        assert!((pc.tx_per_prb_dbm(23.0, 10, 80.0) - 7.0103).abs() < 1e-3);
+        // PL 100 dB, 10 PRBs: 37 dBm wanted, 23 allowed, 13 per PRB.
+        assert!((pc.tx_per_prb_dbm(23.0, 10, 100.0) - 13.0).abs() < 1e-9);
+        // Full power per PRB up to 10^((23 − 7.01)/10) = 39.7 PRBs at PL 80.
+        assert!((pc.full_power_prbs(23.0, 80.0) - 39.72).abs() < 0.01);
+        // Fractional compensation: α 0.8 compensates 0.8 dB of each dB more of path loss.
+        let frac = PowerControl { alpha: 0.8, ..pc };
+        assert!((frac.tx_per_prb_dbm(23.0, 1, 90.0) - frac.tx_per_prb_dbm(23.0, 1, 80.0) - 8.0).abs() < 1e-9);
+
+        let ul = |x: f64| {
+            let spec = RadioSpec {
+                fading: None,
+                tx_power_dbm: 23.0,
+                noise_figure_db: 5.0,
+                start: [x, 0.0],
+                power_control: Some(pc),
+                ..spec()
+            };
+            RadioLink::new(spec, 1, 0, "ul")
+        };
+        let noise = -174.0 + 10.0 * 360e3f64.log10() + 5.0;
+        let near = ul(40.0);
+        assert!(pc.full_power_prbs(23.0, near.loss_db()) > 51.0, "PL {}", near.loss_db());
+        assert!((near.mean_sinr_for_db(1) - near.mean_sinr_for_db(51)).abs() < 1e-9);
+        assert!((near.mean_sinr_db() - (-76.0 + 3.0103 - noise)).abs() < 1e-3, "{}", near.mean_sinr_db());
+        let far = ul(1500.0);
+        assert!(pc.full_power_prbs(23.0, far.loss_db()) < 1.0, "PL {}", far.loss_db());
+        let gain = far.mean_sinr_for_db(1) - far.mean_sinr_for_db(51);
+        assert!((gain - 10.0 * 51f64.log10()).abs() < 1e-9, "{gain}");
+        assert!(far.mean_sinr_db() < near.mean_sinr_db() - 20.0);
+        // Without power control the power is spread over the carrier whatever the grant.
+        let flat =
+            RadioLink::new(RadioSpec { fading: None, tx_power_dbm: 23.0, start: [1500.0, 0.0], ..spec() }, 1, 0, "ul");
+        assert_eq!(flat.mean_sinr_for_db(1), flat.mean_sinr_for_db(51));
+    }
+
+    /// Neighbour UEs under power control transmit what their own path loss calls for: near their
+    /// own gNBs, much less interference at the serving gNB than at 23 dBm each.
+    #[test]
+    fn power_controlled_neighbour_ues_interfere_less() {
+        let pc = PowerControl { p0_dbm: -76.0, alpha: 1.0, mu: 1 };
+        let sites = hex_ring(6, 500.0);
+        let link = |at: Vec<[f64; 2]>, pc: Option<PowerControl>| {
+            let n = Neighbours { at, at_ue: false, load: 1.0, tx_power_dbm: 23.0, sites: sites.clone() };
+            let spec = RadioSpec { tx_power_dbm: 23.0, neighbours: Some(n), power_control: pc, ..spec() };
+            RadioLink::new(spec, 2, 0, "ul").interference_mw()
+        };
+        let near_own: Vec<[f64; 2]> = sites.iter().map(|s| [s[0] * 0.95, s[1] * 0.95]).collect();
+        let (controlled, full) = (link(near_own.clone(), Some(pc)), link(near_own, None));
+        assert!(controlled > 0.0 && controlled < full / 2.0, "{controlled} vs {full} mW");
     }
 
     #[test]

@@ -107,7 +107,18 @@ impl Stack {
             let (h, ack_slot) = self.mac.new_dl_tx(
                 s,
                 ui,
-                Tb { pdus, mcs, prbs, tbs, symbols, bsr: None, query: None, first_slot: s, retx_timing: (None, None) },
+                Tb {
+                    pdus,
+                    mcs,
+                    prbs,
+                    tbs,
+                    symbols,
+                    bsr: None,
+                    query: None,
+                    phr: None,
+                    first_slot: s,
+                    retx_timing: (None, None),
+                },
             );
             self.transmit_dl(ui, h, ack_slot, &pdsch, sink);
         }
@@ -377,7 +388,7 @@ impl Stack {
             bsr_bytes: tb.bsr,
             // The CQI the UE reported (DL only: the UL has no CQI).
             cqi: if dl { self.mac.ue(ui).link[DL].cqi } else { None },
-            sinr_db: Some(u.air[d].sinr.at(t) as f32),
+            sinr_db: Some(if dl { u.air[d].sinr.at(t) } else { u.air[d].sinr.at_prbs(t, u32::from(tb.prbs)) } as f32),
             prbs_used: None,
             prbs_total: None,
             nof_ues_scheduled: None,
@@ -456,10 +467,18 @@ impl Stack {
                 let query_room = self.ues[ui].mac.query_room();
                 let query = (tbs >= query_room).then(|| self.ues[ui].mac.bit_rate_query.take()).flatten();
                 let query_room = if query.is_some() { query_room } else { 0 };
-                let mut pdus = self.pull(ui, tbs.saturating_sub(bsr_room + query_room), false, t, sink);
+                // A triggered power headroom report (TS 38.321 §5.4.6) with this PUSCH's headroom.
+                let phr_room = self.ues[ui].mac.phr_room(t);
+                let phr_room = if tbs >= bsr_room + query_room + phr_room { phr_room } else { 0 };
+                let phr = (phr_room > 0).then(|| {
+                    self.ues[ui].mac.phr_sent(t);
+                    self.ues[ui].air[UL].sinr.power_headroom_db(t, u32::from(prbs)).map(ph_report_db)
+                });
+                let ce_room = bsr_room + query_room + phr_room;
+                let mut pdus = self.pull(ui, tbs.saturating_sub(ce_room), false, t, sink);
                 let left = self.ue_ul_buffer(ui);
                 let used_bytes: u32 =
-                    pdus.iter().map(|(_, p)| p.bytes() + mac_subheader(p.bytes())).sum::<u32>() + bsr_room + query_room;
+                    pdus.iter().map(|(_, p)| p.bytes() + mac_subheader(p.bytes())).sum::<u32>() + ce_room;
                 let bsr = self.ues[ui].mac.carries_bsr(tbs, used_bytes).then_some(left);
                 if bsr.is_some() {
                     let b = &self.cfg.cell.mac_cell_group.bsr_cfg;
@@ -470,7 +489,7 @@ impl Stack {
                 self.mac.ul_tb_built(
                     ui,
                     h,
-                    Tb { pdus, mcs, prbs, tbs, symbols, bsr, query, first_slot: s, retx_timing: (None, None) },
+                    Tb { pdus, mcs, prbs, tbs, symbols, bsr, query, phr, first_slot: s, retx_timing: (None, None) },
                 );
             }
             let hp = self.mac.harq(UL, ui, h);
@@ -479,7 +498,8 @@ impl Stack {
             let retx = hp.nof_tx - 1;
             let start = t + self.grid.symbol_ns();
             self.tb_sent(sink, start, Node::Ue, &tb.pdus, retx);
-            let sinr = self.ues[ui].air[UL].sinr.at(t);
+            // Under power control the UE's power per PRB depends on the grant's size.
+            let sinr = self.ues[ui].air[UL].sinr.at_prbs(t, u32::from(tb.prbs));
             let p_err = channel::bler(self.mac.table(UL), tb.mcs, sinr, hp.nof_tx);
             self.mac.pusch_measured(ui, sinr);
             self.stats.harq_tx[1] += 1;
@@ -509,6 +529,9 @@ impl Stack {
             if let Some(b) = tb.bsr {
                 self.mac.ue_mut(ui).ul_view.bsr(slot, b, self.cfg.cell.pusch.ul_sched_delay_slots);
             }
+            if let Some(Some(ph)) = tb.phr {
+                self.mac.phr_received(ui, ph, tb.prbs);
+            }
             if let Some((drb, bps)) = tb.query {
                 self.control(sink, now, Control::AnbrQuery { node: Node::GnbDu, ue: ui as u32, drb: drb + 1, bps });
                 if let Some(r) = self.mac.answer_query(now, ui, usize::from(drb)) {
@@ -523,4 +546,10 @@ impl Stack {
         }
         self.ue_data_arrived(ui);
     }
+}
+
+/// A power headroom as the Single Entry PHR MAC CE reports it: whole dB (rounded down), within the
+/// reportable range −32 … 38 dB (TS 38.133 Table 10.1.17.1-1).
+fn ph_report_db(ph: f64) -> i8 {
+    ph.floor().clamp(-32.0, 38.0) as i8
 }
