@@ -52,6 +52,9 @@ pub struct Tb {
     pub retx_timing: (Option<u64>, Option<u64>),
 }
 
+/// The smallest TB the gNB schedules, bytes: below it a grant carries no useful MAC SDU.
+pub const MIN_TB_BYTES: u32 = 8;
+
 /// One direction of one UE as the gNB's MAC knows it.
 pub struct LinkState {
     /// UL: the SINR (dB) the gNB measured on the UE's last PUSCH, where UL link adaptation starts
@@ -323,9 +326,12 @@ impl GnbMac {
         let mut prbs = prbs.min(free);
         // srsRAN's PHR bandwidth adaptation (`pusch.enable_phr_bw_adaptation`): no more PRBs than
         // the UE can give its full power per PRB, so its PUSCH's SINR is what power control aims at.
+        // Never below the PRBs of the smallest TB worth sending (srsRAN widens a grant whose code
+        // rate would be invalid).
         if d == UL && self.cell.pusch.enable_phr_bw_adaptation {
             if let Some(n) = self.ues[ui].link[UL].full_power_prbs {
-                prbs = prbs.min(n.floor().clamp(1.0, f64::from(u16::MAX)) as u16);
+                let (least, _) = self.tbs.prbs_for(self.table[d], mcs, symbols, u64::from(MIN_TB_BYTES));
+                prbs = prbs.min((n.floor().clamp(1.0, f64::from(u16::MAX)) as u16).max(least));
             }
         }
         (prbs, mcs, self.tbs.tbs_for(self.table[d], mcs, symbols, prbs))

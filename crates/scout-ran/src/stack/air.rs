@@ -437,7 +437,7 @@ impl Stack {
             }
             let want = self.mac.ue(ui).ul_view.want_bytes(self.cfg.cell.pusch.sr_grant_bytes);
             let (prbs, mcs, tbs) = self.mac.allocate(UL, ui, symbols, want, budget.free);
-            if tbs < 8 {
+            if tbs < MIN_TB_BYTES {
                 continue;
             }
             budget.take(prbs);

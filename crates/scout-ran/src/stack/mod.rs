@@ -28,7 +28,7 @@ pub use crate::config::{ConfigError, StackConfig, UeSpec, MAX_SR_PERIOD_SLOTS};
 use crate::executor::{Executor, Link, Submit};
 use crate::f1u::F1uTx;
 use crate::mac::anbr::{AnbrParams, Recommendation};
-use crate::mac::gnb::{GnbMac, SlotBudget, Tb, DL, UL};
+use crate::mac::gnb::{GnbMac, SlotBudget, Tb, DL, MIN_TB_BYTES, UL};
 use crate::mac::harq::rv;
 use crate::mac::lcp::{LchCfg, Lcp};
 use crate::mac::ue::{UeMac, UlGrant};
