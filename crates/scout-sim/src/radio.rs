@@ -143,7 +143,7 @@ pub fn links(
     let power_control = PowerControl {
         p0_dbm: f64::from(cell.pusch.p0_nominal_with_grant),
         alpha: cell.pusch.path_loss_compensation_factor,
-        mu: (cell.common_scs / 15).max(1).trailing_zeros() as u8,
+        mu: scout_ran::phy::mu_for_scs(cell.common_scs).unwrap_or(1),
     };
     let (h_bs, h_ut) = (scen.bs_height_m(), scen.ue_height_m());
     let prbs = u32::from(scout_ran::phy::nof_prbs(cell.channel_bandwidth_mhz, cell.common_scs).unwrap_or(1));

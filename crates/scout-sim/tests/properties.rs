@@ -176,7 +176,10 @@ fn udp_flood_builds_up_saturates_and_drains() {
     // desired buffer size (the RLC queue's limit): RLC is most of the way there, and fills after.
     let rlc_at_drop = rlc.iter().take_while(|(t, _)| *t <= first_pdcp_drop).map(|(_, q)| *q).max().unwrap();
     assert!(rlc_at_drop > limit / 2, "RLC holds {rlc_at_drop} B when PDCP first sheds");
-    assert!(first_near_full <= first_pdcp_drop + s, "RLC fills ({first_near_full}) as PDCP sheds ({first_pdcp_drop})");
+    assert!(
+        first_near_full <= first_pdcp_drop + 2 * s,
+        "RLC fills ({first_near_full}) as PDCP sheds ({first_pdcp_drop})"
+    );
     assert!(first_pdcp_drop > s / 2, "buffers absorb the overload first");
     // Steady state: occupancy stays high between 5 s and 15 s.
     let steady: Vec<u64> = rlc.iter().filter(|(t, _)| *t > 5 * s && *t < 15 * s).map(|(_, q)| *q).collect();

@@ -159,7 +159,7 @@ fn harq_failures_at_the_cell_edge_reach_rlc() {
             "name: t\nduration_s: 10\ncell_cfg: {{channel_bandwidth_MHz: 20, common_scs: 30, pdsch: {{olla_target_bler: 0.1}}, pusch: {{enable_phr_bw_adaptation: true}}}}\n\
              ues: [{{count: 1, distance_m: 700, channel: {{pathloss: uma, model: tdl-a, delay_spread_ns: 30, speed_kmh: 3}}}}]\n\
              qos: [{{five_qi: 9, rlc: {{mode: {mode}}}}}]\n\
-             traffic: [{{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 4, size_bytes: 1400}}]\n"
+             traffic: [{{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 2, size_bytes: 1400}}]\n"
         )
     };
     let (am, meta) = run(&text("am"), 1, 10.0);

@@ -67,6 +67,12 @@ pub struct CellCfg {
     /// example for the band (n78: 650000, 3.75 GHz; n3: 368500, 1842.5 MHz). Used by path loss
     /// and Doppler.
     pub dl_arfcn: Option<u32>,
+    /// The error model (Scout): `miesm` (MIESM over the PRB groups, code blocks, link-level
+    /// curves: `phy::link`) or `logistic` (the earlier per-MCS logistic curve).
+    pub bler_model: crate::phy::link::BlerModel,
+    /// How HARQ retransmissions combine (Scout): `ir` (incremental redundancy, srsRAN's RV
+    /// sequence 0, 2, 3, 1) or `chase`.
+    pub harq_combining: crate::phy::link::Combining,
 }
 
 impl Default for CellCfg {
@@ -86,6 +92,8 @@ impl Default for CellCfg {
             dmrs_symbols: 1,
             layers: 1,
             dl_arfcn: None,
+            bler_model: Default::default(),
+            harq_combining: Default::default(),
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::mac::scheduler::{self, Candidate, Scheduler};
 use crate::mac::tbs_cache::TbsCache;
 use crate::mac::ul_view::UlBufferView;
 use crate::phy::channel::{self, Olla};
+use crate::phy::link::{self, BlerModel};
 use crate::phy::mcs::McsTable;
 use crate::phy::tdd::Duplex;
 use crate::rlc::RlcPdu;
@@ -39,6 +40,8 @@ pub struct Tb {
     pub bsr: Option<u64>,
     /// UL: the Recommended bit rate query it carries (DRB index, bit/s asked).
     pub query: Option<(u8, u64)>,
+    /// What the receiver holds of it after its transmissions so far (HARQ soft combining).
+    pub soft: crate::phy::link::Soft,
     /// UL: the power headroom report it carries, if any (TS 38.321 §6.1.3.8), with the Type 1
     /// power headroom of this PUSCH in dB (TS 38.213 §7.7.1) when the radio models the UE's power
     /// (otherwise Scout has no value to report: `Some(None)`).
@@ -233,7 +236,12 @@ impl GnbMac {
         let (min, max) = self.mcs_range(d);
         let m = match d {
             DL => channel::mcs_for_cqi(self.table[d], f64::from(link.cqi.unwrap_or(0)) + link.olla.offset),
-            _ => channel::select_mcs(self.table[d], link.measured_sinr + link.olla.offset, 0.1, max),
+            _ => match self.cell.bler_model {
+                BlerModel::Miesm => link::mcs_for_sinr(self.table[d], link.measured_sinr + link.olla.offset, max),
+                BlerModel::Logistic => {
+                    channel::select_mcs(self.table[d], link.measured_sinr + link.olla.offset, 0.1, max)
+                }
+            },
         };
         m.clamp(min, max)
     }
@@ -481,6 +489,7 @@ mod tests {
             bsr: None,
             query: None,
             phr: None,
+            soft: Default::default(),
             first_slot: 0,
             retx_timing: (None, None),
         }

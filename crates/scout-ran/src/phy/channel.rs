@@ -140,6 +140,20 @@ impl SinrSource {
         }
     }
 
+    /// The mean BICM mutual information per coded bit of `qm`-bit QAM over the band at `t_ns`, of
+    /// a transmission over `prbs` PRBs (`None`: the whole carrier): MIESM's input
+    /// ([`super::link`]). A constant or series SINR is flat over the band.
+    pub fn mean_mi(&self, t_ns: i64, prbs: Option<u32>, qm: u8) -> f64 {
+        match self {
+            SinrSource::Radio(l) => {
+                let mut l = l.borrow_mut();
+                let n = prbs.unwrap_or(l.spec().prbs);
+                l.mean_mi_for(t_ns, n, qm)
+            }
+            _ => super::link::mi_per_bit(qm, self.at(t_ns)),
+        }
+    }
+
     /// The UE's Type 1 power headroom (dB, TS 38.213 §7.7.1) for a PUSCH over `prbs` PRBs at
     /// `t_ns`, when the source models its power (a modelled UL link under power control).
     pub fn power_headroom_db(&self, t_ns: i64, prbs: u32) -> Option<f64> {

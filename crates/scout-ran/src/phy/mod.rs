@@ -1,7 +1,9 @@
 //! Physical-layer timing and resources: numerology, TDD patterns, PRBs, MCS and TBS, the channel.
 
+pub mod bicm_table;
 pub mod channel;
 pub mod fading;
+pub mod link;
 pub mod mcs;
 pub mod mobility;
 pub mod propagation;

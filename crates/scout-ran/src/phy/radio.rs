@@ -163,6 +163,8 @@ pub struct RadioLink {
     gains_at: Option<i64>,
     /// The last interval and grant size asked, and the effective SINR of them.
     last: Option<(i64, u32, f64)>,
+    /// The last interval, grant size and modulation asked, and the mean MI per coded bit of them.
+    last_mi: Option<(i64, u32, u8, f64)>,
     scratch: Vec<f64>,
 }
 
@@ -248,6 +250,7 @@ impl RadioLink {
             interferers,
             gains_at: None,
             last: None,
+            last_mi: None,
             scratch: Vec::new(),
         }
     }
@@ -404,6 +407,24 @@ impl RadioLink {
         let v = effective_sinr_db(&s);
         self.scratch = s;
         self.last = Some((t, prbs, v));
+        v
+    }
+
+    /// The mean BICM mutual information per coded bit of `qm`-bit QAM over the PRB groups at
+    /// `t_ns` of a transmission over `prbs` PRBs: what MIESM ([`super::link`]) sees, evaluated per
+    /// interval as [`Self::effective_sinr_for_db`] is.
+    pub fn mean_mi_for(&mut self, t_ns: i64, prbs: u32, qm: u8) -> f64 {
+        let t = t_ns.div_euclid(self.quantum_ns) * self.quantum_ns;
+        if let Some((last, n, q, v)) = self.last_mi {
+            if last == t && n == prbs && q == qm {
+                return v;
+            }
+        }
+        let mut s = std::mem::take(&mut self.scratch);
+        self.group_sinr_for_db(t, prbs, &mut s);
+        let v = s.iter().map(|db| super::link::mi_per_bit(qm, *db)).sum::<f64>() / s.len().max(1) as f64;
+        self.scratch = s;
+        self.last_mi = Some((t, prbs, qm, v));
         v
     }
 }

@@ -34,7 +34,11 @@ impl Stack {
         if s.is_multiple_of(self.csi_period_slots) {
             let pucch = self.next_ul_slot(s + self.csi_ref_slots);
             for ui in 0..self.ues.len() {
-                let cqi = channel::cqi_for_sinr(self.mac.table(DL), self.ues[ui].air[DL].sinr.at(t));
+                let (table, src) = (self.mac.table(DL), &self.ues[ui].air[DL].sinr);
+                let cqi = match self.cfg.cell.bler_model {
+                    BlerModel::Miesm => link::cqi_for(table, |qm| src.mean_mi(t, None, qm)),
+                    BlerModel::Logistic => channel::cqi_for_sinr(table, src.at(t)),
+                };
                 self.csi_pending.push_back((pucch + 1, ui, cqi));
             }
         }
@@ -67,6 +71,35 @@ impl Stack {
             self.transmit_pusch(s, t, sfn, sif, sink);
         }
         self.schedule(t + self.grid.slot_ns(), Action::Slot(s + 1));
+    }
+
+    /// The probability that HARQ process `h`'s TB of UE `ui` in direction `d`, sent at `t`, fails
+    /// to decode under the scenario's error model: `miesm` adds this transmission (the mean MI
+    /// of its PRB groups for its modulation) to what the receiver holds of the TB
+    /// ([`link::tb_bler`]); `logistic` takes the link's effective SINR ([`channel::bler`]).
+    pub(super) fn tb_error(&mut self, d: usize, ui: usize, h: usize, t: Instant) -> f64 {
+        let table = self.mac.table(d);
+        let hp = self.mac.harq(d, ui, h);
+        let nof_tx = hp.nof_tx;
+        let tb = hp.tb.as_ref().expect("transmitting a process with a TB");
+        // The UL's power per PRB depends on its grant; the DL's is the carrier's share.
+        let prbs = (d == UL).then_some(u32::from(tb.prbs));
+        let (mcs, bits) = (tb.mcs, tb.tbs * 8);
+        let src = &self.ues[ui].air[d].sinr;
+        match self.cfg.cell.bler_model {
+            BlerModel::Logistic => {
+                let sinr = prbs.map_or_else(|| src.at(t), |n| src.at_prbs(t, n));
+                channel::bler(table, mcs, sinr, nof_tx)
+            }
+            BlerModel::Miesm => {
+                let e = table.entry(mcs);
+                let mi = src.mean_mi(t, prbs, e.qm);
+                let combining = self.cfg.cell.harq_combining;
+                let tb = self.mac.harq_mut(d, ui, h).tb.as_mut().expect("checked above");
+                tb.soft.add(e.qm, mi);
+                link::tb_bler(e.qm, e.rate_x1024 / 1024.0, bits, &tb.soft, combining)
+            }
+        }
     }
 
     /// The first slot from `s` on with UL symbols (where PUCCH can be); `s` itself in a pattern
@@ -116,6 +149,7 @@ impl Stack {
                     bsr: None,
                     query: None,
                     phr: None,
+                    soft: Default::default(),
                     first_slot: s,
                     retx_timing: (None, None),
                 },
@@ -209,7 +243,7 @@ impl Stack {
         let tb = hp.tb.as_ref().expect("transmitting a process with a TB");
         let retx = hp.nof_tx - 1;
         self.tb_sent(sink, pdsch.start, Node::GnbDu, &tb.pdus, retx);
-        let p_err = channel::bler(self.mac.table(DL), tb.mcs, self.ues[ui].air[DL].sinr.at(pdsch.t), hp.nof_tx);
+        let p_err = self.tb_error(DL, ui, h, pdsch.t);
         let ok = !self.ues[ui].air[DL].rng.bernoulli(p_err);
         self.stats.harq_tx[0] += 1;
         if retx > 0 {
@@ -489,7 +523,19 @@ impl Stack {
                 self.mac.ul_tb_built(
                     ui,
                     h,
-                    Tb { pdus, mcs, prbs, tbs, symbols, bsr, query, phr, first_slot: s, retx_timing: (None, None) },
+                    Tb {
+                        pdus,
+                        mcs,
+                        prbs,
+                        tbs,
+                        symbols,
+                        bsr,
+                        query,
+                        phr,
+                        soft: Default::default(),
+                        first_slot: s,
+                        retx_timing: (None, None),
+                    },
                 );
             }
             let hp = self.mac.harq(UL, ui, h);
@@ -500,8 +546,8 @@ impl Stack {
             self.tb_sent(sink, start, Node::Ue, &tb.pdus, retx);
             // Under power control the UE's power per PRB depends on the grant's size.
             let sinr = self.ues[ui].air[UL].sinr.at_prbs(t, u32::from(tb.prbs));
-            let p_err = channel::bler(self.mac.table(UL), tb.mcs, sinr, hp.nof_tx);
             self.mac.pusch_measured(ui, sinr);
+            let p_err = self.tb_error(UL, ui, h, t);
             self.stats.harq_tx[1] += 1;
             if retx > 0 {
                 self.stats.harq_retx[1] += 1;
@@ -550,6 +596,6 @@ impl Stack {
 
 /// A power headroom as the Single Entry PHR MAC CE reports it: whole dB (rounded down), within the
 /// reportable range −32 … 38 dB (TS 38.133 Table 10.1.17.1-1).
-fn ph_report_db(ph: f64) -> i8 {
+pub(super) fn ph_report_db(ph: f64) -> i8 {
     ph.floor().clamp(-32.0, 38.0) as i8
 }

@@ -35,6 +35,7 @@ use crate::mac::ue::{UeMac, UlGrant};
 use crate::packet::Packet;
 use crate::pdcp::{PdcpRx, PdcpTx, RxOut, TxVerdict};
 use crate::phy::channel::{self, SinrSource};
+use crate::phy::link::{self, BlerModel};
 use crate::phy::slot::{SlotGrid, SlotPoint};
 use crate::phy::tdd::Duplex;
 use crate::rlc::l4s::{L4sMark, CE, ECT0, ECT1};
@@ -254,6 +255,13 @@ impl Stack {
             cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
         let csi: Vec<[f64; 2]> = cfg.ues.iter().map(|u| [u.dl_sinr.at(0), u.ul_sinr.at(0)]).collect();
         let mut mac = GnbMac::new(c, &duplex, prbs, &csi);
+        // Connection setup carried each UE's first power headroom report (TS 38.321 §5.4.6: one is
+        // triggered when the PHR function is configured), on a one-PRB PUSCH.
+        for (ui, u) in cfg.ues.iter().enumerate() {
+            if let Some(ph) = u.ul_sinr.power_headroom_db(0, 1) {
+                mac.phr_received(ui, air::ph_report_db(ph), 1);
+            }
+        }
         for (ui, u) in ues.iter().enumerate() {
             mac.configure_anbr(ui, &u.drbs.iter().map(|d| d.anbr).collect::<Vec<_>>());
         }
