@@ -20,7 +20,9 @@ use serde_json::{json, Value};
 
 use scout_events::writer::{RunWriter, WriteError};
 use scout_events::{ControlEvent, Dir, Layer, Node, Sink};
-use scout_ran::phy::channel::{sinr_from_capacity_trace, SinrSource};
+use scout_ran::config::McsTableName;
+use scout_ran::phy::channel::{logistic_sinr_for_efficiency_db, sinr_from_capacity_trace, SinrSource};
+use scout_ran::phy::link::{self, BlerModel};
 use scout_ran::rng::Rng;
 use scout_ran::stack::{ConfigError, Offer, Stack, StackConfig, UeSpec};
 
@@ -203,13 +205,22 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
         }
         let (dl_re, ul_re) = data_re_per_s(&sc.cell_cfg);
         let w = g.channel.mahimahi_window_ms;
+        // The SINR at which the scenario's error model carries a spectral efficiency at OLLA's target.
+        let c = &sc.cell_cfg;
+        let sinr_for_se = |table: McsTableName, target: f64| {
+            let (model, table) = (c.bler_model, table.table());
+            move |se: f64| match model {
+                BlerModel::Miesm => link::sinr_for_efficiency_db(table, se, target),
+                BlerModel::Logistic => logistic_sinr_for_efficiency_db(se, target),
+            }
+        };
         if let Some(rel) = &g.channel.mahimahi_trace {
-            let t = sc.cell_cfg.pdsch.olla_target_bler;
-            dl = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, dl_re, t));
+            let f = sinr_for_se(c.pdsch.mcs_table, c.pdsch.olla_target_bler);
+            dl = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, dl_re, f));
         }
         if let Some(rel) = &g.channel.mahimahi_ul_trace {
-            let t = sc.cell_cfg.pusch.olla_target_bler;
-            ul = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, ul_re, t));
+            let f = sinr_for_se(c.pusch.mcs_table, c.pusch.olla_target_bler);
+            ul = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, ul_re, f));
         }
         for _ in 0..g.count {
             ues.push(UeSpec { slice, dl_sinr: dl.clone(), ul_sinr: ul.clone(), five_qis: g.five_qis.clone() });

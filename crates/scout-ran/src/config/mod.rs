@@ -167,6 +167,16 @@ pub enum McsTableName {
     Qam256,
 }
 
+impl McsTableName {
+    /// The TS 38.214 MCS table the name selects.
+    pub fn table(self) -> crate::phy::mcs::McsTable {
+        match self {
+            McsTableName::Qam64 => crate::phy::mcs::McsTable::Qam64,
+            McsTableName::Qam256 => crate::phy::mcs::McsTable::Qam256,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PdschCfg {

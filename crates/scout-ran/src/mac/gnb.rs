@@ -123,13 +123,6 @@ pub struct GnbMac {
     ues: Vec<MacUe>,
 }
 
-fn mcs_table(t: crate::config::McsTableName) -> McsTable {
-    match t {
-        crate::config::McsTableName::Qam64 => McsTable::Qam64,
-        crate::config::McsTableName::Qam256 => McsTable::Qam256,
-    }
-}
-
 impl GnbMac {
     /// The MAC of a cell of `prbs` PRBs with `duplex`, for UEs whose SINRs (DL, UL, dB) are `csi`
     /// when they attach: the DL's as its first CQI reports it, the UL's as measured.
@@ -155,7 +148,7 @@ impl GnbMac {
             })
             .collect();
         let mut mac = GnbMac {
-            table: [mcs_table(cell.pdsch.mcs_table), mcs_table(cell.pusch.mcs_table)],
+            table: [cell.pdsch.mcs_table.table(), cell.pusch.mcs_table.table()],
             tbs: TbsCache::new(prbs, cell.layers, cell.dmrs_symbols),
             pucch: PucchGrid::new(duplex, cell.pucch.min_k1, cell.ul_common.max_pucchs_per_slot),
             scheduler: scheduler::from_config(&cell.scheduler, csi.len()),

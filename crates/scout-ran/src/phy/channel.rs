@@ -177,22 +177,29 @@ impl SinrSource {
 pub const TRACE_SINR_MIN_DB: f64 = -10.0;
 pub const TRACE_SINR_MAX_DB: f64 = 40.0;
 
+/// The SINR (dB) at which the logistic model's MCS of spectral efficiency `se` reaches BLER
+/// `target`: where SE = η·log2(1 + SINR) (its 50 % point) plus ln((1 − t)/t) / slope (1.46 dB at
+/// 10 %, 3.06 dB at srsRAN's 1 %).
+pub fn logistic_sinr_for_efficiency_db(se: f64, target: f64) -> f64 {
+    sinr50_for_efficiency_db(se) + ((1.0 - target) / target).ln() / BLER_SLOPE_PER_DB
+}
+
 /// Converts a mahimahi capacity trace into a piecewise-constant SINR series.
 ///
 /// A mahimahi trace lists, one per line, the millisecond at which one MTU-sized (1500-byte) packet
 /// may be delivered; it repeats after its last line (mahimahi `mm-link`). For each `window_ms` the
 /// carried rate is `opportunities · 1500 · 8 / window`; the spectral efficiency that rate needs on
-/// the cell's data resource elements per second (`re_per_s`) is inverted through the BLER model's
-/// attenuated Shannon bound, SE = η·log2(1 + SINR) — the SINR at which an MCS of that efficiency
-/// has 50 % BLER — plus the margin at which that MCS reaches OLLA's target BLER `target_bler`
-/// (ln((1 − t)/t) / slope: 1.46 dB at 10 %, 3.06 dB at srsRAN's 1 %), so link adaptation carries
-/// about the trace's rate. Windows without opportunities map to [`TRACE_SINR_MIN_DB`]. The series
-/// ends with a point at the trace's period, so it repeats like the trace.
+/// the cell's data resource elements per second (`re_per_s`) is mapped to the SINR at which the
+/// error model carries it at OLLA's target BLER, `sinr_for_se` (the logistic model's
+/// [`logistic_sinr_for_efficiency_db`] or the link abstraction's
+/// [`super::link::sinr_for_efficiency_db`]), so link adaptation carries about the trace's rate.
+/// Windows without opportunities map to [`TRACE_SINR_MIN_DB`]. The series ends with a point at the
+/// trace's period, so it repeats like the trace.
 pub fn sinr_from_capacity_trace(
     opportunities_ms: &[u64],
     window_ms: u64,
     re_per_s: f64,
-    target_bler: f64,
+    sinr_for_se: impl Fn(f64) -> f64,
 ) -> Vec<(i64, f64)> {
     let window_ms = window_ms.max(1);
     let Some(&last) = opportunities_ms.last() else { return Vec::new() };
@@ -207,8 +214,7 @@ pub fn sinr_from_capacity_trace(
         if n == 0 {
             TRACE_SINR_MIN_DB
         } else {
-            let margin = ((1.0 - target_bler) / target_bler).ln() / BLER_SLOPE_PER_DB;
-            (sinr50_for_efficiency_db(se) + margin).clamp(TRACE_SINR_MIN_DB, TRACE_SINR_MAX_DB)
+            sinr_for_se(se).clamp(TRACE_SINR_MIN_DB, TRACE_SINR_MAX_DB)
         }
     };
     let ms = 1_000_000i64;
@@ -229,7 +235,7 @@ mod tests {
         let re_per_s = 50e6;
         let mut tr = trace.clone();
         tr.push(199); // the trace's period reaches 200 ms
-        let s = sinr_from_capacity_trace(&tr, 10, re_per_s, 0.1);
+        let s = sinr_from_capacity_trace(&tr, 10, re_per_s, |se| logistic_sinr_for_efficiency_db(se, 0.1));
         assert_eq!(s.len(), 21);
         // The first window's SINR, less the 10 % BLER margin, gives back the trace's rate through
         // SE = η·log2(1 + SINR).
@@ -245,8 +251,8 @@ mod tests {
         // More capacity, more SINR.
         let dense: Vec<u64> = (0..100).flat_map(|t| [t, t]).collect();
         assert!(
-            sinr_from_capacity_trace(&dense, 10, re_per_s, 0.1)[0].1
-                > sinr_from_capacity_trace(&trace, 10, re_per_s, 0.1)[0].1
+            sinr_from_capacity_trace(&dense, 10, re_per_s, |se| logistic_sinr_for_efficiency_db(se, 0.1))[0].1
+                > sinr_from_capacity_trace(&trace, 10, re_per_s, |se| logistic_sinr_for_efficiency_db(se, 0.1))[0].1
         );
     }
 

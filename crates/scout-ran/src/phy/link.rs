@@ -259,6 +259,37 @@ pub fn cqi_for(table: McsTable, mi: impl Fn(u8) -> f64) -> u8 {
         .unwrap_or(0)
 }
 
+/// Φ⁻¹(p) of the standard normal, by bisection on [`q_function`] (to 10⁻⁹).
+fn normal_quantile(p: f64) -> f64 {
+    let (mut lo, mut hi) = (-10.0, 10.0);
+    for _ in 0..64 {
+        let mid = (lo + hi) / 2.0;
+        if 1.0 - q_function(mid) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// The SINR (dB) at which a reference block of spectral efficiency `se` (bits per resource
+/// element, between `table`'s MCSs: interpolated) decodes with BLER `target`: the MCS curve's 10 %
+/// point moved along its spread to the target.
+pub fn sinr_for_efficiency_db(table: McsTable, se: f64, target: f64) -> f64 {
+    let e = table.entries();
+    let at = |i: usize| {
+        let m = e[i];
+        let (s10, spread) = threshold(m.qm, m.rate_x1024 / 1024.0, REFERENCE_BLOCK_BITS);
+        s10 + spread * (normal_quantile(1.0 - target.clamp(1e-6, 0.5)) - Z10)
+    };
+    let eff = |i: usize| e[i].spectral_efficiency();
+    let i = (1..e.len()).find(|i| eff(*i) >= se).unwrap_or(e.len() - 1);
+    let (lo, hi) = (i - 1, i);
+    let f = ((se - eff(lo)) / (eff(hi) - eff(lo))).clamp(-4.0, 4.0);
+    at(lo) + f * (at(hi) - at(lo))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +344,26 @@ mod tests {
         }
         // Higher orders need more SNR for the same MI per bit.
         assert!(snr_for_mi_db(8, 0.5) > snr_for_mi_db(6, 0.5) && snr_for_mi_db(6, 0.5) > snr_for_mi_db(4, 0.5));
+    }
+
+    /// A capacity trace's efficiency maps back to the MCS that carries it: at the SINR for an
+    /// MCS's efficiency at 10 %, that MCS is the one link adaptation picks; a higher target needs
+    /// less SINR.
+    #[test]
+    fn efficiency_maps_to_the_sinr_of_its_mcs() {
+        for t in [McsTable::Qam64, McsTable::Qam256] {
+            let es = t.entries();
+            for (m, e) in es.iter().enumerate().skip(1) {
+                // (Table 1's MCS 17, 64QAM at 438/1024, is a hair less efficient than MCS 16.)
+                if es[m - 1].spectral_efficiency() >= e.spectral_efficiency() {
+                    continue;
+                }
+                let s = sinr_for_efficiency_db(t, e.spectral_efficiency(), 0.1);
+                assert!((s - sinr10_db(e.qm, e.rate_x1024 / 1024.0, REFERENCE_BLOCK_BITS)).abs() < 1e-6, "{t:?} {m}");
+            }
+            assert!(sinr_for_efficiency_db(t, 2.0, 0.01) > sinr_for_efficiency_db(t, 2.0, 0.1));
+        }
+        assert!((normal_quantile(0.9) - Z10).abs() < 1e-5);
     }
 
     /// TS 38.212 §7.2.2 and §5.2.2 at spot sizes.
