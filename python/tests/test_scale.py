@@ -56,7 +56,7 @@ def foreign_run(tmp_path_factory) -> Path:
     event at the run's end, so the last row group's `pkt` statistics span every id: the windows'
     estimate from statistics falls short there and the count pass cuts them."""
     run = tmp_path_factory.mktemp("mem") / "run"
-    r = scout_cmd("simulate", "mixed", "-o", str(run), "--duration", "3")
+    r = scout_cmd("simulate", "mixed", "-o", str(run), "--duration", "4")
     assert r.returncode == 0, r.stderr
     f = run / "events" / "packet.parquet"
     t = decoded(pq.read_table(f))

@@ -55,6 +55,26 @@ pub struct Tb {
     pub retx_timing: (Option<u64>, Option<u64>),
 }
 
+impl Tb {
+    /// A new TB of `tbs` bytes at `mcs` over `prbs` PRBs and `symbols` symbols, first sent in slot
+    /// `first_slot`, carrying `pdus` and no MAC CE.
+    pub fn new(pdus: Vec<(u8, RlcPdu)>, mcs: u8, prbs: u16, tbs: u32, symbols: u32, first_slot: u64) -> Tb {
+        Tb {
+            pdus,
+            mcs,
+            prbs,
+            tbs,
+            symbols,
+            bsr: None,
+            query: None,
+            phr: None,
+            soft: Default::default(),
+            first_slot,
+            retx_timing: (None, None),
+        }
+    }
+}
+
 /// The smallest TB the gNB schedules, bytes: below it a grant carries no useful MAC SDU.
 pub const MIN_TB_BYTES: u32 = 8;
 
@@ -473,19 +493,7 @@ mod tests {
     use super::*;
 
     fn tb(prbs: u16) -> Tb {
-        Tb {
-            pdus: Vec::new(),
-            mcs: 10,
-            prbs,
-            tbs: 1000,
-            symbols: 12,
-            bsr: None,
-            query: None,
-            phr: None,
-            soft: Default::default(),
-            first_slot: 0,
-            retx_timing: (None, None),
-        }
+        Tb::new(Vec::new(), 10, prbs, 1000, 12, 0)
     }
 
     fn mac(ues: usize) -> GnbMac {

@@ -137,23 +137,7 @@ impl Stack {
             }
             budget.take(prbs);
             served[ui] = u64::from(tbs);
-            let (h, ack_slot) = self.mac.new_dl_tx(
-                s,
-                ui,
-                Tb {
-                    pdus,
-                    mcs,
-                    prbs,
-                    tbs,
-                    symbols,
-                    bsr: None,
-                    query: None,
-                    phr: None,
-                    soft: Default::default(),
-                    first_slot: s,
-                    retx_timing: (None, None),
-                },
-            );
+            let (h, ack_slot) = self.mac.new_dl_tx(s, ui, Tb::new(pdus, mcs, prbs, tbs, symbols, s));
             self.transmit_dl(ui, h, ack_slot, &pdsch, sink);
         }
         self.mac.served(DL, &served);
@@ -520,23 +504,7 @@ impl Stack {
                     self.control(sink, t, Control::Bsr { ue: ui as u32, bytes: left });
                 }
                 pdus.shrink_to_fit();
-                self.mac.ul_tb_built(
-                    ui,
-                    h,
-                    Tb {
-                        pdus,
-                        mcs,
-                        prbs,
-                        tbs,
-                        symbols,
-                        bsr,
-                        query,
-                        phr,
-                        soft: Default::default(),
-                        first_slot: s,
-                        retx_timing: (None, None),
-                    },
-                );
+                self.mac.ul_tb_built(ui, h, Tb { bsr, query, phr, ..Tb::new(pdus, mcs, prbs, tbs, symbols, s) });
             }
             let hp = self.mac.harq(UL, ui, h);
             let Some(tb) = hp.tb.as_ref() else { continue };
