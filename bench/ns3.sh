@@ -13,11 +13,11 @@ dur=${1:-10}
 rounds=${2:-3}
 anchor=../shared/anchors/ns3
 [ -f "$anchor/lena_bench.cc" ] || { echo "bench/ns3.sh: $anchor/lena_bench.cc not found (the shared anchors sit beside the project)" >&2; exit 2; }
-if ! pkg-config --exists ns3-lte 2>/dev/null; then
+if ! pkg-config --exists ns3-lte gsl 2>/dev/null; then
   echo "== installing Debian's ns-3 (libns3-dev) for the peer"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
-  apt-get install -y -qq libns3-dev pkg-config g++ >/dev/null
+  apt-get install -y -qq libns3-dev libgsl-dev pkg-config g++ >/dev/null
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
