@@ -199,7 +199,7 @@ impl TdlProfile {
 /// for |x| < 2⁵¹·2π, far beyond any run's phases).
 #[inline]
 fn cos(x: f64) -> f64 {
-    const TWO_PI_HI: f64 = 6.283_185_307_179_586;
+    const TWO_PI_HI: f64 = std::f64::consts::TAU;
     const TWO_PI_LO: f64 = 2.449_293_598_294_706_4e-16;
     const ROUND: f64 = 6_755_399_441_055_744.0;
     let n = (x * (1.0 / TWO_PI_HI) + ROUND) - ROUND;
