@@ -2,6 +2,8 @@
 # The emulator's benchmark (issue 21), as root, on this machine while iperf3 runs on it too:
 #
 #   bash bench/emulator.sh [SECONDS] [ROUNDS]   (default 8 s of iperf3 per measurement, 1 round)
+#   FADING=1 bash bench/emulator.sh ...          (the cell's UE on TDL-C fading, 300 ns, 3 km/h:
+#                                                 issue 50's "the same figures with fading")
 #
 # A figure is the median of rounds (these machines are noisy): with ROUNDS > 1 everything below
 # is measured ROUNDS times and a last table gives each round's figures and their medians.
@@ -26,6 +28,17 @@
 # ratios, measured in one run, are the figures), and ends with each figure (the median of the
 # rounds) against its target: met or MISSED. Record them in bench/RESULTS.md.
 set -euo pipefail
+
+# cell: bench/emulator.yaml, with FADING=1 its UE's channel faded (TR 38.901 TDL-C).
+cell() {
+  if [ "${FADING:-0}" = 1 ]; then
+    # n257's carrier (28.0 GHz: NR-ARFCN 2079167, TS 38.104 §5.4.2.1) sets the Doppler.
+    sed -e 's/channel: {dl_sinr_db: 35, ul_sinr_db: 35}/channel: {model: tdl-c, delay_spread_ns: 300, speed_kmh: 3, dl_sinr_db: 35, ul_sinr_db: 35}/' \
+      -e 's/band: 257,/band: 257, dl_arfcn: 2079167,/' bench/emulator.yaml
+  else
+    cat bench/emulator.yaml
+  fi
+}
 
 # field JSON KEY FORMAT: one number of a JSON line, formatted.
 field() {
@@ -64,11 +77,12 @@ main() {
         echo "   $mode forwarder, $n stream(s): ${gbps[$mode$n]} Gbit/s (forwarder CPU ${cpu[$mode$n]} %)"
       done
       sc=$work/scout$n.yaml
-      { cat bench/emulator.yaml
+      { cell
         printf 'apps:\n  - {name: server, ns: dn, cmd: '"'"'sysctl -qw net.ipv4.tcp_wmem="%s" && exec iperf3 -s -1 -J'"'"'}\n' "$dn_wmem"
         printf '  - {name: client, ns: ue0, at_s: 0.5, cmd: "iperf3 -c $SCOUT_DN -R -P %s -t %s -J"}\n' "$n" "$secs"
       } > "$sc"
-      "$scout" emulate "$sc" -o "$work/run$n" --duration "$(python3 -c "print($secs + 2)")" > "$work/emu$n.txt" 2>&1
+      "$scout" emulate "$sc" -o "$work/run$n" --duration "$(python3 -c "print($secs + 2)")" > "$work/emu$n.txt" 2>&1 ||
+        { echo "bench/emulator.sh: scout emulate failed:" >&2; tail -5 "$work/emu$n.txt" >&2; exit 1; }
       read -r g events p50 p99 a99 w50 w99 per_write pauses paused_ms < <(python3 - "$work/run$n" <<'EOF'
 import json, sys
 from pathlib import Path
@@ -94,7 +108,7 @@ EOF
 
     echo "== idle added latency (ping through the idle cell)"
     sc=$work/idle.yaml
-    { cat bench/emulator.yaml
+    { cell
       printf 'apps:\n  - {name: ping, ns: ue0, at_s: 0.3, cmd: "ping -c 60 -i 0.05 $SCOUT_DN"}\n'
     } > "$sc"
     "$scout" emulate "$sc" -o "$work/idle" --duration 4 > /dev/null 2>&1
