@@ -47,26 +47,29 @@ pub struct PowerControl {
 }
 
 impl PowerControl {
+    /// The power per PRB (dBm) power control asks for at path loss `pl_db`: P_O_PUSCH +
+    /// 10·log10(2^µ) + α·PL (the grant's 10·log10 M spread over its M PRBs).
+    fn wanted_per_prb_dbm(&self, pl_db: f64) -> f64 {
+        self.p0_dbm + 10.0 * f64::from(1u32 << self.mu).log10() + self.alpha * pl_db
+    }
+
     /// The transmit power per PRB (dBm) of a PUSCH over `prbs` PRBs, the UE's maximum power being
     /// `p_cmax_dbm` and its path loss estimate `pl_db`.
     pub fn tx_per_prb_dbm(&self, p_cmax_dbm: f64, prbs: u32, pl_db: f64) -> f64 {
         let m = 10.0 * f64::from(prbs.max(1)).log10();
-        let wanted = self.p0_dbm + 10.0 * f64::from(1u32 << self.mu).log10() + m + self.alpha * pl_db;
-        p_cmax_dbm.min(wanted) - m
+        (p_cmax_dbm - m).min(self.wanted_per_prb_dbm(pl_db))
     }
 
     /// The Type 1 power headroom (dB) of a PUSCH over `prbs` PRBs (TS 38.213 §7.7.1): P_CMAX less
     /// the power power control asks for, negative when it asks for more than P_CMAX.
     pub fn headroom_db(&self, p_cmax_dbm: f64, prbs: u32, pl_db: f64) -> f64 {
-        let m = 10.0 * f64::from(prbs.max(1)).log10();
-        p_cmax_dbm - (self.p0_dbm + 10.0 * f64::from(1u32 << self.mu).log10() + m + self.alpha * pl_db)
+        p_cmax_dbm - 10.0 * f64::from(prbs.max(1)).log10() - self.wanted_per_prb_dbm(pl_db)
     }
 
     /// The largest grant (PRBs) on which a UE of path loss `pl_db` still has the power P_O_PUSCH +
     /// α·PL per PRB: beyond it, P_CMAX is shared.
     pub fn full_power_prbs(&self, p_cmax_dbm: f64, pl_db: f64) -> f64 {
-        let per_prb = self.p0_dbm + 10.0 * f64::from(1u32 << self.mu).log10() + self.alpha * pl_db;
-        10f64.powf((p_cmax_dbm - per_prb) / 10.0)
+        10f64.powf((p_cmax_dbm - self.wanted_per_prb_dbm(pl_db)) / 10.0)
     }
 }
 
