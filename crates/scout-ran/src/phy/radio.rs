@@ -399,16 +399,13 @@ impl RadioLink {
     /// the fading stays correlated above 0.98 (at most 1 ms; at 120 km/h and 3.5 GHz, 82 µs), and
     /// that value serves every time within the interval.
     pub fn effective_sinr_for_db(&mut self, t_ns: i64, prbs: u32) -> f64 {
-        let t = t_ns.div_euclid(self.quantum_ns) * self.quantum_ns;
+        let t = self.interval_start(t_ns);
         if let Some((last, n, v)) = self.last {
             if last == t && n == prbs {
                 return v;
             }
         }
-        let mut s = std::mem::take(&mut self.scratch);
-        self.group_sinr_for_db(t, prbs, &mut s);
-        let v = effective_sinr_db(&s);
-        self.scratch = s;
+        let v = self.over_groups(t, prbs, effective_sinr_db);
         self.last = Some((t, prbs, v));
         v
     }
@@ -417,17 +414,30 @@ impl RadioLink {
     /// `t_ns` of a transmission over `prbs` PRBs: what MIESM ([`super::link`]) sees, evaluated per
     /// interval as [`Self::effective_sinr_for_db`] is.
     pub fn mean_mi_for(&mut self, t_ns: i64, prbs: u32, qm: u8) -> f64 {
-        let t = t_ns.div_euclid(self.quantum_ns) * self.quantum_ns;
+        let t = self.interval_start(t_ns);
         if let Some((last, n, q, v)) = self.last_mi {
             if last == t && n == prbs && q == qm {
                 return v;
             }
         }
+        let v = self.over_groups(t, prbs, |s| {
+            s.iter().map(|db| super::link::mi_per_bit(qm, *db)).sum::<f64>() / s.len().max(1) as f64
+        });
+        self.last_mi = Some((t, prbs, qm, v));
+        v
+    }
+
+    /// The start of the interval over which the channel is evaluated once that holds `t_ns`.
+    fn interval_start(&self, t_ns: i64) -> i64 {
+        t_ns.div_euclid(self.quantum_ns) * self.quantum_ns
+    }
+
+    /// `f` of the PRB groups' SINRs (dB) at `t` of a transmission over `prbs` PRBs.
+    fn over_groups(&mut self, t: i64, prbs: u32, f: impl FnOnce(&[f64]) -> f64) -> f64 {
         let mut s = std::mem::take(&mut self.scratch);
         self.group_sinr_for_db(t, prbs, &mut s);
-        let v = s.iter().map(|db| super::link::mi_per_bit(qm, *db)).sum::<f64>() / s.len().max(1) as f64;
+        let v = f(&s);
         self.scratch = s;
-        self.last_mi = Some((t, prbs, qm, v));
         v
     }
 }
