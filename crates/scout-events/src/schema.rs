@@ -266,6 +266,8 @@ pub struct SlotEvent {
     pub ack: Option<bool>,
     pub bsr_bytes: Option<u64>,
     pub cqi: Option<u8>,
+    /// DL: the rank indicator the UE last reported (TS 38.214 §5.2.2.2).
+    pub ri: Option<u8>,
     pub sinr_db: Option<f32>,
     /// Cell rows only.
     pub prbs_used: Option<u16>,
@@ -296,6 +298,7 @@ impl SlotEvent {
             ack: None,
             bsr_bytes: None,
             cqi: None,
+            ri: None,
             sinr_db: None,
             prbs_used: None,
             prbs_total: None,

@@ -206,6 +206,7 @@ pub fn slot_schema() -> SchemaRef {
         Field::new("ack", Boolean, true),
         Field::new("bsr_bytes", UInt64, true),
         Field::new("cqi", UInt8, true),
+        Field::new("ri", UInt8, true),
         Field::new("sinr_db", Float32, true),
         Field::new("prbs_used", UInt16, true),
         Field::new("prbs_total", UInt16, true),
@@ -447,6 +448,7 @@ struct SlotCols {
     ack: Opt<bool>,
     bsr_bytes: Opt<u64>,
     cqi: Opt<u8>,
+    ri: Opt<u8>,
     sinr_db: Opt<f32>,
     prbs_used: Opt<u16>,
     prbs_total: Opt<u16>,
@@ -473,6 +475,7 @@ impl SlotCols {
         self.ack.push(e.ack);
         self.bsr_bytes.push(e.bsr_bytes);
         self.cqi.push(e.cqi);
+        self.ri.push(e.ri);
         self.sinr_db.push(e.sinr_db);
         self.prbs_used.push(e.prbs_used);
         self.prbs_total.push(e.prbs_total);
@@ -501,6 +504,7 @@ impl SlotCols {
             Arc::new(BooleanArray::new(ack.into(), ack_n)),
             opt_array!(self.bsr_bytes, UInt64Array),
             opt_array!(self.cqi, UInt8Array),
+            opt_array!(self.ri, UInt8Array),
             opt_array!(self.sinr_db, Float32Array),
             opt_array!(self.prbs_used, UInt16Array),
             opt_array!(self.prbs_total, UInt16Array),

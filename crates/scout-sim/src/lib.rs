@@ -170,7 +170,7 @@ fn data_re_per_s(cell: &scout_ran::config::CellCfg) -> (f64, f64) {
     let (dl_share, ul_share) = (f64::from(dl) / (period as f64 * 14.0), f64::from(ul) / (period as f64 * 14.0));
     let dl_sym = 14.0 - f64::from(cell.pdcch_symbols) - f64::from(cell.dmrs_symbols);
     let ul_sym = 14.0 - f64::from(cell.dmrs_symbols);
-    let re = prbs * 12.0 * slots_per_s * f64::from(cell.layers.max(1));
+    let re = prbs * 12.0 * slots_per_s * f64::from(cell.layers.unwrap_or(1));
     (re * dl_sym * dl_share, re * ul_sym * ul_share)
 }
 

@@ -111,6 +111,9 @@ pub fn links(
             "without path loss: where the neighbours are needs it; accepted: channel.pathloss uma, umi or inh".into(),
         ));
     }
+    if !(1..=4).contains(&c.ue_antennas) {
+        return Err((key("channel.ue_antennas"), format!("{}; accepted: 1 to 4", c.ue_antennas)));
+    }
     if !(0.0..=1.0).contains(&c.neighbour_load) {
         return Err((key("channel.neighbour_load"), format!("{}; accepted: 0 to 1", c.neighbour_load)));
     }
@@ -192,6 +195,11 @@ pub fn links(
             mobility: mobility.clone(),
             neighbours: neighbours(dl),
             power_control: (!dl).then_some(power_control),
+            antennas: if dl {
+                (u32::from(c.ue_antennas), u32::from(cell.nof_antennas_dl))
+            } else {
+                (u32::from(cell.nof_antennas_ul), 1)
+            },
         };
         let link = |dl: bool| {
             SinrSource::Radio(Box::new(std::cell::RefCell::new(RadioLink::new(

@@ -208,6 +208,7 @@ fn bad_radio_keys_are_named_with_what_is_accepted() {
             "ues[0].channel.neighbour_load",
             "0 to 1",
         ),
+        ("{count: 1, channel: {model: tdl-a, ue_antennas: 8}}", "ues[0].channel.ue_antennas", "1 to 4"),
     ] {
         let text = format!("name: t\nduration_s: 1\nues: [{ue}]\n");
         let (scenario, resolved) = scenario::parse(&text, "s.yaml", &[]).expect("parses");
@@ -215,11 +216,19 @@ fn bad_radio_keys_are_named_with_what_is_accepted() {
         let e = scout_sim::build(&loaded, 1, 1.0).err().expect("refused").to_string();
         assert!(e.contains(key) && e.contains(want), "{ue}: {e}");
     }
-    let text = "name: t\nduration_s: 1\ncell_cfg: {band: 41}\nues: [{count: 1, channel: {model: tdl-a}}]\n";
-    let (scenario, resolved) = scenario::parse(text, "s.yaml", &[]).expect("parses");
-    let loaded = Loaded { scenario, dir: Default::default(), file: "s.yaml".into(), resolved };
-    let e = scout_sim::build(&loaded, 1, 1.0).err().expect("refused").to_string();
-    assert!(e.contains("cell_cfg.dl_arfcn"), "{e}");
+    for (cell, key, want) in [
+        ("{band: 41}", "cell_cfg.dl_arfcn", "NR-ARFCN"),
+        ("{nof_antennas_dl: 3}", "cell_cfg.nof_antennas_dl", "1, 2, 4"),
+        ("{nof_antennas_ul: 8}", "cell_cfg.nof_antennas_ul", "1, 2, 4"),
+        ("{nof_antennas_dl: 2, layers: 4}", "cell_cfg.layers", "antenna port"),
+    ] {
+        let text =
+            format!("name: t\nduration_s: 1\ncell_cfg: {cell}\nues: [{{count: 1, channel: {{model: tdl-a}}}}]\n");
+        let (scenario, resolved) = scenario::parse(&text, "s.yaml", &[]).expect("parses");
+        let loaded = Loaded { scenario, dir: Default::default(), file: "s.yaml".into(), resolved };
+        let e = scout_sim::build(&loaded, 1, 1.0).err().expect("refused").to_string();
+        assert!(e.contains(key) && e.contains(want), "{cell}: {e}");
+    }
 }
 
 /// The coefficient of variation of UE 0's intervals between UL first-transmission grants.
@@ -254,4 +263,65 @@ fn ftp3_background_users_make_a_ues_grants_irregular() {
     let (a, l) = (ul_grant_cv(&alone), ul_grant_cv(&loaded));
     eprintln!("UE 0's UL grant interval CV: alone {a:.2}, among FTP model 3 users {l:.2}");
     assert!(l > 1.3 * a, "alone {a:.2}, loaded {l:.2}");
+}
+
+/// A full-buffer DL flow to one UE on TDL-C (300 ns, 3 km/h) at mean SINR `sinr` dB per
+/// antenna pair, with `ue` receive antennas and `gnb` ports.
+fn mimo(sinr: f64, ue: u8, gnb: u8) -> String {
+    format!(
+        "name: t\nduration_s: 2\ncell_cfg: {{channel_bandwidth_MHz: 20, common_scs: 30, nof_antennas_dl: {gnb}}}\n\
+         ues: [{{count: 1, channel: {{model: tdl-c, delay_spread_ns: 300, speed_kmh: 3, dl_sinr_db: {sinr}, ul_sinr_db: 15, ue_antennas: {ue}}}}}]\n\
+         traffic: [{{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 500, size_bytes: 1400}}]\n"
+    )
+}
+
+/// (DL Mbit/s, share of DL TBs in each layer count 1..=4) of a run.
+fn layer_shares(sink: &VecSink, meta: &serde_json::Value) -> (f64, [f64; 4]) {
+    let dl: Vec<_> = sink.slots.iter().filter(|s| s.ue.is_some() && s.dir == Dir::Dl && s.tbs.is_some()).collect();
+    let mut share = [0.0; 4];
+    for s in &dl {
+        share[usize::from(s.layers.expect("a DL row has its layers")) - 1] += 1.0 / dl.len() as f64;
+    }
+    (meta["summary"]["directions"][0]["throughput_mbps"].as_f64().unwrap(), share)
+}
+
+fn layers_of(text: &str, secs: f64) -> (f64, [f64; 4]) {
+    let (sink, meta) = run(text, 1, secs);
+    layer_shares(&sink, &meta)
+}
+
+#[test]
+fn the_rank_follows_the_channel_and_layers_multiply_the_rate() {
+    // At 30 dB per antenna pair an uncorrelated 4 × 4 channel carries four layers and a 2 × 2 two:
+    // the rate grows nearly with the layers (each layer a quarter or half of the power, on a weaker
+    // eigenmode).
+    let (one, _) = layers_of(&mimo(30.0, 1, 1), 1.5);
+    let (sink, meta) = run(&mimo(30.0, 2, 2), 1, 1.5);
+    let (two, s2) = layer_shares(&sink, &meta);
+    let (sink4, meta) = run(&mimo(30.0, 4, 4), 1, 1.5);
+    let (four, s4) = layer_shares(&sink4, &meta);
+    eprintln!("30 dB: 1x1 {one:.1}, 2x2 {two:.1} {s2:?}, 4x4 {four:.1} {s4:?} Mbit/s");
+    assert!(s2[1] > 0.9 && s4[3] > 0.8, "2x2 {s2:?}, 4x4 {s4:?}");
+    assert!(two > 1.7 * one && four > 3.0 * one, "1x1 {one}, 2x2 {two}, 4x4 {four}");
+    // At 0 dB the weaker eigenmodes are not worth their share of the power: one or two layers,
+    // and one layer over four transmit antennas is beamformed (its SINR up by the array gain).
+    let (_, s4) = layers_of(&mimo(0.0, 4, 4), 1.5);
+    let (sisox, _) = layers_of(&mimo(0.0, 1, 1), 1.5);
+    let (miso, m) = layers_of(&mimo(0.0, 1, 4), 1.5);
+    eprintln!("0 dB: 4x4 {s4:?}; 1x1 {sisox:.1}, 1x4 {miso:.1} Mbit/s");
+    assert!(s4[0] + s4[1] > 0.9 && s4[3] < 0.01, "{s4:?}");
+    assert!(m[0] > 0.999 && miso > 2.0 * sisox, "1x4 {miso} {m:?} vs 1x1 {sisox}");
+    // The slot rows carry the RI reported and the layers used (the UL's are 1); `cell_cfg.layers`
+    // caps the rank.
+    let dl: Vec<_> = sink4.slots.iter().filter(|s| s.ue.is_some() && s.dir == Dir::Dl && s.tbs.is_some()).collect();
+    let same = dl.iter().filter(|s| s.ri == s.layers).count() as f64 / dl.len() as f64;
+    assert!(same > 0.9, "layers follow the RI: {same}");
+    assert!(sink4
+        .slots
+        .iter()
+        .filter(|s| s.ue.is_some() && s.dir == Dir::Ul && s.tbs.is_some())
+        .all(|s| s.layers == Some(1) && s.ri.is_none()));
+    let capped = mimo(30.0, 4, 4).replace("nof_antennas_dl: 4", "nof_antennas_dl: 4, layers: 2");
+    let (_, s) = layers_of(&capped, 0.5);
+    assert!(s[2] == 0.0 && s[3] == 0.0 && s[1] > 0.9, "{s:?}");
 }

@@ -159,8 +159,21 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
             format!("{a}; accepted: 0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1 (TS 38.331 Alpha)"),
         ));
     }
-    if !(1..=4).contains(&c.layers) {
-        return Err(invalid("cell_cfg.layers", format!("{}; accepted: 1..=4", c.layers)));
+    for (key, n) in [("cell_cfg.nof_antennas_dl", c.nof_antennas_dl), ("cell_cfg.nof_antennas_ul", c.nof_antennas_ul)] {
+        if ![1, 2, 4].contains(&n) {
+            return Err(invalid(key, format!("{n}; accepted: 1, 2, 4 (srsRAN's antenna ports)")));
+        }
+    }
+    if let Some(l) = c.layers {
+        if !(1..=c.nof_antennas_dl).contains(&l) {
+            return Err(invalid(
+                "cell_cfg.layers",
+                format!(
+                    "{l}; accepted: 1 to cell_cfg.nof_antennas_dl ({}): each layer needs an antenna port",
+                    c.nof_antennas_dl
+                ),
+            ));
+        }
     }
     if c.pdcch_symbols > 3 {
         return Err(invalid("cell_cfg.pdcch_symbols", format!("{}; accepted: 0..=3", c.pdcch_symbols)));

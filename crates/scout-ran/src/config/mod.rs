@@ -61,8 +61,15 @@ pub struct CellCfg {
     pub pdcch_symbols: u8,
     /// DMRS symbols per PDSCH/PUSCH (type A pos2: 1). TS 38.211 §7.4.1.1.
     pub dmrs_symbols: u8,
-    /// MIMO layers (srsRAN `nof_antennas_dl` caps it); 1 by default.
-    pub layers: u8,
+    /// DL MIMO layers (Scout). A UE whose channel models its antennas (TDL fading) takes the
+    /// layers its rank indicator asks, at most this many (default: as many as the antennas
+    /// allow); any other UE gets this many on every DL TB (default 1), its SINR each layer's.
+    pub layers: Option<u8>,
+    /// The gNB's DL antenna ports (srsRAN `nof_antennas_dl`: 1, 2 or 4; default 1).
+    pub nof_antennas_dl: u8,
+    /// The gNB's UL receive antennas (srsRAN `nof_antennas_ul`: 1, 2 or 4; default 1): a faded
+    /// UL is received on each (maximum-ratio combining).
+    pub nof_antennas_ul: u8,
     /// The DL carrier's NR-ARFCN (TS 38.104 §5.4.2), as srsRAN's `dl_arfcn`; by default srsRAN's
     /// example for the band (n78: 650000, 3.75 GHz; n3: 368500, 1842.5 MHz). Used by path loss
     /// and Doppler.
@@ -90,7 +97,9 @@ impl Default for CellCfg {
             mac_cell_group: MacCellGroupCfg::default(),
             pdcch_symbols: 2,
             dmrs_symbols: 1,
-            layers: 1,
+            layers: None,
+            nof_antennas_dl: 1,
+            nof_antennas_ul: 1,
             dl_arfcn: None,
             bler_model: Default::default(),
             harq_combining: Default::default(),
@@ -390,6 +399,9 @@ pub struct ChannelCfg {
     pub isd_m: Option<f64>,
     /// The fraction of the time each neighbour transmits (default 1: 3GPP's full-buffer load).
     pub neighbour_load: f64,
+    /// The UE's receive antennas, 1–4 (default 1, srsUE's; TS 38.101-1 §7.3 asks 4 of a UE in
+    /// n77/n78/n79): with fading, the DL channel is `ue_antennas` × `cell_cfg.nof_antennas_dl`.
+    pub ue_antennas: u8,
 }
 
 impl Default for ChannelCfg {
@@ -412,6 +424,7 @@ impl Default for ChannelCfg {
             neighbours: 0,
             isd_m: None,
             neighbour_load: 1.0,
+            ue_antennas: 1,
         }
     }
 }

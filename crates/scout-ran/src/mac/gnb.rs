@@ -16,7 +16,7 @@ use crate::mac::anbr::{AnbrEstimator, AnbrParams, Recommendation};
 use crate::mac::harq::{HarqProcess, HarqState};
 use crate::mac::pucch::PucchGrid;
 use crate::mac::scheduler::{self, Candidate, Scheduler};
-use crate::mac::tbs_cache::TbsCache;
+use crate::mac::tbs_cache::{TbShape, TbsCache};
 use crate::mac::ul_view::UlBufferView;
 use crate::phy::channel::{self, Olla};
 use crate::phy::link::{self, BlerModel};
@@ -36,6 +36,8 @@ pub struct Tb {
     pub prbs: u16,
     pub tbs: u32,
     pub symbols: u32,
+    /// The MIMO layers it is sent in (its retransmissions too); the UL's are 1.
+    pub layers: u8,
     /// UL: the BSR it carries (bytes reported).
     pub bsr: Option<u64>,
     /// UL: the Recommended bit rate query it carries (DRB index, bit/s asked).
@@ -65,6 +67,7 @@ impl Tb {
             prbs,
             tbs,
             symbols,
+            layers: 1,
             bsr: None,
             query: None,
             phr: None,
@@ -85,6 +88,12 @@ pub struct LinkState {
     pub measured_sinr: f64,
     /// DL: the last CQI the UE reported (TS 38.214 §5.2.2.1).
     pub cqi: Option<u8>,
+    /// DL: the last rank indicator the UE reported with its CQI (the configured layers for a UE
+    /// whose channel does not model antennas).
+    pub ri: Option<u8>,
+    /// The layers of its new TBs: DL, the last rank indicator (before the first report, the
+    /// configured layers within what the UE's channel carries); UL, 1.
+    pub layers: u8,
     /// UL: from the UE's last power headroom report, the most PRBs on which it can still transmit
     /// the power open-loop power control asks for (beyond, it reaches P_CMAX).
     pub full_power_prbs: Option<f64>,
@@ -147,9 +156,11 @@ impl GnbMac {
     /// The MAC of a cell of `prbs` PRBs with `duplex`, for UEs whose SINRs (DL, UL, dB) are `csi`
     /// when they attach: the DL's as its first CQI reports it, the UL's as measured.
     pub fn new(cell: &CellCfg, duplex: &Duplex, prbs: u16, csi: &[[f64; 2]]) -> GnbMac {
-        let link = |sinr: f64, olla: Olla, harqs: u8| LinkState {
+        let link = |sinr: f64, olla: Olla, harqs: u8, layers: u8| LinkState {
             measured_sinr: sinr,
             cqi: None,
+            ri: None,
+            layers,
             full_power_prbs: None,
             olla,
             harq: (0..harqs).map(|_| HarqProcess::default()).collect(),
@@ -160,8 +171,13 @@ impl GnbMac {
             .iter()
             .map(|c| MacUe {
                 link: [
-                    link(c[DL], Olla::new(p.olla_target_bler, p.olla_cqi_inc_step, p.olla_max_cqi_offset), nh),
-                    link(c[UL], Olla::new(u.olla_target_bler, u.olla_snr_inc_step, u.olla_max_snr_offset), nh),
+                    link(
+                        c[DL],
+                        Olla::new(p.olla_target_bler, p.olla_cqi_inc_step, p.olla_max_cqi_offset),
+                        nh,
+                        cell.layers.unwrap_or(1),
+                    ),
+                    link(c[UL], Olla::new(u.olla_target_bler, u.olla_snr_inc_step, u.olla_max_snr_offset), nh, 1),
                 ],
                 ul_view: UlBufferView::default(),
                 anbr: Vec::new(),
@@ -169,14 +185,15 @@ impl GnbMac {
             .collect();
         let mut mac = GnbMac {
             table: [cell.pdsch.mcs_table.table(), cell.pusch.mcs_table.table()],
-            tbs: TbsCache::new(prbs, cell.layers, cell.dmrs_symbols),
+            tbs: TbsCache::new(prbs, cell.dmrs_symbols),
             pucch: PucchGrid::new(duplex, cell.pucch.min_k1, cell.ul_common.max_pucchs_per_slot),
             scheduler: scheduler::from_config(&cell.scheduler, csi.len()),
             ues,
             cell: cell.clone(),
         };
         for (ui, c) in csi.iter().enumerate() {
-            mac.csi_report(ui, channel::cqi_for_sinr(mac.table[DL], c[DL]));
+            let layers = mac.ues[ui].link[DL].layers;
+            mac.csi_report(ui, channel::cqi_for_sinr(mac.table[DL], c[DL]), layers);
         }
         mac
     }
@@ -208,10 +225,20 @@ impl GnbMac {
         self.pucch.release_before(s);
     }
 
-    /// UE `ui`'s CSI report reaches the gNB (on PUCCH): CQI `cqi`. Until the next one, DL link
-    /// adaptation starts from it (the CQI table is the PDSCH MCS table's), and OLLA corrects it.
-    pub fn csi_report(&mut self, ui: usize, cqi: u8) {
-        self.ues[ui].link[DL].cqi = Some(cqi);
+    /// UE `ui`'s CSI report reaches the gNB (on PUCCH): CQI `cqi` for rank `ri`. Until the next
+    /// one, DL link adaptation starts from it (the CQI table is the PDSCH MCS table's; OLLA
+    /// corrects it) and new DL TBs are sent in `ri` layers (TS 38.214 §5.2.2.1: the CQI is that
+    /// of the reported rank).
+    pub fn csi_report(&mut self, ui: usize, cqi: u8, ri: u8) {
+        let l = &mut self.ues[ui].link[DL];
+        l.cqi = Some(cqi);
+        l.ri = Some(ri.max(1));
+        l.layers = ri.max(1);
+    }
+
+    /// The shape of UE `ui`'s next new TB in direction `d` at `mcs` over `symbols` symbols.
+    fn shape(&self, ui: usize, d: usize, mcs: u8, symbols: u32) -> TbShape {
+        TbShape { table: self.table[d], mcs, layers: self.ues[ui].link[d].layers, symbols }
     }
 
     /// The gNB measured `sinr_db` on a PUSCH of UE `ui` (on its DMRS): UL link adaptation starts
@@ -327,8 +354,8 @@ impl GnbMac {
             if !eligible(ui) || !self.ues[ui].link[d].harq.iter().any(|h| h.state == HarqState::Idle) {
                 continue;
             }
-            let mcs = self.mcs(ui, d);
-            let rate = f64::from(self.tbs.tbs_for(self.table[d], mcs, symbols, 1));
+            let shape = self.shape(ui, d, self.mcs(ui, d), symbols);
+            let rate = f64::from(self.tbs.tbs_for(shape, 1));
             cands.push(Candidate { ue: ui, rate });
         }
         self.scheduler.order(dir(d), &cands)
@@ -340,10 +367,11 @@ impl GnbMac {
     }
 
     /// A new TB of UE `ui` in direction `d`: its MCS, the fewest PRBs (at most `free`) that carry
-    /// `need` bytes, and their TBS — (PRBs, MCS, TBS).
-    pub fn allocate(&mut self, d: usize, ui: usize, symbols: u32, need: u64, free: u16) -> (u16, u8, u32) {
+    /// `need` bytes, their TBS, and its layers — (PRBs, MCS, TBS, layers).
+    pub fn allocate(&mut self, d: usize, ui: usize, symbols: u32, need: u64, free: u16) -> (u16, u8, u32, u8) {
         let mcs = self.mcs(ui, d);
-        let (prbs, _) = self.tbs.prbs_for(self.table[d], mcs, symbols, need);
+        let shape = self.shape(ui, d, mcs, symbols);
+        let (prbs, _) = self.tbs.prbs_for(shape, need);
         let mut prbs = prbs.min(free);
         // srsRAN's PHR bandwidth adaptation (`pusch.enable_phr_bw_adaptation`): no more PRBs than
         // the UE can give its full power per PRB, so its PUSCH's SINR is what power control aims at.
@@ -351,11 +379,11 @@ impl GnbMac {
         // rate would be invalid).
         if d == UL && self.cell.pusch.enable_phr_bw_adaptation {
             if let Some(n) = self.ues[ui].link[UL].full_power_prbs {
-                let (least, _) = self.tbs.prbs_for(self.table[d], mcs, symbols, u64::from(MIN_TB_BYTES));
+                let (least, _) = self.tbs.prbs_for(shape, u64::from(MIN_TB_BYTES));
                 prbs = prbs.min((n.floor().clamp(1.0, f64::from(u16::MAX)) as u16).max(least));
             }
         }
-        (prbs, mcs, self.tbs.tbs_for(self.table[d], mcs, symbols, prbs))
+        (prbs, mcs, self.tbs.tbs_for(shape, prbs), shape.layers)
     }
 
     /// The first idle HARQ process of UE `ui` in direction `d` (a candidate has one).
@@ -432,8 +460,8 @@ impl GnbMac {
             return;
         }
         for ui in with {
-            let mcs = self.mcs(ui, DL);
-            let bytes = self.tbs.tbs_for(self.table[DL], mcs, symbols, share);
+            let shape = self.shape(ui, DL, self.mcs(ui, DL), symbols);
+            let bytes = self.tbs.tbs_for(shape, share);
             if let Some(e) = self.ues[ui].anbr.iter_mut().flatten().next() {
                 e.delivered(bytes);
             }

@@ -141,16 +141,38 @@ impl SinrSource {
     }
 
     /// The mean BICM mutual information per coded bit of `qm`-bit QAM over the band at `t_ns`, of
-    /// a transmission over `prbs` PRBs (`None`: the whole carrier): MIESM's input
-    /// ([`super::link`]). A constant or series SINR is flat over the band.
-    pub fn mean_mi(&self, t_ns: i64, prbs: Option<u32>, qm: u8) -> f64 {
+    /// a transmission over `prbs` PRBs (`None`: the whole carrier) in `layers` layers: MIESM's
+    /// input ([`super::link`]). A constant or series SINR is flat over the band, and each layer's.
+    pub fn mean_mi(&self, t_ns: i64, prbs: Option<u32>, layers: u8, qm: u8) -> f64 {
         match self {
             SinrSource::Radio(l) => {
                 let mut l = l.borrow_mut();
                 let n = prbs.unwrap_or(l.spec().prbs);
-                l.mean_mi_for(t_ns, n, qm)
+                l.mean_mi_for(t_ns, n, layers, qm)
             }
             _ => super::link::mi_per_bit(qm, self.at(t_ns)),
+        }
+    }
+
+    /// The effective SINR (dB) at `t_ns` of a transmission over the whole carrier in `layers`
+    /// layers (a constant or series SINR is each layer's).
+    pub fn at_layers(&self, t_ns: i64, layers: u8) -> f64 {
+        match self {
+            SinrSource::Radio(l) => {
+                let mut l = l.borrow_mut();
+                let n = l.spec().prbs;
+                l.effective_sinr_for_db(t_ns, n, layers)
+            }
+            _ => self.at(t_ns),
+        }
+    }
+
+    /// The most layers the source's channel carries, when it models antennas (a faded radio
+    /// link); `None` for the others, whose layers are configured.
+    pub fn max_layers(&self) -> Option<u8> {
+        match self {
+            SinrSource::Radio(l) => l.borrow().max_layers(),
+            _ => None,
         }
     }
 
@@ -167,7 +189,7 @@ impl SinrSource {
     /// control depends on the grant's size ([`super::radio::PowerControl`]); the others do not.
     pub fn at_prbs(&self, t_ns: i64, prbs: u32) -> f64 {
         match self {
-            SinrSource::Radio(l) => l.borrow_mut().effective_sinr_for_db(t_ns, prbs),
+            SinrSource::Radio(l) => l.borrow_mut().effective_sinr_for_db(t_ns, prbs, 1),
             _ => self.at(t_ns),
         }
     }

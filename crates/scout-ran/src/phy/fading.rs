@@ -344,9 +344,10 @@ impl TdlChannel {
 
     /// |H(f, t)|² at each of `freqs_hz` (a PRB's or PRB group's centre), written into `out`.
     pub fn gains(&self, t_s: f64, freqs_hz: &[f64], out: &mut Vec<f64>) {
-        let rot = self.rotations(freqs_hz);
-        let mut g = Vec::new();
-        self.gains_with(t_s, &rot, &mut g, out);
+        let (rot, mut paths, mut h) = (self.rotations(freqs_hz), Vec::new(), Vec::new());
+        self.responses_with(t_s, &rot, &mut paths, &mut h);
+        out.clear();
+        out.extend(h.iter().map(|(re, im)| re * re + im * im));
     }
 
     /// Each path's phase rotation `a_k e^{−j2π f τ_k}` at each of `freqs_hz` (frequency-major):
@@ -362,19 +363,18 @@ impl TdlChannel {
         r
     }
 
-    /// |H|² at the frequencies of `rot` ([`TdlChannel::rotations`]) at `t_s`, into `out`;
-    /// `paths` is scratch for the paths' fading gains.
-    pub fn gains_with(&self, t_s: f64, rot: &[(f64, f64)], paths: &mut Vec<(f64, f64)>, out: &mut Vec<f64>) {
+    /// H(f, t) at the frequencies of `rot` ([`TdlChannel::rotations`]) at `t_s`, appended to
+    /// `out`; `paths` is scratch for the paths' fading gains.
+    pub fn responses_with(&self, t_s: f64, rot: &[(f64, f64)], paths: &mut Vec<(f64, f64)>, out: &mut Vec<(f64, f64)>) {
         paths.clear();
         paths.extend((0..self.amps.len()).map(|k| self.path_gain(k, t_s)));
-        out.clear();
         for row in rot.chunks_exact(paths.len().max(1)) {
             let (mut re, mut im) = (0.0, 0.0);
             for (&(gr, gi), &(c, s)) in paths.iter().zip(row) {
                 re += gr * c - gi * s;
                 im += gr * s + gi * c;
             }
-            out.push(re * re + im * im);
+            out.push((re, im));
         }
     }
 

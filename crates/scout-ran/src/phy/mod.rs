@@ -5,6 +5,7 @@ pub mod channel;
 pub mod fading;
 pub mod link;
 pub mod mcs;
+pub mod mimo;
 pub mod mobility;
 pub mod propagation;
 pub mod radio;

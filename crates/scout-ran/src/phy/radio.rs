@@ -29,6 +29,7 @@
 //! load-dependent term until many cells arrive; the neighbours' scheduling is not modelled.
 
 use super::fading::{max_doppler_hz, TdlChannel, TdlProfile};
+use super::mimo::{self, C};
 use super::mobility::{Mobility, Mover};
 use super::propagation::{self, Scenario, Shadowing};
 use crate::rng::Rng;
@@ -125,6 +126,9 @@ pub struct RadioSpec {
     pub neighbours: Option<Neighbours>,
     /// UL power control (with path loss; none: `tx_power_dbm` spread over the carrier).
     pub power_control: Option<PowerControl>,
+    /// Receive and transmit antennas (DL: the UE's, the gNB's ports; UL: the gNB's, 1), each 1–4:
+    /// with fading, one TDL process per pair ([`super::mimo`]).
+    pub antennas: (u32, u32),
 }
 
 /// One interferer's link to the receiver: its LOS draw and shadowing (its own process).
@@ -152,22 +156,28 @@ pub struct RadioLink {
     /// condition changes only as its distance does (one draw per UE; spatially consistent in the
     /// sense of §7.6.3.3's simplest procedure).
     los_u: f64,
-    fading: Option<TdlChannel>,
+    /// One TDL process per antenna pair, receive-antenna-major (`r · N_t + t`); empty without
+    /// fading.
+    fading: Vec<TdlChannel>,
     /// The PRB groups' centre frequencies, offsets from the carrier (Hz), and the fading paths'
-    /// rotations at them (computed once).
+    /// rotations at them (computed once: every pair has the same delays and powers).
     freqs: Vec<f64>,
     rot: Vec<(f64, f64)>,
     paths: Vec<(f64, f64)>,
-    gains: Vec<f64>,
+    /// Scratch: each pair's response at each group, pair-major.
+    resp: Vec<C>,
+    /// Each PRB group's eigenmode gains (largest first, [`mimo::eigenmodes`]); with one antenna
+    /// pair, |H|².
+    eig: Vec<[f64; mimo::MAX_ANTENNAS]>,
     /// The fading is evaluated once per this many ns (see [`TdlChannel::coherent_for_s`]).
     quantum_ns: i64,
     interferers: Vec<Interferer>,
-    /// The interval the fading's `gains` are of.
+    /// The interval the fading's `eig` are of.
     gains_at: Option<i64>,
-    /// The last interval and grant size asked, and the effective SINR of them.
-    last: Option<(i64, u32, f64)>,
-    /// The last interval, grant size and modulation asked, and the mean MI per coded bit of them.
-    last_mi: Option<(i64, u32, u8, f64)>,
+    /// The last interval, grant size and layers asked, and the effective SINR of them.
+    last: Option<(i64, u32, u8, f64)>,
+    /// The last interval, grant size, layers and modulation asked, and the mean MI per coded bit.
+    last_mi: Option<(i64, u32, u8, u8, f64)>,
     scratch: Vec<f64>,
 }
 
@@ -184,8 +194,17 @@ impl RadioLink {
             Shadowing::new(s.shadow_std_db(los), s.decorrelation_m(los), Rng::new(seed, &format!("ue{ue}.shadowing")))
         });
         let doppler = max_doppler_hz(spec.mobility.speed_mps(), spec.fc_hz);
-        let fading =
-            spec.fading.map(|(p, ds)| TdlChannel::new(p, ds, doppler, Rng::new(seed, &format!("ue{ue}.{dir}.fading"))));
+        // One process per antenna pair; the first keeps the single-antenna link's stream.
+        let pairs = (spec.antennas.0 * spec.antennas.1) as usize;
+        let fading: Vec<TdlChannel> = match spec.fading {
+            Some((p, ds)) => (0..pairs)
+                .map(|k| {
+                    let name = if k == 0 { format!("ue{ue}.{dir}.fading") } else { format!("ue{ue}.{dir}.fading.{k}") };
+                    TdlChannel::new(p, ds, doppler, Rng::new(seed, &name))
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let prb_hz = 12.0 * spec.scs_hz;
         let groups = spec.prbs.div_ceil(PRBS_PER_GROUP);
         let freqs: Vec<f64> = (0..groups)
@@ -195,7 +214,7 @@ impl RadioLink {
                 (f64::from(first) + f64::from(n) / 2.0 - f64::from(spec.prbs) / 2.0) * prb_hz
             })
             .collect();
-        let rot = fading.as_ref().map(|f| f.rotations(&freqs)).unwrap_or_default();
+        let rot = fading.first().map(|f| f.rotations(&freqs)).unwrap_or_default();
         // DL interference is the UE's own (its links to the neighbour gNBs); UL interference is the
         // cell's (neighbour UEs at its gNB): every UE of the cell sees the same.
         let interferers = match (&spec.neighbours, spec.pathloss) {
@@ -238,7 +257,7 @@ impl RadioLink {
             }
             _ => Vec::new(),
         };
-        let quantum_ns = fading.as_ref().map_or(1_000_000, |f| ((f.coherent_for_s() * 1e9) as i64).max(1_000));
+        let quantum_ns = fading.first().map_or(1_000_000, |f| ((f.coherent_for_s() * 1e9) as i64).max(1_000));
         RadioLink {
             spec,
             mover,
@@ -248,7 +267,8 @@ impl RadioLink {
             freqs,
             rot,
             paths: Vec::new(),
-            gains: Vec::new(),
+            resp: Vec::new(),
+            eig: Vec::new(),
             quantum_ns,
             interferers,
             gains_at: None,
@@ -366,31 +386,68 @@ impl RadioLink {
         }
     }
 
-    /// Each PRB group's SINR (dB) at `t_ns` of a transmission over the whole carrier, into `out`.
-    pub fn group_sinr_db(&mut self, t_ns: i64, out: &mut Vec<f64>) {
-        self.group_sinr_for_db(t_ns, self.spec.prbs, out);
+    /// The most layers the link's channel carries: `min(N_r, N_t)` with fading (which models the
+    /// antennas), `None` without (a flat channel has no eigenmodes: its layers are configured).
+    pub fn max_layers(&self) -> Option<u8> {
+        (!self.fading.is_empty()).then(|| self.spec.antennas.0.min(self.spec.antennas.1) as u8)
     }
 
-    /// Each PRB group's SINR (dB) at `t_ns` of a transmission over `prbs` PRBs, into `out`.
-    fn group_sinr_for_db(&mut self, t_ns: i64, prbs: u32, out: &mut Vec<f64>) {
+    /// Each PRB group's SINR (dB) at `t_ns` of a one-layer transmission over the whole carrier,
+    /// into `out`.
+    pub fn group_sinr_db(&mut self, t_ns: i64, out: &mut Vec<f64>) {
+        self.group_sinr_for_db(t_ns, self.spec.prbs, 1, out);
+    }
+
+    /// The SINRs (dB) at `t_ns` of a transmission over `prbs` PRBs in `layers` layers, into
+    /// `out`: per PRB group, each layer's ([`mimo`]: the power split over the layers, layer `i`
+    /// on eigenmode `i`). Without fading, the configured SINR for each group (every layer's).
+    fn group_sinr_for_db(&mut self, t_ns: i64, prbs: u32, layers: u8, out: &mut Vec<f64>) {
         self.advance(t_ns);
         let mean = self.mean_sinr_for_db(prbs);
         out.clear();
-        match &self.fading {
-            Some(f) => {
-                if self.gains_at != Some(t_ns) {
-                    f.gains_with(t_ns as f64 * 1e-9, &self.rot, &mut self.paths, &mut self.gains);
-                    self.gains_at = Some(t_ns);
-                }
-                out.extend(self.gains.iter().map(|g| mean + 10.0 * g.max(1e-12).log10()));
-            }
-            None => out.extend(self.freqs.iter().map(|_| mean)),
+        if self.fading.is_empty() {
+            out.extend(self.freqs.iter().map(|_| mean));
+            return;
+        }
+        if self.gains_at != Some(t_ns) {
+            self.evaluate(t_ns);
+            self.gains_at = Some(t_ns);
+        }
+        let n = usize::from(layers.max(1));
+        let share = n as f64;
+        for e in &self.eig {
+            out.extend(e[..n].iter().map(|g| mean + 10.0 * (g / share).max(1e-12).log10()));
         }
     }
 
-    /// The effective SINR (dB) of a transmission over the whole carrier at `t_ns`.
+    /// The channel at `t_ns`: every antenna pair's response at every PRB group, and each group's
+    /// eigenmodes.
+    fn evaluate(&mut self, t_ns: i64) {
+        let t_s = t_ns as f64 * 1e-9;
+        self.resp.clear();
+        for f in &self.fading {
+            f.responses_with(t_s, &self.rot, &mut self.paths, &mut self.resp);
+        }
+        let groups = self.freqs.len();
+        let (nr, nt) = (self.spec.antennas.0 as usize, self.spec.antennas.1 as usize);
+        self.eig.clear();
+        if nr * nt == 1 {
+            let one = |(re, im): &C| [re * re + im * im, 0.0, 0.0, 0.0];
+            self.eig.extend(self.resp.iter().map(one));
+            return;
+        }
+        let mut h = [(0.0, 0.0); mimo::MAX_ANTENNAS * mimo::MAX_ANTENNAS];
+        for g in 0..groups {
+            for (k, x) in h.iter_mut().enumerate().take(nr * nt) {
+                *x = self.resp[k * groups + g];
+            }
+            self.eig.push(mimo::eigenmodes(&h[..nr * nt], nr, nt));
+        }
+    }
+
+    /// The effective SINR (dB) of a one-layer transmission over the whole carrier at `t_ns`.
     pub fn effective_sinr_db(&mut self, t_ns: i64) -> f64 {
-        self.effective_sinr_for_db(t_ns, self.spec.prbs)
+        self.effective_sinr_for_db(t_ns, self.spec.prbs, 1)
     }
 
     /// The effective SINR (dB) at `t_ns` of a transmission over `prbs` PRBs (capacity-effective
@@ -398,32 +455,32 @@ impl RadioLink {
     /// module's documentation). The channel is evaluated at the start of each interval over which
     /// the fading stays correlated above 0.98 (at most 1 ms; at 120 km/h and 3.5 GHz, 82 µs), and
     /// that value serves every time within the interval.
-    pub fn effective_sinr_for_db(&mut self, t_ns: i64, prbs: u32) -> f64 {
+    pub fn effective_sinr_for_db(&mut self, t_ns: i64, prbs: u32, layers: u8) -> f64 {
         let t = self.interval_start(t_ns);
-        if let Some((last, n, v)) = self.last {
-            if last == t && n == prbs {
+        if let Some((last, n, l, v)) = self.last {
+            if last == t && n == prbs && l == layers {
                 return v;
             }
         }
-        let v = self.over_groups(t, prbs, effective_sinr_db);
-        self.last = Some((t, prbs, v));
+        let v = self.over_groups(t, prbs, layers, effective_sinr_db);
+        self.last = Some((t, prbs, layers, v));
         v
     }
 
     /// The mean BICM mutual information per coded bit of `qm`-bit QAM over the PRB groups at
     /// `t_ns` of a transmission over `prbs` PRBs: what MIESM ([`super::link`]) sees, evaluated per
     /// interval as [`Self::effective_sinr_for_db`] is.
-    pub fn mean_mi_for(&mut self, t_ns: i64, prbs: u32, qm: u8) -> f64 {
+    pub fn mean_mi_for(&mut self, t_ns: i64, prbs: u32, layers: u8, qm: u8) -> f64 {
         let t = self.interval_start(t_ns);
-        if let Some((last, n, q, v)) = self.last_mi {
-            if last == t && n == prbs && q == qm {
+        if let Some((last, n, l, q, v)) = self.last_mi {
+            if last == t && n == prbs && l == layers && q == qm {
                 return v;
             }
         }
-        let v = self.over_groups(t, prbs, |s| {
+        let v = self.over_groups(t, prbs, layers, |s| {
             s.iter().map(|db| super::link::mi_per_bit(qm, *db)).sum::<f64>() / s.len().max(1) as f64
         });
-        self.last_mi = Some((t, prbs, qm, v));
+        self.last_mi = Some((t, prbs, layers, qm, v));
         v
     }
 
@@ -432,10 +489,11 @@ impl RadioLink {
         t_ns.div_euclid(self.quantum_ns) * self.quantum_ns
     }
 
-    /// `f` of the PRB groups' SINRs (dB) at `t` of a transmission over `prbs` PRBs.
-    fn over_groups(&mut self, t: i64, prbs: u32, f: impl FnOnce(&[f64]) -> f64) -> f64 {
+    /// `f` of the PRB groups' (and layers') SINRs (dB) at `t` of a transmission over `prbs` PRBs
+    /// in `layers` layers.
+    fn over_groups(&mut self, t: i64, prbs: u32, layers: u8, f: impl FnOnce(&[f64]) -> f64) -> f64 {
         let mut s = std::mem::take(&mut self.scratch);
-        self.group_sinr_for_db(t, prbs, &mut s);
+        self.group_sinr_for_db(t, prbs, layers, &mut s);
         let v = f(&s);
         self.scratch = s;
         v
@@ -475,6 +533,7 @@ mod tests {
             mobility: Mobility::Static,
             neighbours: None,
             power_control: None,
+            antennas: (1, 1),
         }
     }
 
@@ -563,6 +622,45 @@ mod tests {
         let near_own: Vec<[f64; 2]> = sites.iter().map(|s| [s[0] * 0.95, s[1] * 0.95]).collect();
         let (controlled, full) = (link(near_own.clone(), Some(pc)), link(near_own, None));
         assert!(controlled > 0.0 && controlled < full / 2.0, "{controlled} vs {full} mW");
+    }
+
+    /// With `r` layers over an N_r × N_t channel each layer gets 1/r of the power on one
+    /// eigenmode: the layers' SINRs fall from the strongest mode down, and r times their sum over
+    /// the mean SINR is the channel's power, E tr(HᴴH) = N_r·N_t (a flat channel: every layer's
+    /// SINR is the configured one).
+    #[test]
+    fn layers_share_the_power_over_the_eigenmodes() {
+        let spec = RadioSpec {
+            pathloss: None,
+            mean_sinr_db: 10.0,
+            antennas: (4, 4),
+            mobility: Mobility::Linear { speed_mps: 30.0, heading_deg: 0.0 },
+            ..spec()
+        };
+        let mut l = RadioLink::new(spec.clone(), 5, 0, "dl");
+        assert_eq!(l.max_layers(), Some(4));
+        let (mut power, mut n, mut out) = (0.0, 0, Vec::new());
+        for k in 0..400 {
+            l.group_sinr_for_db(k * 5_000_000, 51, 4, &mut out);
+            assert_eq!(out.len(), 4 * 13);
+            for g in out.chunks(4) {
+                assert!(g.windows(2).all(|w| w[0] >= w[1]), "{g:?}");
+                power += 4.0 * g.iter().map(|db| 10f64.powf((db - 10.0) / 10.0)).sum::<f64>();
+                n += 1;
+            }
+        }
+        let power = power / f64::from(n);
+        assert!((power - 16.0).abs() < 1.0, "{power}");
+        // One layer on the strongest mode beats the first of two, which has half the power.
+        l.group_sinr_for_db(0, 51, 1, &mut out);
+        let one = out.clone();
+        l.group_sinr_for_db(0, 51, 2, &mut out);
+        assert!(one.iter().zip(out.chunks(2)).all(|(a, b)| (a - b[0] - 3.0103).abs() < 1e-3));
+        // Without fading there are no eigenmodes: the layers are configured, each at the mean.
+        let mut flat = RadioLink::new(RadioSpec { fading: None, ..spec }, 5, 0, "dl");
+        assert_eq!(flat.max_layers(), None);
+        flat.group_sinr_for_db(0, 51, 2, &mut out);
+        assert!(out.iter().all(|s| (s - 10.0).abs() < 1e-12));
     }
 
     #[test]

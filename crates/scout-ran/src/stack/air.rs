@@ -27,19 +27,15 @@ impl Stack {
         // CSI: on a CSI-RS occasion each UE measures its DL SINR and works out its CQI, which
         // reaches the gNB on PUCCH in the first UL slot n_CSI_ref slots later (TS 38.214 §5.2.2.5);
         // the gNB schedules with it from the slot after. Reports that arrive now take effect.
-        while self.csi_pending.front().is_some_and(|(due, _, _)| *due <= s) {
-            let (_, ui, cqi) = self.csi_pending.pop_front().expect("checked");
-            self.mac.csi_report(ui, cqi);
+        while self.csi_pending.front().is_some_and(|(due, ..)| *due <= s) {
+            let (_, ui, cqi, ri) = self.csi_pending.pop_front().expect("checked");
+            self.mac.csi_report(ui, cqi, ri);
         }
         if s.is_multiple_of(self.csi_period_slots) {
             let pucch = self.next_ul_slot(s + self.csi_ref_slots);
             for ui in 0..self.ues.len() {
-                let (table, src) = (self.mac.table(DL), &self.ues[ui].air[DL].sinr);
-                let cqi = match self.cfg.cell.bler_model {
-                    BlerModel::Miesm => link::cqi_for(table, |qm| src.mean_mi(t, None, qm)),
-                    BlerModel::Logistic => channel::cqi_for_sinr(table, src.at(t)),
-                };
-                self.csi_pending.push_back((pucch + 1, ui, cqi));
+                let (cqi, ri) = self.csi_for(ui, t);
+                self.csi_pending.push_back((pucch + 1, ui, cqi, ri));
             }
         }
         // The UE's BSR timers, and the BSRs the gNB takes in from this slot.
@@ -73,6 +69,37 @@ impl Stack {
         self.schedule(t + self.grid.slot_ns(), Action::Slot(s + 1));
     }
 
+    /// The CQI and rank indicator UE `ui` works out from its measurement at `t`. A UE whose
+    /// channel models its antennas tries each rank up to what the channel carries (and
+    /// `cell_cfg.layers`, when set), the CQI of each being what that many layers would decode
+    /// ([`crate::phy::mimo`]), and reports the rank whose CQI carries the most bits per resource
+    /// element, layers × efficiency (TS 38.214 §5.2.2.2 leaves the choice to the UE; on a tie the
+    /// fewer layers). Any other UE reports the configured layers.
+    fn csi_for(&self, ui: usize, t: Instant) -> (u8, u8) {
+        let (table, src) = (self.mac.table(DL), &self.ues[ui].air[DL].sinr);
+        let cqi_of = |layers: u8| match self.cfg.cell.bler_model {
+            BlerModel::Miesm => link::cqi_for(table, |qm| src.mean_mi(t, None, layers, qm)),
+            BlerModel::Logistic => channel::cqi_for_sinr(table, src.at_layers(t, layers)),
+        };
+        let Some(most) = src.max_layers() else {
+            let l = self.cfg.cell.layers.unwrap_or(1);
+            return (cqi_of(l), l);
+        };
+        let most = most.min(self.cfg.cell.layers.unwrap_or(u8::MAX)).max(1);
+        let bits = |cqi: u8, layers: u8| match cqi {
+            0 => 0.0,
+            c => f64::from(layers) * table.cqi_table()[usize::from(c) - 1].spectral_efficiency(),
+        };
+        let mut best = (cqi_of(1), 1);
+        for r in 2..=most {
+            let cqi = cqi_of(r);
+            if bits(cqi, r) > bits(best.0, best.1) {
+                best = (cqi, r);
+            }
+        }
+        best
+    }
+
     /// The probability that HARQ process `h`'s TB of UE `ui` in direction `d`, sent at `t`, fails
     /// to decode under the scenario's error model: `miesm` adds this transmission (the mean MI
     /// of its PRB groups for its modulation) to what the receiver holds of the TB
@@ -84,16 +111,16 @@ impl Stack {
         let tb = hp.tb.as_ref().expect("transmitting a process with a TB");
         // The UL's power per PRB depends on its grant; the DL's is the carrier's share.
         let prbs = (d == UL).then_some(u32::from(tb.prbs));
-        let (mcs, bits) = (tb.mcs, tb.tbs * 8);
+        let (mcs, bits, layers) = (tb.mcs, tb.tbs * 8, tb.layers);
         let src = &self.ues[ui].air[d].sinr;
         match self.cfg.cell.bler_model {
             BlerModel::Logistic => {
-                let sinr = prbs.map_or_else(|| src.at(t), |n| src.at_prbs(t, n));
+                let sinr = prbs.map_or_else(|| src.at_layers(t, layers), |n| src.at_prbs(t, n));
                 channel::bler(table, mcs, sinr, nof_tx)
             }
             BlerModel::Miesm => {
                 let e = table.entry(mcs);
-                let mi = src.mean_mi(t, prbs, e.qm);
+                let mi = src.mean_mi(t, prbs, layers, e.qm);
                 let combining = self.cfg.cell.harq_combining;
                 let tb = self.mac.harq_mut(d, ui, h).tb.as_mut().expect("checked above");
                 tb.soft.add(e.qm, mi);
@@ -130,14 +157,15 @@ impl Stack {
                 break;
             }
             let need = self.gnb_dl_buffer(ui) + 16;
-            let (prbs, mcs, tbs) = self.mac.allocate(DL, ui, symbols, need, budget.free);
+            let (prbs, mcs, tbs, layers) = self.mac.allocate(DL, ui, symbols, need, budget.free);
             let pdus = self.pull(ui, tbs, true, t, sink);
             if pdus.is_empty() {
                 continue;
             }
             budget.take(prbs);
             served[ui] = u64::from(tbs);
-            let (h, ack_slot) = self.mac.new_dl_tx(s, ui, Tb::new(pdus, mcs, prbs, tbs, symbols, s));
+            let tb = Tb { layers, ..Tb::new(pdus, mcs, prbs, tbs, symbols, s) };
+            let (h, ack_slot) = self.mac.new_dl_tx(s, ui, tb);
             self.transmit_dl(ui, h, ack_slot, &pdsch, sink);
         }
         self.mac.served(DL, &served);
@@ -396,8 +424,7 @@ impl Stack {
             prbs: tb.prbs,
             mcs: Some(tb.mcs),
             tbs: Some(tb.tbs),
-            // The UL is single-layer in the model (docs/model.md).
-            layers: Some(if dl { self.cfg.cell.layers } else { 1 }),
+            layers: Some(tb.layers),
             harq_id: Some(h as u8),
             rv: Some(rv(hp.nof_tx - 1)),
             ndi: Some(hp.ndi),
@@ -406,6 +433,8 @@ impl Stack {
             bsr_bytes: tb.bsr,
             // The CQI the UE reported (DL only: the UL has no CQI).
             cqi: if dl { self.mac.ue(ui).link[DL].cqi } else { None },
+            // The rank the UE reported with it (the layers follow it from the report on).
+            ri: if dl { self.mac.ue(ui).link[DL].ri } else { None },
             sinr_db: Some(if dl { u.air[d].sinr.at(t) } else { u.air[d].sinr.at_prbs(t, u32::from(tb.prbs)) } as f32),
             prbs_used: None,
             prbs_total: None,
@@ -454,7 +483,7 @@ impl Stack {
                 break;
             }
             let want = self.mac.ue(ui).ul_view.want_bytes(self.cfg.cell.pusch.sr_grant_bytes);
-            let (prbs, mcs, tbs) = self.mac.allocate(UL, ui, symbols, want, budget.free);
+            let (prbs, mcs, tbs, _) = self.mac.allocate(UL, ui, symbols, want, budget.free);
             if tbs < MIN_TB_BYTES {
                 continue;
             }

@@ -187,8 +187,8 @@ pub struct Stack {
     prbs: u16,
     sr_period_slots: u64,
     csi_period_slots: u64,
-    /// CSI reports on their way: (the slot from which the gNB uses it, UE, CQI), in that order.
-    csi_pending: std::collections::VecDeque<(u64, usize, u8)>,
+    /// CSI reports on their way: (the slot from which the gNB uses it, UE, CQI, RI), in that order.
+    csi_pending: std::collections::VecDeque<(u64, usize, u8, u8)>,
     /// Slots from a CSI-RS measurement to the earliest report of it: n_CSI_ref = 4·2^µ (TS 38.214
     /// §5.2.2.5, periodic CSI on one CSI-RS resource).
     csi_ref_slots: u64,
@@ -255,6 +255,15 @@ impl Stack {
             cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
         let csi: Vec<[f64; 2]> = cfg.ues.iter().map(|u| [u.dl_sinr.at(0), u.ul_sinr.at(0)]).collect();
         let mut mac = GnbMac::new(c, &duplex, prbs, &csi);
+        // Until its first rank indicator a UE whose channel models antennas gets the configured
+        // layers, within what its channel carries.
+        for (ui, u) in cfg.ues.iter().enumerate() {
+            if let Some(most) = u.dl_sinr.max_layers() {
+                let l = &mut mac.ue_mut(ui).link[DL];
+                l.layers = l.layers.min(most).max(1);
+                l.ri = Some(l.layers);
+            }
+        }
         // Connection setup carried each UE's first power headroom report (TS 38.321 §5.4.6: one is
         // triggered when the PHR function is configured), on a one-PRB PUSCH.
         for (ui, u) in cfg.ues.iter().enumerate() {
