@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the modelled radio costs the simulator (issue 50): the same traffic with a constant SINR and
 # with TDL-C fading (300 ns, 30 km/h) on every UE, for bench-60mbps (1 UE, 60 Mbit/s DL, 100 MHz)
-# and for 10 and 100 UEs sharing 60 Mbit/s of DL in the same cell (UMi path loss, UEs 50-400 m).
+# and for 10 and 100 UEs sharing 60 Mbit/s of DL in the same cell (UMi path loss, UEs 50-400 m);
+# and bench-60mbps faded over 4 x 4 antennas (16 TDL processes, rank adaptation).
 # Prints each run's wall time and real-time factor, then each pair's ratio (fading / constant)
 # and the 100-UE cost against the 10-UE one (the issue's bound: within 3x at the same traffic).
 #   bash bench/radio.sh [DURATION_S]      (default 20)
@@ -50,12 +51,16 @@ echo "== ${dur} s simulated per run (release build)"
 run bench60-constant scenarios/bench-60mbps.yaml
 run bench60-tdl scenarios/bench-60mbps.yaml --set 'ues[0].channel.model=tdl-c' \
   --set 'ues[0].channel.delay_spread_ns=300' --set 'ues[0].channel.speed_kmh=30'
+run bench60-tdl-4x4 scenarios/bench-60mbps.yaml --set 'ues[0].channel.model=tdl-c' \
+  --set 'ues[0].channel.delay_spread_ns=300' --set 'ues[0].channel.speed_kmh=30' \
+  --set 'cell_cfg.nof_antennas_dl=4' --set 'ues[0].channel.ue_antennas=4'
 for n in 10 100; do
   run "ues$n-constant" "$(many "$n" constant)"
   run "ues$n-tdl" "$(many "$n" fading)"
 done
 echo "== ratios"
 awk -v a="${wall[bench60-tdl]}" -v b="${wall[bench60-constant]}" 'BEGIN { printf "bench-60mbps: fading costs %.2fx the constant channel\n", a / b }'
+awk -v a="${wall[bench60-tdl-4x4]}" -v b="${wall[bench60-tdl]}" 'BEGIN { printf "bench-60mbps: 4 x 4 costs %.2fx 1 x 1, both faded\n", a / b }'
 awk -v a="${wall[ues10-tdl]}" -v b="${wall[ues10-constant]}" 'BEGIN { printf "10 UEs: fading costs %.2fx\n", a / b }'
 awk -v a="${wall[ues100-tdl]}" -v b="${wall[ues100-constant]}" 'BEGIN { printf "100 UEs: fading costs %.2fx\n", a / b }'
 awk -v a="${wall[ues100-tdl]}" -v b="${wall[ues10-tdl]}" 'BEGIN { printf "100 UEs against 10 at the same traffic, with fading: %.2fx (bound: 3x)\n", a / b }'

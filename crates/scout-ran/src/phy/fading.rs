@@ -330,9 +330,14 @@ impl TdlChannel {
         (re, im)
     }
 
+    /// The paths (taps) of the channel.
+    pub fn nof_paths(&self) -> usize {
+        self.amps.len()
+    }
+
     /// Path `k`'s complex fading gain at `t_s`: a Rayleigh tap's sum of sinusoids, or the LOS
     /// path's unit phasor rotating at its Doppler shift.
-    fn path_gain(&self, k: usize, t_s: f64) -> (f64, f64) {
+    pub fn path_gain(&self, k: usize, t_s: f64) -> (f64, f64) {
         match &self.fading[k] {
             Some(tap) => tap.at(t_s),
             None => {

@@ -424,24 +424,37 @@ impl RadioLink {
     /// eigenmodes.
     fn evaluate(&mut self, t_ns: i64) {
         let t_s = t_ns as f64 * 1e-9;
-        self.resp.clear();
-        for f in &self.fading {
-            f.responses_with(t_s, &self.rot, &mut self.paths, &mut self.resp);
+        // Every pair's path gains (path-major), then each group's response of every pair: the
+        // pairs share the paths' rotations, so the innermost loop runs over the pairs.
+        let m = self.fading.len();
+        let p = self.fading[0].nof_paths();
+        self.paths.clear();
+        self.paths.resize(p * m, (0.0, 0.0));
+        for (ch, f) in self.fading.iter().enumerate() {
+            for k in 0..p {
+                self.paths[k * m + ch] = f.path_gain(k, t_s);
+            }
         }
         let groups = self.freqs.len();
+        self.resp.clear();
+        self.resp.resize(groups * m, (0.0, 0.0));
+        for (row, out) in self.rot.chunks_exact(p).zip(self.resp.chunks_exact_mut(m)) {
+            for (&(c, s), gains) in row.iter().zip(self.paths.chunks_exact(m)) {
+                for (h, &(gr, gi)) in out.iter_mut().zip(gains) {
+                    h.0 += gr * c - gi * s;
+                    h.1 += gr * s + gi * c;
+                }
+            }
+        }
         let (nr, nt) = (self.spec.antennas.0 as usize, self.spec.antennas.1 as usize);
         self.eig.clear();
-        if nr * nt == 1 {
+        if m == 1 {
             let one = |(re, im): &C| [re * re + im * im, 0.0, 0.0, 0.0];
             self.eig.extend(self.resp.iter().map(one));
             return;
         }
-        let mut h = [(0.0, 0.0); mimo::MAX_ANTENNAS * mimo::MAX_ANTENNAS];
-        for g in 0..groups {
-            for (k, x) in h.iter_mut().enumerate().take(nr * nt) {
-                *x = self.resp[k * groups + g];
-            }
-            self.eig.push(mimo::eigenmodes(&h[..nr * nt], nr, nt));
+        for h in self.resp.chunks_exact(m) {
+            self.eig.push(mimo::eigenmodes(h, nr, nt));
         }
     }
 
