@@ -32,8 +32,9 @@ set -euo pipefail
 # cell: bench/emulator.yaml, with FADING=1 its UE's channel faded (TR 38.901 TDL-C).
 cell() {
   if [ "${FADING:-0}" = 1 ]; then
-    # n257's carrier (28.0 GHz: NR-ARFCN 2079167, TS 38.104 §5.4.2.1) sets the Doppler.
-    sed -e 's/channel: {dl_sinr_db: 35, ul_sinr_db: 35}/channel: {model: tdl-c, delay_spread_ns: 300, speed_kmh: 3, dl_sinr_db: 35, ul_sinr_db: 35}/' \
+    # n257's carrier (28.0 GHz: NR-ARFCN 2079167, TS 38.104 §5.4.2.1) sets the Doppler; the UE has
+    # 4 antennas, so the faded channel is 4 x 4 and may carry the 4 layers the constant one does.
+    sed -e 's/channel: {dl_sinr_db: 35, ul_sinr_db: 35}/channel: {model: tdl-c, delay_spread_ns: 300, speed_kmh: 3, dl_sinr_db: 35, ul_sinr_db: 35, ue_antennas: 4}/' \
       -e 's/band: 257,/band: 257, dl_arfcn: 2079167,/' bench/emulator.yaml
   else
     cat bench/emulator.yaml

@@ -688,6 +688,7 @@ def cmd_ingest_srsran(args: argparse.Namespace) -> int:
         how = f"stated by {num['from']} at {num['at']}" if num.get("stated") else "inferred: the log states no subcarrier spacing"
         print(
             f"  slots: {sl['dl_grants']:,} DL and {sl['ul_grants']:,} UL grants; {sl['bsr_reports']:,} BSRs; "
+            f"{sl.get('csi_reports', 0):,} CSI reports; "
             f"{sl['harq_discards']:,} HARQ discards; {sl['slots_per_frame']} slots/frame ({how})"
         )
         if sl.get("numerology_conflicts"):

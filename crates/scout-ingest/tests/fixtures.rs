@@ -163,3 +163,30 @@ fn connections_of_the_real_logs() {
         let _ = &mut sink as &mut dyn Sink;
     }
 }
+
+/// The 24.10 debug log's CSI reports (`- CSI: ue=0 rnti=0x4601: cqi=15 ri=1` under `Processed slot
+/// events`) are each counted, and every DL row after the first one carries the UE's last CQI and
+/// RI (as the model's rows carry what the UE last reported); rows before carry none.
+#[test]
+fn csi_reports_reach_the_dl_rows() {
+    use scout_events::{Dir, VecSink};
+    use scout_ingest::srsran::run::Gnb;
+    let Some(path) = fixture("srsran-24.10-debug-srb.gnb.log") else { return };
+    let text = std::fs::read_to_string(&path).unwrap();
+    let csi_lines = text.lines().filter(|l| l.starts_with("- CSI: ")).count() as u64;
+    let mut r = open_log(&path).unwrap();
+    let (mut g, mut sink): (Option<Gnb>, VecSink) = (None, VecSink::default());
+    while let Some(e) = r.next_entry().unwrap() {
+        g.get_or_insert_with(|| Gnb::new(e.header.t_us)).entry(&e, 0, &mut sink);
+    }
+    let mut g = g.unwrap();
+    g.finish(&mut sink);
+    assert_eq!(g.slots.stats.csi_reports, csi_lines);
+    assert!(csi_lines > 100, "{csi_lines}");
+    let dl: Vec<_> = sink.slots.iter().filter(|s| s.dir == Dir::Dl && s.ue.is_some()).collect();
+    let with: Vec<_> = dl.iter().filter(|s| s.cqi.is_some()).collect();
+    assert!(!with.is_empty() && with.iter().all(|s| s.cqi == Some(15) && s.ri == Some(1)), "{}", with.len());
+    // Rows without are the grants before the first report.
+    let first = with.iter().map(|s| s.t_ns).min().unwrap();
+    assert!(dl.iter().filter(|s| s.cqi.is_none()).all(|s| s.t_ns <= first));
+}

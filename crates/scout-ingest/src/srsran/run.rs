@@ -302,7 +302,7 @@ pub fn ingest_logs<O: RunOutput>(
                 "grants_without_outcome": ss.without_outcome,
                 "dl_grants_without_outcome": ss.dl_without_outcome, "ul_grants_without_outcome": ss.ul_without_outcome,
                 "outcomes_without_grant": ss.outcome_without_grant,
-                "bsr_reports": ss.bsr_reports, "harq_discards": ss.harq_discards,
+                "bsr_reports": ss.bsr_reports, "csi_reports": ss.csi_reports, "harq_discards": ss.harq_discards,
                 "dl_max_retx_discards": ss.dl_max_retx_discards, "ul_max_retx_discards": ss.ul_max_retx_discards,
                 "harq": {"dl": harq_summary(ss.dl_grants, ss.dl_retx_grants, ss.dl_ack, ss.dl_nack, ss.dl_without_outcome, ss.dl_max_retx_discards),
                          "ul": harq_summary(ss.ul_grants, ss.ul_retx_grants, ss.ul_crc_ok, ss.ul_crc_ko, ss.ul_without_outcome, ss.ul_max_retx_discards)},

@@ -9,6 +9,7 @@
 //! | `UL-PHYn [sfn.slot] PUSCH: rnti= h_id= … crc=OK\|KO … sinr=` | the UL grant's outcome (`ack`, `sinr_db`) |
 //! | `SCHED … Processed slot events:` + `- CRC: … rx_slot= h_id= crc= sinr=` (debug) | the same, from the scheduler |
 //! | `SCHED … Processed slot events:` + `- HARQ-ACK: … h_id= ack=` (debug) | the DL grant's outcome |
+//! | `SCHED … Processed slot events:` + `- CSI: ue= rnti=: cqi= ri=` (debug) | the UE's later DL rows' `cqi`, `ri` |
 //! | `MAC [sfn.slot] UL … subPDUs: [… SBSR: lcg= bs=, LBSR: lcg= bs= …]` | a BSR row (`bsr_bytes`) |
 //! | `SCHED … HARQ … Discarding … HARQ … Maximum number of reTxs N exceeded` | control event `harq_fail` |
 //!
@@ -41,6 +42,8 @@ pub struct SlotStats {
     pub dl_ack: u64,
     pub dl_nack: u64,
     pub bsr_reports: u64,
+    /// CSI reports read (CQI and rank indicator): each UE's last one is its DL rows' `cqi`/`ri`.
+    pub csi_reports: u64,
     pub harq_discards: u64,
     /// Grants written without an outcome (no PHY/HARQ line for them), and per direction.
     pub without_outcome: u64,
@@ -146,6 +149,8 @@ pub struct SlotStitcher {
     /// the PHY line and in the scheduler's `- CRC:` event), the most recent [`MAX_PENDING`].
     resolved_ul: std::collections::VecDeque<(u16, u8, u64, u8)>,
     resolved_ul_set: std::collections::HashSet<(u16, u8, u64, u8)>,
+    /// Each UE's (RNTI's) last CSI report: CQI, rank indicator.
+    csi: HashMap<u16, (Option<u8>, Option<u8>)>,
     pub stats: SlotStats,
 }
 
@@ -202,6 +207,7 @@ impl SlotStitcher {
             process: HashMap::new(),
             resolved_ul: std::collections::VecDeque::new(),
             resolved_ul_set: std::collections::HashSet::new(),
+            csi: HashMap::new(),
             stats: SlotStats::default(),
         }
     }
@@ -306,6 +312,8 @@ impl SlotStitcher {
                         let sinr = field(&f, "sinr").and_then(|v| v.trim_end_matches("dB").parse().ok());
                         let at = field(&f, "rx_slot").and_then(sfn_slot).unwrap_or((sfn, slot));
                         self.ul_outcome(t, at, &f, ok, sinr, sink);
+                    } else if let Some(x) = c.strip_prefix("- CSI: ") {
+                        self.csi(x);
                     } else if let Some(x) = c.strip_prefix("- HARQ-ACK: ") {
                         let f = parse_fields(x);
                         // ack: 0 = NACK, 1 = ACK, 2 = DTX (no feedback: retransmitted as a NACK).
@@ -328,6 +336,19 @@ impl SlotStitcher {
         }
     }
 
+    /// A CSI report, `ue=0 rnti=0x4601: cqi=15 ri=1`: the UE's DL rows from now on carry it (as
+    /// Scout's model writes the last CQI and RI reported).
+    fn csi(&mut self, x: &str) {
+        let (who, what) = x.split_once(": ").unwrap_or((x, x));
+        let (who, what) = (parse_fields(who), parse_fields(what));
+        let Some(rnti) = num(&who, "rnti").or_else(|| num(&who, "c-rnti")) else { return };
+        let (cqi, ri) = (num(&what, "cqi").map(|v| v as u8), num(&what, "ri").map(|v| v as u8));
+        if cqi.is_some() || ri.is_some() {
+            self.stats.csi_reports += 1;
+            self.csi.insert(rnti as u16, (cqi, ri));
+        }
+    }
+
     fn grant<S: Sink>(&mut self, t: i64, frames: u64, sfn: u32, slot: u32, g: &str, sink: &mut S) {
         let dir = if g.starts_with("DL: ") {
             Dir::Dl
@@ -347,6 +368,11 @@ impl SlotStitcher {
         row.mcs = num(&f, "mcs").map(|v| v as u8);
         row.rv = num(&f, "rv").map(|v| v as u8);
         row.layers = num(&f, "nof_layers").or_else(|| num(&f, "ri")).map(|v| v as u8);
+        if dir == Dir::Dl {
+            if let Some(&(cqi, ri)) = self.csi.get(&(rnti as u16)) {
+                (row.cqi, row.ri) = (cqi, ri);
+            }
+        }
         let stated = num(&f, "nrtx").map(|n| n as u8).or_else(|| field(&f, "newtx").map(|v| u8::from(v == "false")));
         let h_id = row.harq_id.unwrap_or(0);
         let key = (dir == Dir::Dl, rnti as u16, h_id);
