@@ -399,8 +399,8 @@ pub struct ChannelCfg {
     pub isd_m: Option<f64>,
     /// The fraction of the time each neighbour transmits (default 1: 3GPP's full-buffer load).
     pub neighbour_load: f64,
-    /// The UE's receive antennas, 1–4 (default 1, srsUE's; TS 38.101-1 §7.3 asks 4 of a UE in
-    /// n77/n78/n79): with fading, the DL channel is `ue_antennas` × `cell_cfg.nof_antennas_dl`.
+    /// The UE's receive antennas, 1–4 (default 1, srsUE's; a commercial n78 UE has 4, as seed
+    /// 002's): with fading, the DL channel is `ue_antennas` × `cell_cfg.nof_antennas_dl`.
     pub ue_antennas: u8,
 }
 

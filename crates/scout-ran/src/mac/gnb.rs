@@ -19,7 +19,6 @@ use crate::mac::scheduler::{self, Candidate, Scheduler};
 use crate::mac::tbs_cache::{TbShape, TbsCache};
 use crate::mac::ul_view::UlBufferView;
 use crate::phy::channel::{self, Olla};
-use crate::phy::link::{self, BlerModel};
 use crate::phy::mcs::McsTable;
 use crate::phy::tdd::Duplex;
 use crate::rlc::RlcPdu;
@@ -276,12 +275,7 @@ impl GnbMac {
         let (min, max) = self.mcs_range(d);
         let m = match d {
             DL => channel::mcs_for_cqi(self.table[d], f64::from(link.cqi.unwrap_or(0)) + link.olla.offset),
-            _ => match self.cell.bler_model {
-                BlerModel::Miesm => link::mcs_for_sinr(self.table[d], link.measured_sinr + link.olla.offset, max),
-                BlerModel::Logistic => {
-                    channel::select_mcs(self.table[d], link.measured_sinr + link.olla.offset, 0.1, max)
-                }
-            },
+            _ => self.cell.bler_model.mcs_for_sinr(self.table[d], link.measured_sinr + link.olla.offset, max),
         };
         m.clamp(min, max)
     }

@@ -26,6 +26,7 @@
 //!    transmissions' SINRs.
 
 use super::bicm_table::{MI, POINTS, SNR_MIN_DB, SNR_STEP_DB};
+use super::channel::{self, SinrSource};
 use super::mcs::McsTable;
 
 /// Receiver loss from BICM capacity, dB: `A + B·max(0, C0 − c) − E·max(0, c − 20)`; short-block
@@ -51,6 +52,61 @@ pub enum BlerModel {
     /// The earlier model: a logistic curve per MCS around an attenuated Shannon bound, applied to
     /// the capacity-effective SINR (`phy::channel::bler`).
     Logistic,
+}
+
+/// One transmission of a TB, as the error model needs it.
+#[derive(Clone, Copy, Debug)]
+pub struct Transmission {
+    pub table: McsTable,
+    pub mcs: u8,
+    pub tbs_bits: u32,
+    pub layers: u8,
+    /// The grant's PRBs when the SINR depends on them (a UL under power control); `None`: the
+    /// carrier's share (the DL).
+    pub prbs: Option<u32>,
+    /// Which transmission this is, 1 for the first.
+    pub nof_tx: u32,
+}
+
+/// The three questions the stack asks of the error model — what CQI a UE reports, which MCS a
+/// measured SINR supports, whether a transmission decodes — answered in one place per model, so
+/// that a model is added here and nowhere else.
+impl BlerModel {
+    /// The CQI a UE reports for `layers` layers of `src`, measured at `t`: MIESM's mean MI per
+    /// coded bit ([`cqi_for`]), or the logistic model's effective SINR ([`channel::cqi_for_sinr`]).
+    pub fn cqi(self, table: McsTable, src: &SinrSource, t: i64, layers: u8) -> u8 {
+        match self {
+            BlerModel::Miesm => cqi_for(table, |qm| src.mean_mi(t, None, layers, qm)),
+            BlerModel::Logistic => channel::cqi_for_sinr(table, src.at_layers(t, layers)),
+        }
+    }
+
+    /// The highest MCS of `table` (up to `max`) whose first transmission fails at most 10 % of
+    /// the time at `sinr_db` (UL link adaptation from the measured PUSCH SINR).
+    pub fn mcs_for_sinr(self, table: McsTable, sinr_db: f64, max: u8) -> u8 {
+        match self {
+            BlerModel::Miesm => mcs_for_sinr(table, sinr_db, max),
+            BlerModel::Logistic => channel::select_mcs(table, sinr_db, 0.1, max),
+        }
+    }
+
+    /// The probability that the TB fails after transmission `tx` over `src` at `t`: MIESM adds
+    /// this transmission (the mean MI of its PRB groups and layers for its modulation) to what the
+    /// receiver holds of the TB in `soft` and asks [`tb_bler`]; the logistic model takes the
+    /// effective SINR ([`channel::bler`]).
+    pub fn tb_error(self, tx: Transmission, src: &SinrSource, t: i64, soft: &mut Soft, combining: Combining) -> f64 {
+        match self {
+            BlerModel::Logistic => {
+                let sinr = tx.prbs.map_or_else(|| src.at_layers(t, tx.layers), |n| src.at_prbs(t, n));
+                channel::bler(tx.table, tx.mcs, sinr, tx.nof_tx)
+            }
+            BlerModel::Miesm => {
+                let e = tx.table.entry(tx.mcs);
+                soft.add(e.qm, src.mean_mi(t, tx.prbs, tx.layers, e.qm));
+                tb_bler(e.qm, e.rate_x1024 / 1024.0, tx.tbs_bits, soft, combining)
+            }
+        }
+    }
 }
 
 /// How retransmissions of a TB combine (`cell_cfg.harq_combining`).

@@ -77,10 +77,7 @@ impl Stack {
     /// fewer layers). Any other UE reports the configured layers.
     fn csi_for(&self, ui: usize, t: Instant) -> (u8, u8) {
         let (table, src) = (self.mac.table(DL), &self.ues[ui].air[DL].sinr);
-        let cqi_of = |layers: u8| match self.cfg.cell.bler_model {
-            BlerModel::Miesm => link::cqi_for(table, |qm| src.mean_mi(t, None, layers, qm)),
-            BlerModel::Logistic => channel::cqi_for_sinr(table, src.at_layers(t, layers)),
-        };
+        let cqi_of = |layers: u8| self.cfg.cell.bler_model.cqi(table, src, t, layers);
         let Some(most) = src.max_layers() else {
             let l = self.cfg.cell.layers.unwrap_or(1);
             return (cqi_of(l), l);
@@ -101,32 +98,23 @@ impl Stack {
     }
 
     /// The probability that HARQ process `h`'s TB of UE `ui` in direction `d`, sent at `t`, fails
-    /// to decode under the scenario's error model: `miesm` adds this transmission (the mean MI
-    /// of its PRB groups for its modulation) to what the receiver holds of the TB
-    /// ([`link::tb_bler`]); `logistic` takes the link's effective SINR ([`channel::bler`]).
+    /// to decode under the scenario's error model ([`BlerModel::tb_error`]).
     pub(super) fn tb_error(&mut self, d: usize, ui: usize, h: usize, t: Instant) -> f64 {
         let table = self.mac.table(d);
-        let hp = self.mac.harq(d, ui, h);
+        let hp = self.mac.harq_mut(d, ui, h);
         let nof_tx = hp.nof_tx;
-        let tb = hp.tb.as_ref().expect("transmitting a process with a TB");
-        // The UL's power per PRB depends on its grant; the DL's is the carrier's share.
-        let prbs = (d == UL).then_some(u32::from(tb.prbs));
-        let (mcs, bits, layers) = (tb.mcs, tb.tbs * 8, tb.layers);
-        let src = &self.ues[ui].air[d].sinr;
-        match self.cfg.cell.bler_model {
-            BlerModel::Logistic => {
-                let sinr = prbs.map_or_else(|| src.at_layers(t, layers), |n| src.at_prbs(t, n));
-                channel::bler(table, mcs, sinr, nof_tx)
-            }
-            BlerModel::Miesm => {
-                let e = table.entry(mcs);
-                let mi = src.mean_mi(t, prbs, layers, e.qm);
-                let combining = self.cfg.cell.harq_combining;
-                let tb = self.mac.harq_mut(d, ui, h).tb.as_mut().expect("checked above");
-                tb.soft.add(e.qm, mi);
-                link::tb_bler(e.qm, e.rate_x1024 / 1024.0, bits, &tb.soft, combining)
-            }
-        }
+        let tb = hp.tb.as_mut().expect("transmitting a process with a TB");
+        let tx = link::Transmission {
+            table,
+            mcs: tb.mcs,
+            tbs_bits: tb.tbs * 8,
+            layers: tb.layers,
+            // The UL's power per PRB depends on its grant; the DL's is the carrier's share.
+            prbs: (d == UL).then_some(u32::from(tb.prbs)),
+            nof_tx,
+        };
+        let (model, combining) = (self.cfg.cell.bler_model, self.cfg.cell.harq_combining);
+        model.tb_error(tx, &self.ues[ui].air[d].sinr, t, &mut tb.soft, combining)
     }
 
     /// The first slot from `s` on with UL symbols (where PUCCH can be); `s` itself in a pattern
