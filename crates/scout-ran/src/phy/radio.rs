@@ -29,7 +29,7 @@
 //! load-dependent term until many cells arrive; the neighbours' scheduling is not modelled.
 
 use super::fading::{max_doppler_hz, TdlChannel, TdlProfile};
-use super::mimo::{self, C};
+use super::mimo;
 use super::mobility::{Mobility, Mover};
 use super::propagation::{self, Scenario, Shadowing};
 use crate::rng::Rng;
@@ -163,11 +163,14 @@ pub struct RadioLink {
     /// rotations at them (computed once: every pair has the same delays and powers).
     freqs: Vec<f64>,
     rot: Vec<(f64, f64)>,
-    paths: Vec<(f64, f64)>,
-    /// Scratch: each pair's response at each group, pair-major.
-    resp: Vec<C>,
-    /// Each PRB group's eigenmode gains (largest first, [`mimo::eigenmodes`]); with one antenna
-    /// pair, |H|².
+    /// Scratch: every pair's path gains, path-major, real and imaginary parts apart (so that the
+    /// loop over the pairs vectorises); each group's response of every pair, group-major.
+    paths_re: Vec<f64>,
+    paths_im: Vec<f64>,
+    resp_re: Vec<f64>,
+    resp_im: Vec<f64>,
+    /// Each PRB group's eigenmode gains in dB, 10·log10(max(λ, 10⁻¹²)) (largest first,
+    /// [`mimo::eigenmodes`]); with one antenna pair, of |H|².
     eig: Vec<[f64; mimo::MAX_ANTENNAS]>,
     /// The fading is evaluated once per this many ns (see [`TdlChannel::coherent_for_s`]).
     quantum_ns: i64,
@@ -266,8 +269,10 @@ impl RadioLink {
             fading,
             freqs,
             rot,
-            paths: Vec::new(),
-            resp: Vec::new(),
+            paths_re: Vec::new(),
+            paths_im: Vec::new(),
+            resp_re: Vec::new(),
+            resp_im: Vec::new(),
             eig: Vec::new(),
             quantum_ns,
             interferers,
@@ -414,9 +419,13 @@ impl RadioLink {
             self.gains_at = Some(t_ns);
         }
         let n = usize::from(layers.max(1));
-        let share = n as f64;
-        for e in &self.eig {
-            out.extend(e[..n].iter().map(|g| mean + 10.0 * (g / share).max(1e-12).log10()));
+        if n == 1 {
+            out.extend(self.eig.iter().map(|e| mean + e[0]));
+        } else {
+            let share_db = mean - 10.0 * (n as f64).log10();
+            for e in &self.eig {
+                out.extend(e[..n].iter().map(|g| share_db + g));
+            }
         }
     }
 
@@ -428,33 +437,44 @@ impl RadioLink {
         // pairs share the paths' rotations, so the innermost loop runs over the pairs.
         let m = self.fading.len();
         let p = self.fading[0].nof_paths();
-        self.paths.clear();
-        self.paths.resize(p * m, (0.0, 0.0));
+        let groups = self.freqs.len();
+        let (pre, pim) = (&mut self.paths_re, &mut self.paths_im);
+        pre.resize(p * m, 0.0);
+        pim.resize(p * m, 0.0);
         for (ch, f) in self.fading.iter().enumerate() {
             for k in 0..p {
-                self.paths[k * m + ch] = f.path_gain(k, t_s);
+                (pre[k * m + ch], pim[k * m + ch]) = f.path_gain(k, t_s);
             }
         }
-        let groups = self.freqs.len();
-        self.resp.clear();
-        self.resp.resize(groups * m, (0.0, 0.0));
-        for (row, out) in self.rot.chunks_exact(p).zip(self.resp.chunks_exact_mut(m)) {
-            for (&(c, s), gains) in row.iter().zip(self.paths.chunks_exact(m)) {
-                for (h, &(gr, gi)) in out.iter_mut().zip(gains) {
-                    h.0 += gr * c - gi * s;
-                    h.1 += gr * s + gi * c;
+        let (hre, him) = (&mut self.resp_re, &mut self.resp_im);
+        hre.clear();
+        hre.resize(groups * m, 0.0);
+        him.clear();
+        him.resize(groups * m, 0.0);
+        for (g, row) in self.rot.chunks_exact(p).enumerate() {
+            let (hr, hi) = (&mut hre[g * m..(g + 1) * m], &mut him[g * m..(g + 1) * m]);
+            for (k, &(c, s)) in row.iter().enumerate() {
+                let (gr, gi) = (&pre[k * m..(k + 1) * m], &pim[k * m..(k + 1) * m]);
+                for ch in 0..m {
+                    hr[ch] += gr[ch] * c - gi[ch] * s;
+                    hi[ch] += gr[ch] * s + gi[ch] * c;
                 }
             }
         }
         let (nr, nt) = (self.spec.antennas.0 as usize, self.spec.antennas.1 as usize);
+        let db = |l: f64| 10.0 * l.max(1e-12).log10();
         self.eig.clear();
         if m == 1 {
-            let one = |(re, im): &C| [re * re + im * im, 0.0, 0.0, 0.0];
-            self.eig.extend(self.resp.iter().map(one));
+            self.eig.extend(hre.iter().zip(him.iter()).map(|(re, im)| [db(re * re + im * im), 0.0, 0.0, 0.0]));
             return;
         }
-        for h in self.resp.chunks_exact(m) {
-            self.eig.push(mimo::eigenmodes(h, nr, nt));
+        let mut h = [(0.0, 0.0); mimo::MAX_ANTENNAS * mimo::MAX_ANTENNAS];
+        for g in 0..groups {
+            for (ch, x) in h.iter_mut().enumerate().take(m) {
+                *x = (hre[g * m + ch], him[g * m + ch]);
+            }
+            let l = mimo::eigenmodes(&h[..m], nr, nt);
+            self.eig.push([db(l[0]), db(l[1]), db(l[2]), db(l[3])]);
         }
     }
 
