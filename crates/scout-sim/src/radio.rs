@@ -241,6 +241,10 @@ pub fn describe(ues: &[(&SinrSource, &SinrSource)], t_end_ns: i64) -> Vec<serde_
                         (pc.headroom_db(u.spec().tx_power_dbm, 1, u.loss_db()) * 100.0).round() / 100.0
                     }),
                     "fading": d.spec().fading.map(|(p, ds)| format!("{p:?} {:.0} ns", ds * 1e9)),
+                    // Receive × transmit antennas of each direction (the DL's rank is at most
+                    // the smaller, with fading; slot rows carry the RI reported and the layers).
+                    "dl_antennas": [d.spec().antennas.0, d.spec().antennas.1],
+                    "ul_antennas": [u.spec().antennas.0, u.spec().antennas.1],
                     "speed_kmh": d.spec().mobility.speed_mps() * 3.6,
                 }))
             }
