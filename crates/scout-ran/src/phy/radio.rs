@@ -483,9 +483,9 @@ impl RadioLink {
         self.effective_sinr_for_db(t_ns, self.spec.prbs, 1)
     }
 
-    /// The effective SINR (dB) at `t_ns` of a transmission over `prbs` PRBs (capacity-effective
-    /// over the carrier's PRB groups: the allocation is taken as spread over the band; see the
-    /// module's documentation). The channel is evaluated at the start of each interval over which
+    /// The effective SINR (dB) at `t_ns` of a transmission over `prbs` PRBs in `layers` layers
+    /// (capacity-effective over the carrier's PRB groups and the layers: the allocation is taken
+    /// as spread over the band; see the module's documentation). The channel is evaluated at the start of each interval over which
     /// the fading stays correlated above 0.98 (at most 1 ms; at 120 km/h and 3.5 GHz, 82 µs), and
     /// that value serves every time within the interval.
     pub fn effective_sinr_for_db(&mut self, t_ns: i64, prbs: u32, layers: u8) -> f64 {
@@ -501,8 +501,9 @@ impl RadioLink {
     }
 
     /// The mean BICM mutual information per coded bit of `qm`-bit QAM over the PRB groups at
-    /// `t_ns` of a transmission over `prbs` PRBs: what MIESM ([`super::link`]) sees, evaluated per
-    /// interval as [`Self::effective_sinr_for_db`] is.
+    /// `t_ns` of a transmission over `prbs` PRBs in `layers` layers: what MIESM ([`super::link`])
+    /// sees (the mean over the groups and layers), evaluated per interval as
+    /// [`Self::effective_sinr_for_db`] is.
     pub fn mean_mi_for(&mut self, t_ns: i64, prbs: u32, layers: u8, qm: u8) -> f64 {
         let t = self.interval_start(t_ns);
         if let Some((last, n, l, q, v)) = self.last_mi {
