@@ -87,11 +87,8 @@ pub struct LinkState {
     pub measured_sinr: f64,
     /// DL: the last CQI the UE reported (TS 38.214 §5.2.2.1).
     pub cqi: Option<u8>,
-    /// DL: the last rank indicator the UE reported with its CQI (the configured layers for a UE
-    /// whose channel does not model antennas).
-    pub ri: Option<u8>,
-    /// The layers of its new TBs: DL, the last rank indicator (before the first report, the
-    /// configured layers within what the UE's channel carries); UL, 1.
+    /// The layers of its new TBs: DL, the rank indicator the UE reported with `cqi` (before the
+    /// first report, the configured layers within what the UE's channel carries); UL, 1.
     pub layers: u8,
     /// UL: from the UE's last power headroom report, the most PRBs on which it can still transmit
     /// the power open-loop power control asks for (beyond, it reaches P_CMAX).
@@ -158,7 +155,6 @@ impl GnbMac {
         let link = |sinr: f64, olla: Olla, harqs: u8, layers: u8| LinkState {
             measured_sinr: sinr,
             cqi: None,
-            ri: None,
             layers,
             full_power_prbs: None,
             olla,
@@ -231,7 +227,6 @@ impl GnbMac {
     pub fn csi_report(&mut self, ui: usize, cqi: u8, ri: u8) {
         let l = &mut self.ues[ui].link[DL];
         l.cqi = Some(cqi);
-        l.ri = Some(ri.max(1));
         l.layers = ri.max(1);
     }
 

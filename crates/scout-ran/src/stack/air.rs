@@ -422,7 +422,7 @@ impl Stack {
             // The CQI the UE reported (DL only: the UL has no CQI).
             cqi: if dl { self.mac.ue(ui).link[DL].cqi } else { None },
             // The rank the UE reported with it (the layers follow it from the report on).
-            ri: if dl { self.mac.ue(ui).link[DL].ri } else { None },
+            ri: dl.then(|| self.mac.ue(ui).link[DL].layers),
             sinr_db: Some(if dl { u.air[d].sinr.at(t) } else { u.air[d].sinr.at_prbs(t, u32::from(tb.prbs)) } as f32),
             prbs_used: None,
             prbs_total: None,

@@ -261,7 +261,6 @@ impl Stack {
             if let Some(most) = u.dl_sinr.max_layers() {
                 let l = &mut mac.ue_mut(ui).link[DL];
                 l.layers = l.layers.min(most).max(1);
-                l.ri = Some(l.layers);
             }
         }
         // Connection setup carried each UE's first power headroom report (TS 38.321 §5.4.6: one is
