@@ -132,6 +132,26 @@ def fmt_ms(ns: int | None) -> str:
     return "-" if ns is None else f"{ns / 1e6:.2f}"
 
 
+def replay_lines(radio: list) -> list[str]:
+    """One line per UE whose radio replays a recorded run (``channel.model: replay``)."""
+    lines = []
+    for r in radio:
+        rp = r.get("replay")
+        if not rp:
+            continue
+        parts = []
+        for d in ("dl", "ul"):
+            s = rp.get(d)
+            if not s:
+                parts.append(f"{d.upper()} not recorded (constant SINR)")
+                continue
+            bler = s["first_tx_nacks"] / s["with_outcome"] if s["with_outcome"] else 0.0
+            mcs = "recorded MCS" if s["with_mcs"] else "link adaptation on the recorded SINR"
+            parts.append(f"{d.upper()} {s['with_outcome']:,} first transmissions, {bler:.1%} failed, {mcs}")
+        lines.append(f"radio: UE {r['ue']} replays UE {rp['recorded_ue']} of {rp['run']} ({'; '.join(parts)})")
+    return lines
+
+
 def print_summary(name: str, result: dict, wall: float, verb: str = "simulated") -> None:
     s = result["summary"]
     ev = result["events"]
@@ -166,6 +186,8 @@ def print_summary(name: str, result: dict, wall: float, verb: str = "simulated")
     if s.get("app_rtt"):
         r = s["app_rtt"]
         print(f"  app RTT (ping): p50 {fmt_ms(r['p50_ns'])} ms, p99 {fmt_ms(r['p99_ns'])} ms")
+    for line in replay_lines(result.get("radio") or []):
+        print("  " + line)
     if result.get("apps_not_run"):
         a = result["apps_not_run"]
         print(f"  note: the scenario's {a['count']} app(s) were not run: {a['why']}")
@@ -1026,7 +1048,13 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         sys.stderr.write("\n")
     meta = json.loads(text)
     wall = time.monotonic() - t0
-    result = {"summary": meta["summary"], "events": meta["counts"]["events"], "run": str(out), "n3": meta["emulator"].get("n3")}
+    result = {
+        "summary": meta["summary"],
+        "events": meta["counts"]["events"],
+        "run": str(out),
+        "n3": meta["emulator"].get("n3"),
+        "radio": meta.get("radio"),
+    }
     print_summary(scenario.stem, result, wall, verb="emulated")
     em = meta["emulator"]
     t = em["timing"]

@@ -350,3 +350,59 @@ def test_bad_logs_get_clear_errors(tmp_path: Path) -> None:
     empty.write_text("no srsRAN lines here\n")
     r = scout_cmd("ingest", "srsran", str(empty), "-o", str(tmp_path / "y"))
     assert r.returncode != 0 and "empty.log" in r.stderr and "no srsRAN log entries" in r.stderr
+
+
+LOG_24_10 = FIXTURES / "srsran-24.10-debug-srb.gnb.log"
+
+
+@needs_fixtures
+def test_a_recorded_srsran_radio_replays_in_the_simulator(tmp_path: Path) -> None:
+    """`channel.model: replay` on an ingested srsRAN run: the simulated UE's DL goes at the MCSs
+    srsRAN chose and fails as its HARQ-ACKs did, its UL carries the PUSCH SINR srsRAN measured;
+    the summary and run.json say what was replayed; an info-level log (no DL MCS) is refused by key."""
+    r = scout_cmd("ingest", "srsran", str(LOG_24_10), "-o", str(tmp_path / "rec"))
+    assert r.returncode == 0, r.stderr
+    rec = tmp_path / "rec" / "events" / "slot.parquet"
+    recorded = (
+        duckdb.sql(
+            f"SELECT dir, list(DISTINCT mcs) AS mcs, list(DISTINCT sinr_db) AS sinr, "
+            f"count(*) FILTER (retx_index = 0 AND ack IS NOT NULL) AS n, "
+            f"count(*) FILTER (retx_index = 0 AND ack = false) AS nacks "
+            f"FROM '{rec}' WHERE ue = 0 AND (mcs IS NOT NULL OR ack IS NOT NULL) GROUP BY dir"
+        )
+        .to_df()
+        .set_index("dir")
+    )
+    scenario = tmp_path / "replay.yaml"
+    scenario.write_text(
+        "name: replay\nduration_s: 6\ncell_cfg: {channel_bandwidth_MHz: 20, common_scs: 30}\n"
+        "ues: [{count: 1, channel: {model: replay, run: rec}}]\n"
+        "traffic: [{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 5}, {type: udp_cbr, ue: 0, dir: ul, rate_mbps: 1}]\n"
+    )
+    r = scout_cmd("simulate", str(scenario), "-o", str(tmp_path / "sim"))
+    assert r.returncode == 0, r.stderr
+    dl = recorded.loc["dl"]
+    assert f"radio: UE 0 replays UE 0 of rec (DL {dl.n} first transmissions" in r.stdout, r.stdout
+    sim = tmp_path / "sim" / "events" / "slot.parquet"
+    got = (
+        duckdb.sql(
+            f"SELECT dir, list(DISTINCT mcs) AS mcs, list(DISTINCT sinr_db) AS sinr, count(*) AS n "
+            f"FROM '{sim}' WHERE ue = 0 AND retx_index = 0 GROUP BY dir"
+        )
+        .to_df()
+        .set_index("dir")
+    )
+    assert got.loc["dl"].n > 1000
+    # Every DL TB at an MCS srsRAN used; the UL at srsRAN's PUSCH SINR (its ZMQ radio's 97 dB).
+    assert set(got.loc["dl"].mcs) <= {int(m) for m in dl.mcs}, (got.loc["dl"].mcs, dl.mcs)
+    assert set(got.loc["ul"].sinr) == {float(s) for s in recorded.loc["ul"].sinr if s == s}
+    meta = json.loads((tmp_path / "sim" / "run.json").read_text())
+    rp = meta["radio"][0]["replay"]
+    assert (rp["run"], rp["dl"]["with_outcome"], rp["dl"]["first_tx_nacks"]) == ("rec", dl.n, dl.nacks)
+    # An info-level log has no DL MCS: refused, naming the key and what is missing.
+    r = scout_cmd("ingest", "srsran", str(LOG_23_10), "-o", str(tmp_path / "info"))
+    assert r.returncode == 0, r.stderr
+    scenario.write_text(scenario.read_text().replace("run: rec", "run: info, replay_ue: 0"))
+    r = scout_cmd("simulate", str(scenario), "-o", str(tmp_path / "sim2"))
+    assert r.returncode != 0
+    assert "ues[0].channel.run" in r.stderr and "no first transmission with an MCS" in r.stderr, r.stderr

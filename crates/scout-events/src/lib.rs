@@ -10,6 +10,8 @@
 #[cfg(feature = "parquet")]
 mod chunk;
 pub mod quantile;
+#[cfg(feature = "parquet")]
+pub mod read;
 pub mod schema;
 #[cfg(feature = "parquet")]
 pub mod table;

@@ -8,6 +8,7 @@ pub mod delays;
 pub mod gandalf;
 pub mod gcc;
 pub mod radio;
+pub mod replay;
 pub mod scenario;
 pub mod traffic;
 
@@ -23,6 +24,7 @@ use scout_events::{ControlEvent, Dir, Layer, Node, Sink};
 use scout_ran::config::McsTableName;
 use scout_ran::phy::channel::{logistic_sinr_for_efficiency_db, sinr_from_capacity_trace, SinrSource};
 use scout_ran::phy::link::{self, BlerModel};
+use scout_ran::phy::mcs::McsTable;
 use scout_ran::rng::Rng;
 use scout_ran::stack::{ConfigError, Offer, Stack, StackConfig, UeSpec};
 
@@ -174,14 +176,49 @@ fn data_re_per_s(cell: &scout_ran::config::CellCfg) -> (f64, f64) {
     (re * dl_sym * dl_share, re * ul_sym * ul_share)
 }
 
-/// Builds the stack and the flows of a loaded scenario for a run of `duration_s` (flows without a
-/// `stop_s` send for the whole run).
-pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<Flow>, Vec<Source>), SimError> {
+/// The SINR (dB) at which error model `model` carries a spectral efficiency of `table` at BLER
+/// `target` (OLLA's): where capacity traces and replayed MCSs without a recorded SINR map to.
+fn sinr_for_efficiency(model: BlerModel, table: McsTable, target: f64) -> impl Fn(f64) -> f64 {
+    move |se: f64| match model {
+        BlerModel::Miesm => link::sinr_for_efficiency_db(table, se, target),
+        BlerModel::Logistic => logistic_sinr_for_efficiency_db(se, target),
+    }
+}
+
+/// Each UE of the scenario with its DL and UL channel: modelled links (TR 38.901), a replayed
+/// recording, a SINR or capacity trace, or constant SINRs.
+fn ue_specs(loaded: &Loaded, seed: u64) -> Result<Vec<UeSpec>, SimError> {
     let sc = &loaded.scenario;
     let slices: Vec<String> = sc.core.slices.iter().map(|s| s.name.clone()).collect();
     let mut ues = Vec::new();
     for (gi, g) in sc.ues.iter().enumerate() {
         let slice = g.slice.as_ref().and_then(|n| slices.iter().position(|s| s == n)).unwrap_or(0) as u8;
+        let model = g.channel.model.as_deref();
+        if let Some(m) = model.filter(|m| !matches!(*m, "constant" | "trace" | "replay") && !m.starts_with("tdl-")) {
+            return Err(SimError::Scenario(ScenarioError::Key {
+                file: loaded.file.clone(),
+                key: format!("ues[{gi}].channel.model"),
+                message: format!("{m:?}; accepted: constant, trace, tdl-a, tdl-b, tdl-c, tdl-d, tdl-e, replay"),
+            }));
+        }
+        if model == Some("replay") {
+            // A recorded run's radio (phy::replay).
+            let key_error =
+                |(key, message)| SimError::Scenario(ScenarioError::Key { file: loaded.file.clone(), key, message });
+            let c = &sc.cell_cfg;
+            let sinr_for = |d: Dir, m: u8| {
+                let (table, target) = match d {
+                    Dir::Dl => (c.pdsch.mcs_table, c.pdsch.olla_target_bler),
+                    Dir::Ul => (c.pusch.mcs_table, c.pusch.olla_target_bler),
+                };
+                sinr_for_efficiency(c.bler_model, table.table(), target)(table.table().entry(m).spectral_efficiency())
+            };
+            let (dl, ul) = replay::links(g, gi, &loaded.dir, c, sinr_for).map_err(key_error)?;
+            for _ in 0..g.count {
+                ues.push(UeSpec { slice, dl_sinr: dl.clone(), ul_sinr: ul.clone(), five_qis: g.five_qis.clone() });
+            }
+            continue;
+        }
         if radio::models_radio(g) || g.position.is_some() || g.distance_m.is_some() || g.mobility.is_some() {
             // TR 38.901 path loss, shadowing, fading and mobility: one link per UE and direction.
             let links = radio::links(g, gi, ues.len(), &sc.cell_cfg, seed).map_err(|(key, message)| {
@@ -207,13 +244,7 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
         let w = g.channel.mahimahi_window_ms;
         // The SINR at which the scenario's error model carries a spectral efficiency at OLLA's target.
         let c = &sc.cell_cfg;
-        let sinr_for_se = |table: McsTableName, target: f64| {
-            let (model, table) = (c.bler_model, table.table());
-            move |se: f64| match model {
-                BlerModel::Miesm => link::sinr_for_efficiency_db(table, se, target),
-                BlerModel::Logistic => logistic_sinr_for_efficiency_db(se, target),
-            }
-        };
+        let sinr_for_se = |table: McsTableName, target: f64| sinr_for_efficiency(c.bler_model, table.table(), target);
         if let Some(rel) = &g.channel.mahimahi_trace {
             let f = sinr_for_se(c.pdsch.mcs_table, c.pdsch.olla_target_bler);
             dl = SinrSource::Series(sinr_from_capacity_trace(&load_mahimahi_trace(&loaded.dir, rel)?, w, dl_re, f));
@@ -226,6 +257,14 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
             ues.push(UeSpec { slice, dl_sinr: dl.clone(), ul_sinr: ul.clone(), five_qis: g.five_qis.clone() });
         }
     }
+    Ok(ues)
+}
+
+/// Builds the stack and the flows of a loaded scenario for a run of `duration_s` (flows without a
+/// `stop_s` send for the whole run).
+pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<Flow>, Vec<Source>), SimError> {
+    let sc = &loaded.scenario;
+    let ues = ue_specs(loaded, seed)?;
     let nues = ues.len() as u32;
     let cfg = StackConfig {
         cell: sc.cell_cfg.clone(),
@@ -699,7 +738,7 @@ pub fn simulate(
     }
     let meta = writer.finish(extra)?;
     Ok(
-        json!({"run": out.display().to_string(), "summary": meta["summary"], "events": meta["counts"]["events"], "apps_not_run": meta["apps_not_run"]}),
+        json!({"run": out.display().to_string(), "summary": meta["summary"], "events": meta["counts"]["events"], "apps_not_run": meta["apps_not_run"], "radio": meta["radio"]}),
     )
 }
 

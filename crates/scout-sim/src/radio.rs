@@ -40,7 +40,7 @@ pub fn links(
             None => {
                 return Err((
                     key("channel.model"),
-                    format!("{m:?}; accepted: constant, tdl-a, tdl-b, tdl-c, tdl-d, tdl-e"),
+                    format!("{m:?}; accepted: constant, tdl-a, tdl-b, tdl-c, tdl-d, tdl-e, replay (alone)"),
                 ))
             }
         },
@@ -148,7 +148,7 @@ pub fn links(
         alpha: cell.pusch.path_loss_compensation_factor,
         mu: scout_ran::phy::mu_for_scs(cell.common_scs).unwrap_or(1),
     };
-    let (h_bs, h_ut) = (scen.bs_height_m(), scen.ue_height_m());
+    let (h_bs, h_ut) = heights(c, scen).map_err(|(k, m)| (key(&k), m))?;
     let prbs = u32::from(scout_ran::phy::nof_prbs(cell.channel_bandwidth_mhz, cell.common_scs).unwrap_or(1));
     let mut out = Vec::new();
     for k in 0..g.count as usize {
@@ -214,6 +214,26 @@ pub fn links(
     Ok(out)
 }
 
+/// The gNB's and the UE's antenna heights (m): `channel.bs_height_m` / `ue_height_m`, or the
+/// scenario's of TR 38.901 Table 7.4.1-1. The UE's within the table's applicability range (UMa,
+/// UMi: 1.5 ≤ h_UT ≤ 22.5 m; InH, whose table gives none: 0.5 m up to the gNB's), the gNB's above
+/// the UE and at most 150 m (UMa's and UMi's formulas are stated for h_BS = 25 and 10 m; another
+/// height enters their breakpoint distance and d_3D, as other simulators evaluate them).
+fn heights(c: &scout_ran::config::ChannelCfg, scen: Scenario) -> Result<(f64, f64), KeyError> {
+    let (h_bs, h_ut) = (c.bs_height_m.unwrap_or(scen.bs_height_m()), c.ue_height_m.unwrap_or(scen.ue_height_m()));
+    let (lo, hi, range) = match scen {
+        Scenario::Inh => (0.5, h_bs, format!("0.5 to the gNB's height ({h_bs} m) indoors (inh)")),
+        _ => (1.5, 22.5, "1.5 to 22.5 (TR 38.901 Table 7.4.1-1's range for uma and umi)".to_string()),
+    };
+    if !(lo..=hi).contains(&h_ut) {
+        return Err(("channel.ue_height_m".into(), format!("{h_ut}; accepted: {range}")));
+    }
+    if !(h_bs > h_ut && h_bs <= 150.0) {
+        return Err(("channel.bs_height_m".into(), format!("{h_bs}; accepted: above the UE ({h_ut} m), at most 150")));
+    }
+    Ok((h_bs, h_ut))
+}
+
 /// Each modelled UE's radio at the end of the run, `t_end_ns` (where a static UE was all along),
 /// for `run.json` `radio`: distance, LOS, path loss with shadowing, DL RSRP and mean SINRs.
 pub fn describe(ues: &[(&SinrSource, &SinrSource)], t_end_ns: i64) -> Vec<serde_json::Value> {
@@ -246,6 +266,20 @@ pub fn describe(ues: &[(&SinrSource, &SinrSource)], t_end_ns: i64) -> Vec<serde_
                     "dl_antennas": [d.spec().antennas.0, d.spec().antennas.1],
                     "ul_antennas": [u.spec().antennas.0, u.spec().antennas.1],
                     "speed_kmh": d.spec().mobility.speed_mps() * 3.6,
+                    "heights_m": {"gnb": d.spec().h_bs, "ue": d.spec().h_ut},
+                }))
+            }
+            (d, u) if matches!(d, SinrSource::Replay(_)) || matches!(u, SinrSource::Replay(_)) => {
+                let summary = |s: &SinrSource| match s {
+                    SinrSource::Replay(r) => Some(r.summary().clone()),
+                    _ => None,
+                };
+                let (dl, ul) = (summary(d), summary(u));
+                let origin = dl.as_ref().or(ul.as_ref()).expect("one direction replays");
+                Some(serde_json::json!({
+                    "ue": i,
+                    // A direction the recording has no transmission of keeps its constant SINR: null.
+                    "replay": {"run": origin.run, "recorded_ue": origin.recorded_ue, "dl": dl, "ul": ul},
                 }))
             }
             _ => None,

@@ -188,6 +188,25 @@ fn harq_failures_at_the_cell_edge_reach_rlc() {
     assert_eq!(am_lost, 0, "AM recovers what UM loses");
 }
 
+/// Antenna heights are keys: a UE on a building's 8th floor (22.5 m) of an UMa cell has less
+/// path loss than one in the street (TR 38.901 Table 7.4.1-1: NLOS −0.6·(h_UT − 1.5) dB, and a
+/// higher LOS probability above 13 m); run.json says the heights.
+#[test]
+fn antenna_heights_enter_the_path_loss() {
+    let ue = |h: f64| {
+        format!(
+            "name: t\nduration_s: 0.1\nues: [{{count: 1, distance_m: 400, channel: {{pathloss: uma, ue_height_m: {h}, \
+             bs_height_m: 35}}}}]\ntraffic: [{{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 1}}]\n"
+        )
+    };
+    let (_, street) = run(&ue(1.5), 3, 0.1);
+    let (_, roof) = run(&ue(22.5), 3, 0.1);
+    let (s, r) = (&street["radio"][0], &roof["radio"][0]);
+    assert_eq!((s["heights_m"]["gnb"].as_f64(), s["heights_m"]["ue"].as_f64()), (Some(35.0), Some(1.5)));
+    assert_eq!(r["heights_m"]["ue"].as_f64(), Some(22.5));
+    assert!(r["loss_db"].as_f64().unwrap() < s["loss_db"].as_f64().unwrap() - 5.0, "{s} {r}");
+}
+
 #[test]
 fn bad_radio_keys_are_named_with_what_is_accepted() {
     for (ue, key, want) in [
@@ -209,6 +228,18 @@ fn bad_radio_keys_are_named_with_what_is_accepted() {
             "0 to 1",
         ),
         ("{count: 1, channel: {model: tdl-a, ue_antennas: 8}}", "ues[0].channel.ue_antennas", "1 to 4"),
+        ("{count: 1, channel: {model: rayleigh}}", "ues[0].channel.model", "replay"),
+        (
+            "{count: 1, distance_m: 100, channel: {pathloss: uma, ue_height_m: 30}}",
+            "ues[0].channel.ue_height_m",
+            "1.5 to 22.5",
+        ),
+        (
+            "{count: 1, distance_m: 100, channel: {pathloss: umi, bs_height_m: 1}}",
+            "ues[0].channel.bs_height_m",
+            "above the UE",
+        ),
+        ("{count: 1, channel: {model: replay}}", "ues[0].channel.run", "missing"),
     ] {
         let text = format!("name: t\nduration_s: 1\nues: [{ue}]\n");
         let (scenario, resolved) = scenario::parse(&text, "s.yaml", &[]).expect("parses");
@@ -324,4 +355,97 @@ fn the_rank_follows_the_channel_and_layers_multiply_the_rate() {
     let capped = mimo(30.0, 4, 4).replace("nof_antennas_dl: 4", "nof_antennas_dl: 4, layers: 2");
     let (_, s) = layers_of(&capped, 0.5);
     assert!(s[2] == 0.0 && s[3] == 0.0 && s[1] > 0.9, "{s:?}");
+}
+
+/// Per `bin_ms` bin of a run's UE-0 transmissions in direction `dir`: (first-transmission BLER,
+/// mean first-transmission MCS, first transmissions), bins with at least `min` of them.
+fn bins(rows: &[scout_events::SlotEvent], dir: Dir, bin_ms: i64, min: usize) -> Vec<(i64, f64, f64, usize)> {
+    let mut b: std::collections::BTreeMap<i64, (usize, usize, u64)> = Default::default();
+    for r in rows.iter().filter(|r| r.ue == Some(0) && r.dir == dir && r.retx_index == Some(0) && r.ack.is_some()) {
+        let e = b.entry(r.t_ns / (bin_ms * 1_000_000)).or_default();
+        e.0 += 1;
+        e.1 += usize::from(r.ack == Some(false));
+        e.2 += u64::from(r.mcs.unwrap());
+    }
+    b.into_iter()
+        .filter(|(_, (n, ..))| *n >= min)
+        .map(|(k, (n, nacks, mcs))| (k, nacks as f64 / n as f64, mcs as f64 / n as f64, n))
+        .collect()
+}
+
+/// A measured radio replayed (`channel.model: replay`): a UE driving away from a UMi gNB through
+/// TDL-C fading is recorded (its MCS falls over the run, its HARQ errors come in fades), then a
+/// UE with other traffic replays the recording. Its first transmissions go at the recorded MCS
+/// of their time and fail at the recorded ratio around their time, in both directions; the
+/// replay is deterministic; what was replayed is in run.json; bad keys are named.
+#[test]
+fn a_replayed_radio_follows_the_recorded_mcs_and_bler_over_time() {
+    let dir = std::env::temp_dir().join(format!("scout-replay-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cell = "cell_cfg: {channel_bandwidth_MHz: 20, common_scs: 30, pdsch: {olla_target_bler: 0.1}, \
+                pusch: {olla_target_bler: 0.1}}";
+    let rec = format!(
+        "name: rec\nduration_s: 6\n{cell}\nues: [{{count: 1, position: [40, 0], mobility: {{model: linear, heading_deg: 0}}, \
+         channel: {{pathloss: umi, model: tdl-c, delay_spread_ns: 300, speed_kmh: 60}}}}]\n\
+         traffic: [{{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 60, size_bytes: 1400}}, \
+         {{type: udp_cbr, ue: 0, dir: ul, rate_mbps: 4, size_bytes: 1400}}]\n"
+    );
+    std::fs::write(dir.join("rec.yaml"), rec).unwrap();
+    let opts = scout_sim::RunOptions::default();
+    let go = &mut |_| ControlFlow::Continue(());
+    scout_sim::simulate(&dir.join("rec.yaml"), &dir.join("rec"), &opts, go).expect("records");
+    // The replay carries other traffic: half the DL rate, and another UL rate.
+    let replay = |extra: &str| {
+        format!(
+            "name: rep\nduration_s: 6\n{cell}\nues: [{{count: 1, channel: {{model: replay, run: rec{extra}}}}}]\n\
+             traffic: [{{type: udp_cbr, ue: 0, dir: dl, rate_mbps: 30, size_bytes: 1200}}, \
+             {{type: udp_cbr, ue: 0, dir: ul, rate_mbps: 2, size_bytes: 1000}}]\n"
+        )
+    };
+    std::fs::write(dir.join("rep.yaml"), replay("")).unwrap();
+    let summary = scout_sim::simulate(&dir.join("rep.yaml"), &dir.join("rep"), &opts, go).expect("replays");
+    let read = |run: &str| scout_events::read::read_slot_events(&dir.join(run).join("events/slot.parquet")).unwrap();
+    let (recorded, replayed) = (read("rec"), read("rep"));
+    for (d, min) in [(Dir::Dl, 100), (Dir::Ul, 30)] {
+        let (a, b) = (bins(&recorded, d, 1000, min), bins(&replayed, d, 1000, min));
+        assert!(a.len() >= 5 && b.len() >= 5, "{d}: bins {a:?} {b:?}");
+        let mcs_range = a.iter().map(|x| x.2).fold(f64::MIN, f64::max) - a.iter().map(|x| x.2).fold(f64::MAX, f64::min);
+        assert!(mcs_range > 3.0, "{d}: the recording's MCS changes over the run: {a:?}");
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.0, y.0);
+            eprintln!(
+                "{d} {} s: recorded BLER {:.3} MCS {:.1} ({}), replayed {:.3} {:.1} ({})",
+                x.0, x.1, x.2, x.3, y.1, y.2, y.3
+            );
+            assert!((x.2 - y.2).abs() < 1.5, "{d} second {}: MCS {} recorded, {} replayed", x.0, x.2, y.2);
+            // Binomial noise of the replayed draw: 4 standard deviations of its count, and 0.02.
+            let sd = (x.1 * (1.0 - x.1) / y.3 as f64).sqrt();
+            assert!((x.1 - y.1).abs() < 4.0 * sd + 0.02, "{d} second {}: BLER {} recorded, {} replayed", x.0, x.1, y.1);
+        }
+    }
+    // Deterministic: the same scenario and seed, the same rows.
+    scout_sim::simulate(&dir.join("rep.yaml"), &dir.join("rep2"), &opts, go).unwrap();
+    assert!(read("rep2") == replayed, "a replay repeats bit for bit");
+    // run.json says what was replayed.
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rep/run.json")).unwrap()).unwrap();
+    let r = &meta["radio"][0]["replay"];
+    assert_eq!(r["run"], "rec", "{summary}");
+    assert!(r["dl"]["with_outcome"].as_u64().unwrap() > 1000 && r["ul"]["with_sinr"].as_u64().unwrap() > 100, "{r}");
+    // Bad keys: named, with what is accepted.
+    for (extra, key, says) in [
+        (", replay_ue: 3", "ues[0].channel.replay_ue", "accepted: one of 0"),
+        (", replay_window_ms: 0", "ues[0].channel.replay_window_ms", "accepted"),
+        (", pathloss: uma", "ues[0].channel.model", "replay alone"),
+    ] {
+        std::fs::write(dir.join("bad.yaml"), replay(extra)).unwrap();
+        let e =
+            scout_sim::simulate(&dir.join("bad.yaml"), &dir.join("bad"), &opts, go).expect_err("refused").to_string();
+        assert!(e.contains(key) && e.contains(says), "{extra}: {e}");
+    }
+    std::fs::write(dir.join("bad.yaml"), replay("").replace("run: rec", "run: nowhere")).unwrap();
+    let e = scout_sim::simulate(&dir.join("bad.yaml"), &dir.join("bad"), &opts, go).expect_err("refused").to_string();
+    assert!(e.contains("ues[0].channel.run") && e.contains("nowhere"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -402,6 +402,19 @@ pub struct ChannelCfg {
     /// The UE's receive antennas, 1–4 (default 1, srsUE's; a commercial n78 UE has 4, as seed
     /// 002's): with fading, the DL channel is `ue_antennas` × `cell_cfg.nof_antennas_dl`.
     pub ue_antennas: u8,
+    /// The gNB's and the UE's antenna heights, m (defaults: the scenario's of TR 38.901 Table
+    /// 7.4.1-1 — UMa 25, UMi 10, InH 3; UE 1.5 outdoors, 1 indoors); within the ranges the
+    /// table's path-loss formulas hold for.
+    pub bs_height_m: Option<f64>,
+    pub ue_height_m: Option<f64>,
+    /// `model: replay`: the run directory whose recorded radio is replayed (an ingested srsRAN
+    /// run, or any Scout run), relative to the scenario.
+    pub run: Option<String>,
+    /// `model: replay`: which of the run's UEs (its `ue` column; default its only one).
+    pub replay_ue: Option<u32>,
+    /// `model: replay`: the window over which a first transmission's error probability is the
+    /// recording's NACK ratio, ms (default 100).
+    pub replay_window_ms: f64,
 }
 
 impl Default for ChannelCfg {
@@ -425,6 +438,11 @@ impl Default for ChannelCfg {
             isd_m: None,
             neighbour_load: 1.0,
             ue_antennas: 1,
+            bs_height_m: None,
+            ue_height_m: None,
+            run: None,
+            replay_ue: None,
+            replay_window_ms: 100.0,
         }
     }
 }

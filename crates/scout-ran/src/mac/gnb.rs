@@ -95,6 +95,9 @@ pub struct LinkState {
     pub full_power_prbs: Option<f64>,
     pub olla: Olla,
     pub harq: Vec<HarqProcess<Tb>>,
+    /// A replayed link's MCS for new TBs (`phy::replay`: the recording's link adaptation in
+    /// place of the gNB's), set by the stack before each slot's scheduling.
+    pub replayed_mcs: Option<u8>,
 }
 
 /// What the gNB's MAC keeps per UE.
@@ -159,6 +162,7 @@ impl GnbMac {
             full_power_prbs: None,
             olla,
             harq: (0..harqs).map(|_| HarqProcess::default()).collect(),
+            replayed_mcs: None,
         };
         let nh = cell.pdsch.nof_harqs;
         let (p, u) = (&cell.pdsch, &cell.pusch);
@@ -235,6 +239,12 @@ impl GnbMac {
         TbShape { table: self.table[d], mcs, layers: self.ues[ui].link[d].layers, symbols }
     }
 
+    /// A replayed link's MCS for UE `ui`'s new TBs in direction `d` (`None`: the gNB's own link
+    /// adaptation).
+    pub fn replay_mcs(&mut self, ui: usize, d: usize, mcs: Option<u8>) {
+        self.ues[ui].link[d].replayed_mcs = mcs;
+    }
+
     /// The gNB measured `sinr_db` on a PUSCH of UE `ui` (on its DMRS): UL link adaptation starts
     /// from it until the next PUSCH (as srsRAN's UL link adaptation uses the PUSCH SNR).
     pub fn pusch_measured(&mut self, ui: usize, sinr_db: f64) {
@@ -268,6 +278,9 @@ impl GnbMac {
     pub fn mcs(&self, ui: usize, d: usize) -> u8 {
         let link = &self.ues[ui].link[d];
         let (min, max) = self.mcs_range(d);
+        if let Some(m) = link.replayed_mcs {
+            return m.clamp(min, max);
+        }
         let m = match d {
             DL => channel::mcs_for_cqi(self.table[d], f64::from(link.cqi.unwrap_or(0)) + link.olla.offset),
             _ => self.cell.bler_model.mcs_for_sinr(self.table[d], link.measured_sinr + link.olla.offset, max),

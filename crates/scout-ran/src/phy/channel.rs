@@ -119,6 +119,9 @@ pub enum SinrSource {
     /// A modelled radio link (path loss, shadowing, fading, mobility): its effective SINR over
     /// the carrier. (Its state — position, shadowing — moves forward with the time asked.)
     Radio(Box<std::cell::RefCell<super::radio::RadioLink>>),
+    /// A measured radio replayed from an ingested run ([`super::replay`]): the MCS, errors and
+    /// CSI the recording had at the same time.
+    Replay(Box<super::replay::Replay>),
 }
 
 impl SinrSource {
@@ -127,6 +130,7 @@ impl SinrSource {
         match self {
             SinrSource::Constant(s) => *s,
             SinrSource::Radio(l) => l.borrow_mut().effective_sinr_db(t_ns),
+            SinrSource::Replay(r) => r.sinr_at(t_ns),
             SinrSource::Series(v) => {
                 let Some(last) = v.last() else { return 0.0 };
                 let span = last.0.max(1);
@@ -172,6 +176,33 @@ impl SinrSource {
     pub fn max_layers(&self) -> Option<u8> {
         match self {
             SinrSource::Radio(l) => l.borrow().max_layers(),
+            _ => None,
+        }
+    }
+
+    /// A replayed link's MCS for a new TB at `t_ns` (the recording's link adaptation replaces the
+    /// gNB's); `None` for the others, and for a recording without MCSs.
+    pub fn replayed_mcs(&self, t_ns: i64) -> Option<u8> {
+        match self {
+            SinrSource::Replay(r) => r.mcs_at(t_ns),
+            _ => None,
+        }
+    }
+
+    /// A replayed link's probability that the `nof_tx`-th transmission of a TB at `t_ns` fails
+    /// (the recording's, in place of the error model); `None` for the others.
+    pub fn replayed_error(&self, t_ns: i64, nof_tx: u32) -> Option<f64> {
+        match self {
+            SinrSource::Replay(r) => Some(r.error_probability(t_ns, nof_tx)),
+            _ => None,
+        }
+    }
+
+    /// A replayed DL's CQI and rank indicator in force at `t_ns`, when the recording has CSI
+    /// reports; `None` otherwise.
+    pub fn replayed_csi(&self, t_ns: i64) -> Option<(u8, u8)> {
+        match self {
+            SinrSource::Replay(r) => r.csi_at(t_ns),
             _ => None,
         }
     }

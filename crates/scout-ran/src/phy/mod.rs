@@ -9,6 +9,7 @@ pub mod mimo;
 pub mod mobility;
 pub mod propagation;
 pub mod radio;
+pub mod replay;
 pub mod slot;
 pub mod tbs;
 pub mod tdd;

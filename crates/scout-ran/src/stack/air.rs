@@ -77,6 +77,9 @@ impl Stack {
     /// fewer layers). Any other UE reports the configured layers.
     fn csi_for(&self, ui: usize, t: Instant) -> (u8, u8) {
         let (table, src) = (self.mac.table(DL), &self.ues[ui].air[DL].sinr);
+        if let Some(csi) = src.replayed_csi(t) {
+            return csi;
+        }
         let cqi_of = |layers: u8| self.cfg.cell.bler_model.cqi(table, src, t, layers);
         let Some(most) = src.max_layers() else {
             let l = self.cfg.cell.layers.unwrap_or(1);
@@ -113,8 +116,23 @@ impl Stack {
             prbs: (d == UL).then_some(u32::from(tb.prbs)),
             nof_tx,
         };
+        let src = &self.ues[ui].air[d].sinr;
+        if let Some(p) = src.replayed_error(t, nof_tx) {
+            return p;
+        }
         let (model, combining) = (self.cfg.cell.bler_model, self.cfg.cell.harq_combining);
-        model.tb_error(tx, &self.ues[ui].air[d].sinr, t, &mut tb.soft, combining)
+        model.tb_error(tx, src, t, &mut tb.soft, combining)
+    }
+
+    /// Replayed links' MCS for new TBs of direction `d` sent at `t` (`phy::replay`).
+    fn replay_mcs(&mut self, d: usize, t: Instant) {
+        if !self.replaying {
+            return;
+        }
+        for ui in 0..self.ues.len() {
+            let m = self.ues[ui].air[d].sinr.replayed_mcs(t);
+            self.mac.replay_mcs(ui, d, m);
+        }
     }
 
     /// The first slot from `s` on with UL symbols (where PUCCH can be); `s` itself in a pattern
@@ -140,6 +158,7 @@ impl Stack {
         let eligible = |ui: usize| !retx[ui] && buffered[ui] > 0 && mac.harq_ack_slot(s, ui).is_some();
         let eligible: Vec<bool> = (0..self.ues.len()).map(eligible).collect();
         let mut served = vec![0u64; self.ues.len()];
+        self.replay_mcs(DL, t);
         for ui in self.mac.order(DL, symbols, |ui| eligible[ui]) {
             if budget.exhausted() {
                 break;
@@ -466,6 +485,7 @@ impl Stack {
             .map(|ui| mac.ue(ui).ul_view.wants_grant(s) && !ues[ui].mac.grants.contains_key(&u_slot))
             .collect();
         let mut served = vec![0u64; self.ues.len()];
+        self.replay_mcs(UL, self.grid.start(u_slot));
         for ui in self.mac.order(UL, symbols, |ui| eligible[ui]) {
             if budget.exhausted() {
                 break;

@@ -193,6 +193,9 @@ pub struct Stack {
     /// §5.2.2.5, periodic CSI on one CSI-RS resource).
     csi_ref_slots: u64,
     ues: Vec<Ue>,
+    /// Some UE's link is replayed from a recording (`phy::replay`): its MCS is set before each
+    /// scheduling decision.
+    replaying: bool,
     upf: Vec<Executor<Job>>,
     gtpu: Executor<Job>,
     cuup: Executor<Job>,
@@ -255,6 +258,12 @@ impl Stack {
             cfg.core.slices.iter().map(|s| Executor::new(&s.upf, Rng::new(seed, &format!("upf.{}", s.name)))).collect();
         let csi: Vec<[f64; 2]> = cfg.ues.iter().map(|u| [u.dl_sinr.at(0), u.ul_sinr.at(0)]).collect();
         let mut mac = GnbMac::new(c, &duplex, prbs, &csi);
+        // A replayed UE starts from the recording's first CSI report (phy::replay).
+        for (ui, u) in cfg.ues.iter().enumerate() {
+            if let Some((cqi, ri)) = u.dl_sinr.replayed_csi(0) {
+                mac.csi_report(ui, cqi, ri);
+            }
+        }
         // Until its first rank indicator a UE whose channel models antennas gets the configured
         // layers, within what its channel carries.
         for (ui, u) in cfg.ues.iter().enumerate() {
@@ -281,6 +290,7 @@ impl Stack {
             csi_period_slots,
             csi_pending: Default::default(),
             csi_ref_slots: 4 << mu,
+            replaying: ues.iter().any(|u| u.air.iter().any(|a| matches!(a.sinr, SinrSource::Replay(_)))),
             ues,
             upf,
             gtpu: Executor::new(&cfg.cu_up.gtpu_rx, Rng::new(seed, "cuup.gtpu")),
