@@ -29,7 +29,11 @@ fn replay(kind: &str) -> usize {
 
 #[test]
 fn every_crash_ever_found_stays_fixed() {
+    // The folder must be there (a moved one would let this pass with nothing to check).
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions");
+    assert!(dir.is_dir(), "{} not found: the crashes found so far are kept there", dir.display());
     let n = replay("regressions");
+    assert!(n > 0, "{}: no regression input (the crashes found so far are kept there)", dir.display());
     eprintln!("{n} regression inputs replayed");
 }
 
