@@ -163,6 +163,10 @@ pub struct RadioLink {
     /// rotations at them (computed once: every pair has the same delays and powers).
     freqs: Vec<f64>,
     rot: Vec<(f64, f64)>,
+    /// The same rotations path-major (`[path · groups + group]`), cosines and sines apart: the
+    /// one-pair evaluation's loop over the groups vectorises on them.
+    rot_c: Vec<f64>,
+    rot_s: Vec<f64>,
     /// Scratch: every pair's path gains, path-major, real and imaginary parts apart (so that the
     /// loop over the pairs vectorises); each group's response of every pair, group-major.
     paths_re: Vec<f64>,
@@ -218,6 +222,14 @@ impl RadioLink {
             })
             .collect();
         let rot = fading.first().map(|f| f.rotations(&freqs)).unwrap_or_default();
+        let paths = fading.first().map_or(0, |f| f.nof_paths());
+        let path_major = |pick: fn(&(f64, f64)) -> f64| -> Vec<f64> {
+            (0..paths)
+                .flat_map(|k| (0..freqs.len()).map(move |g| (g, k)))
+                .map(|(g, k)| pick(&rot[g * paths + k]))
+                .collect()
+        };
+        let (rot_c, rot_s) = (path_major(|r| r.0), path_major(|r| r.1));
         // DL interference is the UE's own (its links to the neighbour gNBs); UL interference is the
         // cell's (neighbour UEs at its gNB): every UE of the cell sees the same.
         let interferers = match (&spec.neighbours, spec.pathloss) {
@@ -269,6 +281,8 @@ impl RadioLink {
             fading,
             freqs,
             rot,
+            rot_c,
+            rot_s,
             paths_re: Vec::new(),
             paths_im: Vec::new(),
             resp_re: Vec::new(),
@@ -451,7 +465,19 @@ impl RadioLink {
         hre.resize(groups * m, 0.0);
         him.clear();
         him.resize(groups * m, 0.0);
-        for (g, row) in self.rot.chunks_exact(p).enumerate() {
+        if m == 1 {
+            // One pair: the loop runs over the groups instead (each group's sum over the paths
+            // in the same order as below: the same result, vectorised).
+            let (cs, ss) = (self.rot_c.chunks_exact(groups), self.rot_s.chunks_exact(groups));
+            let (hr, hi) = (&mut hre[..groups], &mut him[..groups]);
+            for ((c, s), (&gr, &gi)) in cs.zip(ss).zip(pre.iter().zip(pim.iter())) {
+                for (((r, i), &c), &s) in hr.iter_mut().zip(hi.iter_mut()).zip(c).zip(s) {
+                    *r += gr * c - gi * s;
+                    *i += gr * s + gi * c;
+                }
+            }
+        }
+        for (g, row) in self.rot.chunks_exact(p).enumerate().filter(|_| m > 1) {
             let (hr, hi) = (&mut hre[g * m..(g + 1) * m], &mut him[g * m..(g + 1) * m]);
             for (k, &(c, s)) in row.iter().enumerate() {
                 let (gr, gi) = (&pre[k * m..(k + 1) * m], &pim[k * m..(k + 1) * m]);
