@@ -12,28 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from helpers import FIXTURES, ROOT, scout_cmd
+from helpers import shared_fixture as fixture
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures"
-
-
-def scout_cmd(*args: str) -> subprocess.CompletedProcess:
-    """``scout ARGS`` in a child process, output captured."""
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
-
-
-def fixture(rel: str) -> Path:
-    """``../shared/fixtures/REL``; the test is skipped, saying so, where the fixtures are absent."""
-    p = FIXTURES / rel
-    if not p.exists():
-        pytest.skip(f"{p} is absent (the shared fixtures are not beside this clone)")
-    return p
+# What the test files import from here (the shared helpers live in helpers.py).
+__all__ = ["FIXTURES", "ROOT", "check_profiles", "counts_in_meta", "fixture", "scout_cmd"]
 
 
 def check_profiles(run: Path) -> dict:

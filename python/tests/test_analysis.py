@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import scout_cmd, shared_fixture
 
 import scout
 from scout import analysis
@@ -19,10 +20,6 @@ from scout.analysis.derived import OVERLOAD_REASONS
 from scout.events import TABLES, RunError
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def scout_cmd(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="session")
@@ -377,8 +374,6 @@ def test_query_and_exports(tmp_path: Path, synthetic: Path) -> None:
     assert j.num_rows == 13
 
 
-SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
-
 # The tables the attribution kernel writes, with the columns that identify a row.
 KERNEL_TABLES = {
     "journeys": ["pkt"],
@@ -393,14 +388,6 @@ KERNEL_TABLES = {
     "drop_series": ["t_ns", "layer", "reason"],
     "executors": ["executor", "node", "layer", "window_start_ns"],
 }
-
-
-def shared_fixture(rel: str) -> Path:
-    """A file of ../shared/fixtures; the test is skipped, saying so, where they are absent."""
-    f = SHARED_FIXTURES / rel
-    if not f.exists():
-        pytest.skip(f"{f} not found (the shared fixtures sit beside the project in CI)")
-    return f
 
 
 def _kernel_run(tmp_path: Path, source: str, schemas) -> Path:

@@ -12,16 +12,13 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from helpers import scout_cmd
 
 import scout
 from scout import _native
 from scout.events import RunError, open_run
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def scout_cmd(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
 
 
 def digest(run: Path) -> dict[str, str]:

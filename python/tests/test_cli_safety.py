@@ -14,13 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import scout_cmd
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT.parent / "shared" / "fixtures"
-
-
-def scout_cmd(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def one_line_error(r: subprocess.CompletedProcess) -> str:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import scout_cmd as scout
 
 WHY = (
     "not root"
@@ -30,10 +31,6 @@ WHY = (
 if WHY and os.environ.get("CI"):
     raise RuntimeError(f"the emulator's tests must run in CI: {WHY}")
 pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
-
-
-def scout(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True, **kw)
 
 
 def _running(pid: str) -> bool:

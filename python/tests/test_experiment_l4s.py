@@ -4,16 +4,12 @@ and columns, the report, and the orderings the model shows (docs/l4s-anbr.md).""
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers import scout_cmd as scout
 
 from scout import experiment_l4s as xl
 from scout.experiment_l4s import Config
-
-
-def scout(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
 
 
 def test_the_sweep_writes_runs_a_summary_and_a_report_and_shows_the_seeds_orderings(tmp_path: Path) -> None:

@@ -4,15 +4,11 @@ and columns, the report, and the claims of issue 24 (docs/ue-view.md)."""
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 from pathlib import Path
 
+from helpers import scout_cmd as scout
+
 from scout import experiment_ran_delay as xr
-
-
-def scout(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
 
 
 def test_retransmission_compensation_raises_copas_throughput_only_where_there_are_retransmissions(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from helpers import scout_cmd
 
 import scout
 
@@ -19,10 +20,6 @@ LOG_23_10 = FIXTURES / "srsran-23.10-info-drb.gnb.log"
 needs_fixtures = pytest.mark.skipif(
     not LOG_23_10.exists(), reason=f"{FIXTURES} not found (the shared fixtures sit beside the project in CI)"
 )
-
-
-def scout_cmd(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
 
 
 def count_lines(path: Path, *needles: str) -> int:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import scout_cmd
 
 import scout
 
@@ -20,10 +20,6 @@ PFCP = FIXTURES / "pfcp-small.pcap"
 needs_fixtures = pytest.mark.skipif(
     not ANY.exists(), reason=f"{FIXTURES} not found (the shared fixtures sit beside the project in CI)"
 )
-
-
-def scout_cmd(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True)
 
 
 @needs_fixtures

@@ -11,14 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import scout_cmd
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-
-
-def scout_cmd(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True, cwd=cwd)
 
 
 #: How each run the docs name is made (a simulated scenario, or a fixture ingested).

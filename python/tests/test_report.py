@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
+from helpers import scout_cmd
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -50,10 +49,6 @@ OVERLAPS = """sel => {
   });
   return out;
 }"""
-
-
-def scout_cmd(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True, cwd=cwd)
 
 
 def browser_check(index: Path) -> list[dict]:

@@ -8,22 +8,18 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from helpers import scout_cmd
 
 from scout import _native, analysis
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNEL_TABLES = ("journeys", "components", "layer_delays", "sojourns", "queues", "profiles")
-
-
-def scout_cmd(*args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scout.cli", *args], capture_output=True, text=True, **kw)
 
 
 def decoded(t: pa.Table) -> pa.Table:
