@@ -145,8 +145,13 @@ def test_the_live_view_updates_during_an_emulation_and_a_probe_of_its_upf(tmp_pa
         assert 0.001 < m['scout_app_rtt_seconds{ue="0",source="ping"}'] < 1.0, m
         rlc = 'scout_queue_sojourn_seconds_count{node="gnb_du",layer="rlc",queue="rlc_sdu",dir="dl"}'
         assert m.get(rlc, 0) > 0, sorted(m)
-        # The probe's: packets the UPF forwarded, and their time in it.
-        a, b = grows(probe_url, 'scout_ue_bytes_total{ue="0",dir="dl",at="upf"}')
+        # The probe's: packets the UPF forwarded, and their time in it (once it has attached and
+        # seen the first: loading its programs takes over a second on a slow host).
+        upf_bytes = 'scout_ue_bytes_total{ue="0",dir="dl",at="upf"}'
+        deadline = time.monotonic() + 8
+        while metrics(probe_url).get(upf_bytes, 0.0) == 0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        a, b = grows(probe_url, upf_bytes)
         assert b > a > 0, ((a, b), (tmp_path / "probe.log").read_text())
         assert metrics(probe_url).get('scout_layer_seconds_count{layer="upf",dir="ul"}', 0) > 0
 

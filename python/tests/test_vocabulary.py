@@ -5,6 +5,7 @@ are checked by its own tests, which need root)."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -60,3 +61,26 @@ def test_every_producer_writes_only_the_vocabulary(tmp_path: Path, args: list[st
     written = kinds_of(out)
     assert written, "the run wrote control events"
     assert written <= set(vocabulary()), f"outside the vocabulary: {sorted(written - set(vocabulary()))}"
+    # `sn` means one thing on RLC SDU rows whoever wrote them (issue 52): the packet's PDCP COUNT,
+    # the `sn` of its PDCP rows (RLC's own SN is on its segment, tx and rx rows only).
+    pe = f"read_parquet('{out}/events/packet.parquet')"
+    con = duckdb.connect()
+    # And `flow` is one value per packet on every row (a packet's CU and DU rows alike).
+    split = con.execute(f"SELECT count(*) FROM (SELECT pkt FROM {pe} GROUP BY pkt HAVING count(DISTINCT flow) > 1)")
+    assert split.fetchone()[0] == 0, "packets whose rows carry different flows"
+    # ... and names an entry of run.json `flows`, whoever wrote the run.
+    listed = {f["flow"] for f in json.loads((out / "run.json").read_text()).get("flows", [])}
+    written = {r[0] for r in con.execute(f"SELECT DISTINCT flow FROM {pe}").fetchall()}
+    assert written <= listed, f"flows not in run.json flows: {sorted(written - listed)[:10]}"
+    if "ingest pcap" in " ".join(args[:2]):
+        return
+    rows = con.execute(
+        f"""WITH p AS (SELECT DISTINCT pkt, sn FROM {pe} WHERE layer = 'pdcp' AND sn IS NOT NULL),
+                 r AS (SELECT pkt, sn FROM {pe} WHERE layer = 'rlc' AND sn IS NOT NULL
+                       AND point NOT IN ('segment', 'tx', 'rx'))
+            SELECT count(*), count(*) FILTER (p.sn IS NOT NULL AND p.sn <> r.sn),
+                   count(*) FILTER (p.sn IS NULL) FROM r LEFT JOIN p USING (pkt)"""
+    ).fetchone()
+    n, differ, without_pdcp = rows
+    assert differ == 0, f"{differ} of {n} RLC SDU rows carry an sn other than their packet's PDCP COUNT"
+    assert without_pdcp == 0, f"{without_pdcp} of {n} RLC SDU rows carry an sn while their packet has no PDCP COUNT"

@@ -76,7 +76,7 @@ impl UeIds {
         self.bindings.push(Binding { cu_up, du, rnti, line, via });
         for mut ev in self.held.remove(&cu_up).unwrap_or_default() {
             self.held_total -= 1;
-            ev.ue = du;
+            as_du(&mut ev, du);
             sink.packet(ev);
         }
     }
@@ -108,13 +108,13 @@ impl UeIds {
     pub fn cu_event<S: Sink>(&mut self, mut ev: PacketEvent, sink: &mut S) {
         match self.du(ev.ue) {
             Some(du) => {
-                ev.ue = du;
+                as_du(&mut ev, du);
                 sink.packet(ev);
             }
             None if self.stated.contains_key(&ev.ue) => {
                 let (du, line) = self.stated[&ev.ue];
                 self.bind(ev.ue, du, line, STATED, sink);
-                ev.ue = du;
+                as_du(&mut ev, du);
                 sink.packet(ev);
             }
             None => {
@@ -152,4 +152,11 @@ impl UeIds {
             "unbound_cu_up_ues": self.unbound_cu.iter().collect::<Vec<_>>(),
         })
     }
+}
+
+/// A CU-UP event as the DU's UE `du`: its `ue`, and its `flow` (the srsRAN ingest's flow is the
+/// UE's: one per UE, numbered by its DU index, so a packet's CU and DU rows carry the same flow).
+fn as_du(ev: &mut PacketEvent, du: u32) {
+    ev.ue = du;
+    ev.flow = du;
 }

@@ -285,6 +285,7 @@ pub fn ingest_logs<O: RunOutput>(
         .map(|f| json!({"file": f["file"], "line": f["cut_last_line"]}))
         .collect();
     let extra = json!({
+        "flows": ues.flows_json(),
         "srsran": version.to_json(),
         "ue_identity": ue_identity,
         "trace": trace_stats,

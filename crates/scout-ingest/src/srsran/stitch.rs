@@ -76,8 +76,9 @@ impl StitchStats {
 struct RlcQueue {
     /// SDUs waiting, oldest first: (pkt, bytes).
     waiting: VecDeque<(u64, u32)>,
-    /// PDCP SN → packet, for the SDUs waiting (what a PDCP discard names).
-    by_pdcp_sn: HashMap<u64, u64>,
+    /// PDCP SN → (packet, its PDCP COUNT where its PDCP PDU was linked), for the SDUs waiting
+    /// (what a PDCP discard names).
+    by_pdcp_sn: HashMap<u64, (u64, Option<u64>)>,
     /// RLC SN → (pkt, SDU bytes).
     by_sn: HashMap<u64, (u64, u32)>,
 }
@@ -116,8 +117,8 @@ pub struct Stitcher {
     file_role: Vec<u8>,
     /// UL, per CU-UP UE: how many packets at the front of `gtpu_ul` SDAP has logged (debug).
     sdap_ul_done: HashMap<u32, usize>,
-    /// (UE, DRB, PDCP SN) → packet, until its RLC SDU line.
-    pdcp_by_sn: HashMap<(u32, u8, u64), (u64, u32)>,
+    /// (UE, DRB, PDCP SN) → (packet, bytes, PDCP COUNT), until its RLC SDU line.
+    pdcp_by_sn: HashMap<(u32, u8, u64), (u64, u32, u64)>,
     rlc: HashMap<(u32, u8), RlcQueue>,
     mac_pending: HashMap<u32, Vec<MacItem>>,
     /// UL HARQ: PUSCH attempts of each (RNTI, HARQ process) not yet decoded: (t_ns of the
@@ -402,7 +403,7 @@ impl Stitcher {
                 ev.bytes = len as u32;
                 ev.sn = Some(count as u32);
                 self.ids.cu_event(ev, sink);
-                self.pdcp_by_sn.insert((ue, drb.unwrap_or(0), sn), (pkt, len as u32));
+                self.pdcp_by_sn.insert((ue, drb.unwrap_or(0), sn), (pkt, len as u32, count));
                 // Info-level logs of the gnb app have no F1-U lines: keep only a window.
                 for f in [
                     self.f1u_pending.entry((ue, drb.unwrap_or(0))).or_default(),
@@ -438,18 +439,21 @@ impl Stitcher {
                 };
                 let d = drb.unwrap_or(0);
                 let cu = self.cu_up_for_rlc_sdu(ue, d, psn, len as u32, e.line, sink);
-                let pdcp = cu.and_then(|cu| self.pdcp_by_sn.remove(&(cu, d, psn))).map(|(p, _)| p);
-                let pkt = self.linked_or_new(pdcp, "rlc_sdu_without_pdcp");
+                let pdcp = cu.and_then(|cu| self.pdcp_by_sn.remove(&(cu, d, psn)));
+                let count = pdcp.map(|(_, _, c)| c);
+                let pkt = self.linked_or_new(pdcp.map(|(p, ..)| p), "rlc_sdu_without_pdcp");
                 let mut ev = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Enqueue), ue, drb, pkt);
                 ev.bytes = len as u32;
-                ev.sn = Some(psn as u32);
+                // The SDU's PDCP COUNT, as on every producer's RLC SDU rows (the line's `pdcp_sn`
+                // wraps; unknown where its PDCP PDU was not linked).
+                ev.sn = count.map(|c| c as u32);
                 ev.queue = Some(Queue::RlcSdu);
                 ev.queue_bytes = m.num("queued_bytes");
                 ev.queue_pkts = m.num("queued_sdus").map(|q| q as u32);
                 sink.packet(ev);
                 let q = self.rlc.entry((ue, d)).or_default();
                 q.waiting.push_back((pkt, len as u32));
-                q.by_pdcp_sn.insert(psn, pkt);
+                q.by_pdcp_sn.insert(psn, (pkt, count));
                 if q.waiting.len() == 1 {
                     // An empty queue: the SDU is at the head of the line at once (inferred).
                     self.hol(sink, t, ue, drb, pkt, len as u32);
@@ -474,7 +478,7 @@ impl Stitcher {
                 let found = if starts && retx == 0 {
                     q.waiting.pop_front().inspect(|(p, len)| {
                         q.by_sn.insert(sn, (*p, *len));
-                        q.by_pdcp_sn.retain(|_, v| v != p);
+                        q.by_pdcp_sn.retain(|_, v| v.0 != *p);
                     })
                 } else {
                     q.by_sn.get(&sn).copied()
@@ -615,11 +619,11 @@ impl Stitcher {
                 };
                 let d = drb.unwrap_or(0);
                 let cu = self.cu_up_for_rlc_sdu(ue, d, psn, len as u32, e.line, sink);
-                let pdcp = cu.and_then(|cu| self.pdcp_by_sn.remove(&(cu, d, psn))).map(|(p, _)| p);
-                let pkt = self.linked_or_new(pdcp, "rlc_drop_without_pdcp");
+                let pdcp = cu.and_then(|cu| self.pdcp_by_sn.remove(&(cu, d, psn)));
+                let pkt = self.linked_or_new(pdcp.map(|(p, ..)| p), "rlc_drop_without_pdcp");
                 let mut ev = self.ev(t, (Node::GnbDu, Layer::Rlc, Point::Drop), ue, drb, pkt);
                 ev.bytes = len as u32;
-                ev.sn = Some(psn as u32);
+                ev.sn = pdcp.map(|(_, _, c)| c as u32);
                 ev.queue = Some(Queue::RlcSdu);
                 ev.queue_bytes = m.num("queued_bytes");
                 ev.queue_pkts = m.num("queued_sdus").map(|q| q as u32);
@@ -634,7 +638,9 @@ impl Stitcher {
                 let (Some(ue), Some(psn)) = (ue, m.num("pdcp_sn")) else { return self.unlinked("rlc_fields") };
                 let d = drb.unwrap_or(0);
                 let q = self.rlc.entry((ue, d)).or_default();
-                let Some(pkt) = q.by_pdcp_sn.remove(&psn) else { return self.unlinked("rlc_discard_without_sdu") };
+                let Some((pkt, count)) = q.by_pdcp_sn.remove(&psn) else {
+                    return self.unlinked("rlc_discard_without_sdu");
+                };
                 let at = q.waiting.iter().position(|(p, _)| *p == pkt);
                 let (bytes, next_hol) = match at {
                     Some(i) => {
@@ -645,7 +651,7 @@ impl Stitcher {
                 };
                 let mut ev = self.ev(t, (Node::GnbDu, Layer::Pdcp, Point::Drop), ue, drb, pkt);
                 ev.bytes = bytes;
-                ev.sn = Some(psn as u32);
+                ev.sn = count.map(|c| c as u32);
                 ev.queue = Some(Queue::RlcSdu);
                 ev.reason = Some(Reason::PdcpDiscardTimer);
                 sink.packet(ev);
@@ -945,7 +951,7 @@ impl Stitcher {
                     self.unlinked("ul_rlc_segments_do_not_sum_to_sdu");
                 }
                 let mut ev = self.ul(t, (Node::GnbDu, Layer::Rlc, Point::Deliver), ue, drb, pkt);
-                ev.sn = Some(sn as u32);
+                // (`sn` is the PDCP COUNT on RLC SDU rows; the UL's comes with the PDCP line, later.)
                 ev.bytes = len as u32;
                 sink.packet(ev);
                 self.rlc_delivered.entry((ue, d)).or_default().push_back((pkt, len as u32));
@@ -1083,7 +1089,7 @@ impl Stitcher {
         if let Some(cu) = self.ids.cu(du) {
             return Some(cu);
         }
-        let fits = |cu: u32| self.pdcp_by_sn.get(&(cu, d, psn)).is_some_and(|&(_, l)| l == len);
+        let fits = |cu: u32| self.pdcp_by_sn.get(&(cu, d, psn)).is_some_and(|&(_, l, _)| l == len);
         let cu = if fits(du) && self.ids.du(du).is_none() {
             Some(du)
         } else {

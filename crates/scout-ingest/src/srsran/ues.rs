@@ -356,7 +356,8 @@ impl UeMap {
         for h in self.held.remove(&c).unwrap_or_default() {
             match h {
                 Held::P(mut ev) => {
-                    ev.ue = ue;
+                    // The srsRAN ingest's flow is the UE's (identity.rs): it moves with it.
+                    (ev.ue, ev.flow) = (ue, ue);
                     sink.packet(ev);
                 }
                 Held::S(mut ev) => {
@@ -411,6 +412,12 @@ impl UeMap {
         for c in 0..self.conns.len() {
             self.decide_new(c, "new: the log ended before its RRC setup said", sink);
         }
+    }
+
+    /// `run.json` `flows`: srsRAN logs name no 5-tuples, so a run's flow is a UE (all its bearers),
+    /// numbered by the run's UE id.
+    pub fn flows_json(&self) -> Value {
+        Value::Array(self.used.iter().map(|u| json!({"flow": u, "ue": u, "type": "ue"})).collect())
     }
 
     pub fn to_json(&self) -> Value {
@@ -489,7 +496,8 @@ impl<S: Sink> Sink for UeSink<'_, S> {
     fn packet(&mut self, mut ev: PacketEvent) {
         match self.route(ev.ue, ev.t_ns) {
             Ok(ue) => {
-                ev.ue = ue;
+                // The flow is the UE's (identity.rs): it takes the run's UE id with it.
+                (ev.ue, ev.flow) = (ue, ue);
                 self.inner.packet(ev);
             }
             Err(c) => self.overflow(c, Held::P(ev)),
