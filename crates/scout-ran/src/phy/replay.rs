@@ -103,8 +103,8 @@ pub struct Replay {
     nacks_before: Vec<u32>,
     /// Per retransmission index 1, 2, …: (NACKs, transmissions with an outcome).
     retx: Vec<(u32, u32)>,
-    /// CSI reports: (time, CQI, RI).
-    csi: Vec<(i64, u8, u8)>,
+    /// CSI reports: (time, (CQI, RI)).
+    csi: Vec<(i64, (u8, u8))>,
     /// Recorded SINRs: (time, dB).
     sinr: Vec<(i64, f64)>,
     /// Per MCS, the SINR (dB) at which the scenario's error model carries it at OLLA's target.
@@ -135,8 +135,8 @@ impl Replay {
             }
             if let Some(c) = r.cqi {
                 let ri = r.ri.unwrap_or(1).max(1);
-                if csi.last().is_none_or(|&(_, lc, lr)| (lc, lr) != (c, ri)) {
-                    csi.push((r.t_ns, c, ri));
+                if csi.last().is_none_or(|&(_, last)| last != (c, ri)) {
+                    csi.push((r.t_ns, (c, ri)));
                 }
             }
             if r.retx_index == 0 {
@@ -229,9 +229,7 @@ impl Replay {
 
     /// The CQI and rank indicator of the report in force at `t_ns`, if the recording has any.
     pub fn csi_at(&self, t_ns: i64) -> Option<(u8, u8)> {
-        let tau = self.tau(t_ns);
-        let i = self.csi.partition_point(|(ts, ..)| *ts <= tau);
-        self.csi.get(i.saturating_sub(1)).map(|&(_, c, r)| (c, r))
+        at_or_before(&self.csi, self.tau(t_ns)).copied()
     }
 
     /// The SINR (dB) at `t_ns`: the recorded one in force, or the replayed MCS's.
