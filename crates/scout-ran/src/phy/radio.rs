@@ -467,7 +467,7 @@ impl RadioLink {
         him.resize(groups * m, 0.0);
         if m == 1 {
             // One pair: the loop runs over the groups instead (each group's sum over the paths
-            // in the same order as below: the same result, vectorised).
+            // in the same order as the general loop: the same result, vectorised).
             let (cs, ss) = (self.rot_c.chunks_exact(groups), self.rot_s.chunks_exact(groups));
             let (hr, hi) = (&mut hre[..groups], &mut him[..groups]);
             for ((c, s), (&gr, &gi)) in cs.zip(ss).zip(pre.iter().zip(pim.iter())) {
@@ -476,14 +476,15 @@ impl RadioLink {
                     *i += gr * s + gi * c;
                 }
             }
-        }
-        for (g, row) in self.rot.chunks_exact(p).enumerate().filter(|_| m > 1) {
-            let (hr, hi) = (&mut hre[g * m..(g + 1) * m], &mut him[g * m..(g + 1) * m]);
-            for (k, &(c, s)) in row.iter().enumerate() {
-                let (gr, gi) = (&pre[k * m..(k + 1) * m], &pim[k * m..(k + 1) * m]);
-                for ch in 0..m {
-                    hr[ch] += gr[ch] * c - gi[ch] * s;
-                    hi[ch] += gr[ch] * s + gi[ch] * c;
+        } else {
+            for (g, row) in self.rot.chunks_exact(p).enumerate() {
+                let (hr, hi) = (&mut hre[g * m..(g + 1) * m], &mut him[g * m..(g + 1) * m]);
+                for (k, &(c, s)) in row.iter().enumerate() {
+                    let (gr, gi) = (&pre[k * m..(k + 1) * m], &pim[k * m..(k + 1) * m]);
+                    for ch in 0..m {
+                        hr[ch] += gr[ch] * c - gi[ch] * s;
+                        hi[ch] += gr[ch] * s + gi[ch] * c;
+                    }
                 }
             }
         }
