@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 # The suite's builds use the `ci` profile (Cargo.toml): setup's and cargo test's share it.
 # It also installs PySpark and Java: `--engine spark` is tested against DuckDB (test_spark.py).
 SCOUT_PROFILE=ci SCOUT_WITH_SPARK=1 bash scripts/setup.sh
+echo "   (set-up: ${SECONDS} s)"
 # The report test drives a real browser: Debian's Chromium, through Playwright's Python client
 # (no browser download; Playwright is pointed at /usr/bin/chromium).
 LOG="$PWD/.setup.log"
@@ -23,9 +24,17 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 quietly "playwright (Python client; it drives Debian's chromium)" .venv/bin/python -m pip install -q "playwright>=1.45"
 export PATH="$PWD/.venv/bin:$PATH"
-echo "== cargo fmt --check";   cargo fmt --all -- --check
-echo "== cargo clippy";        cargo clippy --workspace --all-targets -q -- -D warnings
-echo "== ruff";                ruff check python && ruff format --check python
-echo "== cargo test";          cargo test --workspace --profile ci -q
-echo "== fuzz (each target 30 s; docs/robustness.md)"; bash bench/fuzz.sh all 0.5
-echo "== pytest";              python -m pytest -q python/tests
+step() {  # step "what" command...: runs one check, then says how long it took
+  local what=$1 t=$SECONDS
+  shift
+  echo "== $what"
+  "$@"
+  echo "   ($what: $((SECONDS - t)) s; ${SECONDS} s since the start)"
+}
+step "cargo fmt --check" cargo fmt --all -- --check
+step "cargo clippy" cargo clippy --workspace --all-targets -q -- -D warnings
+step "ruff" bash -c 'ruff check python && ruff format --check python'
+step "cargo test" cargo test --workspace --profile ci -q
+step "fuzz (each target 30 s; docs/robustness.md)" bash bench/fuzz.sh all 0.5
+# The ten slowest tests are listed at the end: the suite's budget is 40 min on 2 cores.
+step "pytest" python -m pytest -q --durations=10 python/tests
