@@ -24,7 +24,6 @@ LONG_FUNCTIONS = {
     ("crates/scout-ingest/src/pcap/file.rs", "load"): 137,
     ("crates/scout-ingest/src/pcap/run.rs", "ingest_captures"): 316,
     ("crates/scout-ingest/src/srsran/run.rs", "ingest_logs"): 279,
-    ("crates/scout-ingest/src/srsran/stitch.rs", "entry"): 729,
     ("crates/scout-ingest/src/srsran/ues.rs", "entry"): 128,
     ("crates/scout-probe/examples/probe_bench.rs", "main"): 126,
     ("crates/scout-probe/src/lib.rs", "run"): 229,
@@ -41,7 +40,6 @@ LONG_FILES = {
     "crates/scout-analysis/src/read.rs": 976,
     "crates/scout-emu/src/driver.rs": 1150,
     "crates/scout-events/src/writer.rs": 1652,
-    "crates/scout-ingest/src/srsran/stitch.rs": 1302,
     "crates/scout-probe/src/lib.rs": 1080,
     "crates/scout-sim/src/scenario.rs": 903,
 }
