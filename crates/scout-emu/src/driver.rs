@@ -385,8 +385,8 @@ impl Datapath<'_> {
         };
         self.counts.reads += 1;
         let t = mono_ns() - self.t0;
-        let g = match scout_upf::gtpu::decode(&self.scratch[..n]) {
-            Ok(g) if g.msg_type == scout_upf::gtpu::GTPU_G_PDU => g,
+        let g = match scout_wire::gtpu::decode(&self.scratch[..n]) {
+            Ok(g) if g.msg_type == scout_wire::gtpu::GTPU_G_PDU => g,
             _ => {
                 self.counts.n3_not_gpdu += 1;
                 return Ok(true);
@@ -564,8 +564,8 @@ impl Datapath<'_> {
                     offload::complete_checksum(&mut h.bytes, h.partial);
                     let ue = d.packet.ue;
                     let teid = crate::upf::upf_teid(ue);
-                    let pdu = scout_upf::gtpu::UL_PDU_SESSION_INFORMATION;
-                    scout_upf::gtpu::encap(&mut self.gpdu, teid, pdu, d.packet.qfi, &h.bytes);
+                    let pdu = scout_wire::gtpu::UL_PDU_SESSION_INFORMATION;
+                    scout_wire::gtpu::encap(&mut self.gpdu, teid, pdu, d.packet.qfi, &h.bytes);
                     let link = &self.core[k];
                     match link.sock.send_to(&self.gpdu, link.upf_n3) {
                         Ok(_) => self.counts.n3_ul_sent += 1,

@@ -302,7 +302,7 @@ fn modify_periodically(
         let s = &mut sessions[k % n];
         k += 1;
         let same = s.downlink;
-        match smf.modify_downlink(s, scout_upf::pfcp::Action::Forward, same) {
+        match smf.modify_downlink(s, scout_wire::pfcp::Action::Forward, same) {
             Ok(t) => times.push(ms(t)),
             Err(e) => errors.push(e.to_string()),
         }
@@ -330,8 +330,8 @@ impl RealCore {
     /// network's namespace `dn`, associates an SMF with each and establishes every UE's PDU
     /// session; returns the core and the gNB's N3 links.
     pub fn start(pid: u32, dn: &str, bin: &Path, slices: &[RealSlice]) -> Result<(RealCore, Vec<CoreLink>), EmuError> {
-        use scout_upf::pfcp::{Tunnel, PFCP_PORT};
         use scout_upf::smf::Smf;
+        use scout_wire::pfcp::{Tunnel, PFCP_PORT};
         use std::net::{SocketAddrV4, UdpSocket};
         let gnb = create_gnb(pid)?;
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -344,7 +344,7 @@ impl RealCore {
             core.sites.push(site);
             let what = format!("the gNB's N3 and N4 sockets for slice {}", rs.name);
             let (sock, smf) = in_ns(&gnb, move || {
-                let sock = UdpSocket::bind(SocketAddrV4::new(a.gnb_n3, scout_upf::gtpu::GTPU_PORT))?;
+                let sock = UdpSocket::bind(SocketAddrV4::new(a.gnb_n3, scout_wire::gtpu::GTPU_PORT))?;
                 deep_receive_buffer(&sock);
                 sock.set_nonblocking(true)?;
                 let smf = Smf::bind(
@@ -389,7 +389,7 @@ impl RealCore {
             links.push(CoreLink {
                 slice: rs.slice,
                 sock,
-                upf_n3: SocketAddrV4::new(a.upf_n3, scout_upf::gtpu::GTPU_PORT),
+                upf_n3: SocketAddrV4::new(a.upf_n3, scout_wire::gtpu::GTPU_PORT),
             });
         }
         Ok((core, links))

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use scout_emu::netns::{self, DN_ADDR4};
 use scout_emu::upf::{create_gnb, UpfSite};
-use scout_upf::gtpu::{self, GTPU_PORT};
-use scout_upf::pfcp::{Action, Tunnel, PFCP_PORT};
 use scout_upf::smf::Smf;
+use scout_wire::gtpu::{self, GTPU_PORT};
+use scout_wire::pfcp::{Action, Tunnel, PFCP_PORT};
 
 fn missing() -> Option<String> {
     // SAFETY: geteuid(2) has no preconditions.

@@ -5,7 +5,8 @@
 
 use std::net::SocketAddr;
 
-use scout_ingest::pcap::pfcp::{parse, Tracker};
+use scout_ingest::pcap::pfcp::Tracker;
+use scout_wire::pfcp::session::parse;
 use serde_json::{json, Value};
 
 use crate::n;

@@ -742,7 +742,7 @@ fn pfcp_requests_sharing_a_sequence_number_are_reuse_not_retransmissions() {
     assert_eq!(n(&pf["pairs"]), 4, "{pf}");
     assert_eq!(n(&pf["responses_without_request"]), 1, "{pf}");
     assert!(pf["unanswered_requests"].as_array().unwrap().is_empty(), "{pf}");
-    assert_eq!(scout_ingest::pcap::pfcp::printable(b"internet"), "internet");
-    assert_eq!(scout_ingest::pcap::pfcp::printable(b"a\x01\xff\\"), "a\\x01\\xff\\\\");
-    assert_eq!(scout_ingest::pcap::pfcp::printable("ünïcode".as_bytes()), "ünïcode");
+    assert_eq!(scout_wire::pfcp::session::printable(b"internet"), "internet");
+    assert_eq!(scout_wire::pfcp::session::printable(b"a\x01\xff\\"), "a\\x01\\xff\\\\");
+    assert_eq!(scout_wire::pfcp::session::printable("ünïcode".as_bytes()), "ünïcode");
 }

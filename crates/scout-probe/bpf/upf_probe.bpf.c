@@ -2,7 +2,7 @@
 //
 // Scout's UPF probe: TC-BPF programs on a UPF's N3 and N6 interfaces (clsact ingress and egress).
 // Each sees a packet on its side, computes the packet's identity (the same 32-bit-word hash as
-// `identity` in crates/scout-ingest/src/pcap/packet.rs), and pairs the two sightings of one packet
+// `identity` in crates/scout-wire/src/ip.rs), and pairs the two sightings of one packet
 // in `pending`, a set-associative table with least-recently-inserted replacement per set (an LRU
 // table in the sense of a CPU cache; see docs/probe.md for why not BPF_MAP_TYPE_LRU_HASH). A pair
 // goes to user space through a ring buffer, or, in histogram mode, only into a per-CPU log2
@@ -198,7 +198,7 @@ struct {
 	__type(value, __u64);
 } hist SEC(".maps");
 
-// The identity hash: see `identity` in crates/scout-ingest/src/pcap/packet.rs. Two lanes, A and
+// The identity hash: see `identity` in crates/scout-wire/src/ip.rs. Two lanes, A and
 // B: the IP header's words go alternately into A and B (the first into A), then the four words
 // after it the same way, so that the two chains of multiplies run side by side.
 struct key2 {

@@ -4,7 +4,7 @@
 //! `scout ingest pcap` writes from captures (`docs/probe.md`).
 //!
 //! In the kernel each program computes the packet's identity (the same key as the pcap reader,
-//! `scout_ingest::pcap::packet::identity`), pairs the N3 and N6 sightings of a packet in a
+//! `scout_wire::ip::identity`), pairs the N3 and N6 sightings of a packet in a
 //! set-associative table (least recently inserted out per set) and sends each pair through a ring
 //! buffer (or, in histogram mode, counts its delay in a per-CPU log2 histogram). Every sighting the
 //! kernel gives up is counted there, per side and reason. User space reads the pairs, the programs'
@@ -790,7 +790,7 @@ impl Harness {
 
 /// The identity key the kernel program computes for one frame: runs the N3 (G-PDU) or N6 (plain
 /// IP) ingress program once on `frame` (an Ethernet frame) and reads the key of the sighting it
-/// stored. For checking that the kernel and `scout_ingest::pcap::packet::identity` agree. Needs
+/// stored. For checking that the kernel and `scout_wire::ip::identity` agree. Needs
 /// root.
 pub fn kernel_identity(frame: &[u8], n3: bool) -> Result<Option<u64>, ProbeError> {
     let h = Harness::new(&Options::default())?;
@@ -892,7 +892,7 @@ pub fn run(
         "clock_domains": [{"name": "bpf_ktime", "offset_ns": 0, "note": "CLOCK_MONOTONIC of the probe's host (bpf_ktime_get_ns), from the probe's start"}],
         "slices": slices.iter().map(|n| json!({"name": n})).collect::<Vec<_>>(),
         "upfs": opts.upfs.iter().map(|u| json!({"n3": u.n3.to_string(), "n6": u.n6.to_string(), "slice": u.slice})).collect::<Vec<_>>(),
-        "links": {"n3_to_n6": "stated by identity, in the kernel: the key of scout_ingest::pcap::packet::identity (inner IP fields the UPF does not change and 16 bytes after the fixed IP header)"},
+        "links": {"n3_to_n6": "stated by identity, in the kernel: the key of scout_wire::ip::identity (inner IP fields the UPF does not change and 16 bytes after the fixed IP header)"},
         "probe": {"histogram_only": opts.histogram_only, "window_s": opts.window.as_secs_f64(), "gtp_port": opts.gtp_port, "table_sets": opts.table_sets, "table_sightings": opts.table_sets as usize * WAYS, "pairing": opts.pairing.name()},
     });
     // Checkpointed every second: a probe that is killed leaves a run `scout recover` reads.

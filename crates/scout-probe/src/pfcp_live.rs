@@ -1,5 +1,5 @@
 //! PFCP (N4) captured live on an interface, in its network namespace, and paired as
-//! `scout ingest pcap` pairs it from captures (`scout_ingest::pcap::pfcp`): an AF_PACKET socket
+//! `scout ingest pcap` pairs it from captures (`scout_ingest::pcap::pfcp`, reading each message with `scout_wire::pfcp::session`): an AF_PACKET socket
 //! receives every frame with the kernel's receive timestamp; UDP to or from port 8805 is decoded.
 
 use std::os::fd::AsRawFd;
@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use scout_ingest::pcap::packet;
-use scout_ingest::pcap::pfcp::{self, Tracker, PFCP_PORT};
+use scout_ingest::pcap::pfcp::Tracker;
+use scout_wire::ip as wire;
+use scout_wire::pfcp::{session, PFCP_PORT};
 
 use crate::{InNetns, ProbeError, Side};
 
@@ -69,13 +70,13 @@ pub fn start(
             }
             let t = t.unwrap_or(0);
             cap.frames += 1;
-            let Ok((et, l3, _, _)) = packet::link(1, &buf[..n]) else { continue };
-            let Ok(ip) = packet::ip(et, l3) else { continue };
-            let Some((sp, dp)) = packet::ports(&ip) else { continue };
+            let Ok((et, l3, _, _)) = wire::link(1, &buf[..n]) else { continue };
+            let Ok(ip) = wire::ip(et, l3) else { continue };
+            let Some((sp, dp)) = wire::ports(&ip) else { continue };
             if ip.proto != 17 || (sp != PFCP_PORT && dp != PFCP_PORT) || ip.l4.len() < 8 {
                 continue;
             }
-            match pfcp::parse(&ip.l4[8..]) {
+            match session::parse(&ip.l4[8..]) {
                 Ok(m) => cap.tracker.message(t, (ip.src, sp).into(), (ip.dst, dp).into(), &m),
                 Err(_) => cap.undecodable += 1,
             }

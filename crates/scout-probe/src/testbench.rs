@@ -214,7 +214,7 @@ pub fn forwarder(
         };
         let rx_ns = rx_ns.unwrap_or(0);
         let g = &buf[..n];
-        let Ok(gt) = scout_ingest::pcap::packet::gtpu(g) else { continue };
+        let Ok(gt) = scout_wire::gtpu::decode(g) else { continue };
         if gt.msg_type != 255 || gt.payload.len() < 20 {
             continue;
         }

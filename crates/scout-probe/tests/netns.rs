@@ -172,7 +172,7 @@ fn probe_delays_match_the_forwarders_own_under_a_growing_queue() {
 #[test]
 fn the_kernel_and_user_space_compute_the_same_identity() {
     let Some(_serial) = serial() else { return };
-    use scout_ingest::pcap::packet;
+    use scout_wire::ip as packet;
     let mac = [2, 0, 0, 0, 0, 9];
     for (i, len) in [(7u16, 64usize), (8, 1), (9, 0), (10, 1200)] {
         let g = testbench::gpdu(i, 0x42, len);

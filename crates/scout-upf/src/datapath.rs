@@ -22,9 +22,9 @@ use std::sync::{Arc, RwLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::gtpu::{self, GTPU_ECHO_REQUEST, GTPU_G_PDU, GTPU_PORT};
-use crate::pfcp::{self, Action};
 use crate::rules::{Node, Table};
+use scout_wire::gtpu::{self, GTPU_ECHO_REQUEST, GTPU_G_PDU, GTPU_PORT};
+use scout_wire::pfcp::{self, Action};
 
 /// The data network's side: one IP packet per read and write, reads non-blocking.
 pub trait Device: Send + Sync + 'static {

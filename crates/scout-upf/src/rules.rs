@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
-use crate::pfcp::{cause, Action, Far, Interface, Message, Pdr, Pfcp, Qer, Tunnel};
+use scout_wire::pfcp::{cause, Action, Far, Interface, Message, Pdr, Pfcp, Qer, Tunnel};
 
 /// What the data path does with an uplink packet that arrived in a tunnel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

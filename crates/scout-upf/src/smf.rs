@@ -12,7 +12,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use crate::pfcp::{self, cause, Action, Far, Interface, Message, Pdr, Pfcp, Qer, Tunnel};
+use scout_wire::pfcp::{self, cause, Action, Far, Interface, Message, Pdr, Pfcp, Qer, Tunnel};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SmfError {

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use scout_emu::tun::Tun;
 use scout_upf::datapath::{Device, Upf};
-use scout_upf::gtpu::GTPU_PORT;
-use scout_upf::pfcp::PFCP_PORT;
 use scout_upf::rules::Node;
+use scout_wire::gtpu::GTPU_PORT;
+use scout_wire::pfcp::PFCP_PORT;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 

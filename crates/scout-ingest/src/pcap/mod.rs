@@ -3,6 +3,5 @@
 
 pub mod file;
 pub mod journey;
-pub mod packet;
 pub mod pfcp;
 pub mod run;

@@ -1,5 +1,5 @@
-//! PFCP (N4, TS 29.244): message headers, the IEs that identify sessions, their tunnels, UE
-//! addresses and slices, and request/response pairing.
+//! PFCP (N4, TS 29.244) request/response pairing, and the sessions the messages set up (the
+//! messages are read by `scout_wire::pfcp::session`).
 //!
 //! A request is answered by the message type one above it (Table 7.3-1) with the same sequence
 //! number (§7.2.2.2), sent from the request's destination back to its source. Each pair becomes a
@@ -9,255 +9,9 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
 use scout_events::{ControlEvent, Layer, Node, Sink};
+use scout_wire::pfcp::msg_kind;
+use scout_wire::pfcp::session::Msg;
 use serde_json::{json, Value};
-
-/// PFCP's UDP port (TS 29.244 §4.2.1).
-pub const PFCP_PORT: u16 = 8805;
-
-/// The procedure a message type belongs to and whether it is a request (TS 29.244 Table 7.3-1).
-pub fn msg_kind(t: u8) -> Option<(&'static str, bool)> {
-    Some(match t {
-        1 => ("heartbeat", true),
-        2 => ("heartbeat", false),
-        3 => ("pfd_management", true),
-        4 => ("pfd_management", false),
-        5 => ("association_setup", true),
-        6 => ("association_setup", false),
-        7 => ("association_update", true),
-        8 => ("association_update", false),
-        9 => ("association_release", true),
-        10 => ("association_release", false),
-        11 => ("version_not_supported", false),
-        12 => ("node_report", true),
-        13 => ("node_report", false),
-        14 => ("session_set_deletion", true),
-        15 => ("session_set_deletion", false),
-        16 => ("session_set_modification", true),
-        17 => ("session_set_modification", false),
-        50 => ("session_establishment", true),
-        51 => ("session_establishment", false),
-        52 => ("session_modification", true),
-        53 => ("session_modification", false),
-        54 => ("session_deletion", true),
-        55 => ("session_deletion", false),
-        56 => ("session_report", true),
-        57 => ("session_report", false),
-        _ => return None,
-    })
-}
-
-/// IE types (TS 29.244 Table 8.1.2-1): those Scout's PFCP reader (here) and Scout's UPF and SMF
-/// (`scout-upf`) read and write — one table for both.
-pub mod ie {
-    pub const CREATE_PDR: u16 = 1;
-    pub const PDI: u16 = 2;
-    pub const CREATE_FAR: u16 = 3;
-    pub const FORWARDING_PARAMETERS: u16 = 4;
-    pub const CREATE_QER: u16 = 7;
-    pub const CREATED_PDR: u16 = 8;
-    pub const UPDATE_PDR: u16 = 9;
-    pub const UPDATE_FAR: u16 = 10;
-    pub const UPDATE_FORWARDING_PARAMETERS: u16 = 11;
-    pub const REMOVE_PDR: u16 = 15;
-    pub const REMOVE_FAR: u16 = 16;
-    pub const CAUSE: u16 = 19;
-    pub const SOURCE_INTERFACE: u16 = 20;
-    pub const F_TEID: u16 = 21;
-    pub const NETWORK_INSTANCE: u16 = 22;
-    pub const GATE_STATUS: u16 = 25;
-    pub const PRECEDENCE: u16 = 29;
-    pub const DESTINATION_INTERFACE: u16 = 42;
-    pub const APPLY_ACTION: u16 = 44;
-    pub const PDR_ID: u16 = 56;
-    pub const F_SEID: u16 = 57;
-    pub const NODE_ID: u16 = 60;
-    pub const OUTER_HEADER_CREATION: u16 = 84;
-    pub const UE_IP_ADDRESS: u16 = 93;
-    pub const OUTER_HEADER_REMOVAL: u16 = 95;
-    pub const RECOVERY_TIME_STAMP: u16 = 96;
-    pub const FAR_ID: u16 = 108;
-    pub const QER_ID: u16 = 109;
-    pub const QFI: u16 = 124;
-    pub const APN_DNN: u16 = 159;
-    pub const S_NSSAI: u16 = 257;
-}
-
-/// What a message says about a session.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SessionInfo {
-    /// F-SEID IE: the sender's own SEID (CP F-SEID in an establishment request, UP F-SEID in its
-    /// response).
-    pub f_seid: Option<u64>,
-    /// TEIDs the UPF receives on (F-TEID of a PDI / Created PDR).
-    pub up_teids: Vec<u32>,
-    /// TEIDs the UPF sends to (Outer Header Creation: the gNB's downlink tunnel).
-    pub an_teids: Vec<u32>,
-    pub ue_addrs: Vec<IpAddr>,
-    pub snssai: Option<(u8, Option<u32>)>,
-    pub dnn: Option<String>,
-    pub network_instance: Option<String>,
-    pub qfis: Vec<u8>,
-    pub cause: Option<u8>,
-}
-
-/// A PFCP message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Msg {
-    pub msg_type: u8,
-    pub seid: Option<u64>,
-    pub seq: u32,
-    pub info: SessionInfo,
-    /// A digest of the whole message (header and IEs): a retransmission repeats it exactly.
-    pub digest: u64,
-}
-
-/// FNV-1a over the message's bytes: stable across runs and platforms (determinism), and a
-/// retransmission (the same message resent, TS 29.244 §6.4) has the same digest.
-fn digest(d: &[u8]) -> u64 {
-    d.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
-}
-
-pub fn parse(d: &[u8]) -> Result<Msg, &'static str> {
-    if d.len() < 8 {
-        return Err("PFCP header truncated");
-    }
-    if d[0] >> 5 != 1 {
-        return Err("PFCP version is not 1");
-    }
-    let s = d[0] & 0x01 != 0;
-    let msg_type = d[1];
-    let len = usize::from(u16::from_be_bytes([d[2], d[3]]));
-    if d.len() < 4 + len {
-        return Err("PFCP message truncated (length field beyond the datagram)");
-    }
-    let body = &d[4..4 + len];
-    let (seid, rest) = if s {
-        if body.len() < 12 {
-            return Err("PFCP header truncated");
-        }
-        (Some(u64::from_be_bytes(body[..8].try_into().unwrap_or_default())), &body[8..])
-    } else {
-        if body.len() < 4 {
-            return Err("PFCP header truncated");
-        }
-        (None, body)
-    };
-    let seq = u32::from_be_bytes([0, rest[0], rest[1], rest[2]]);
-    let mut info = SessionInfo::default();
-    ies(&rest[4..], &mut info, 0)?;
-    Ok(Msg { msg_type, seid, seq, info, digest: digest(&d[..4 + len]) })
-}
-
-/// Walks IEs (TLV: type 2 bytes, length 2 bytes; vendor IEs, type ≥ 32768, carry an enterprise
-/// id first) and the grouped IEs that hold what we need.
-fn ies(mut d: &[u8], info: &mut SessionInfo, depth: u8) -> Result<(), &'static str> {
-    while !d.is_empty() {
-        if d.len() < 4 {
-            return Err("PFCP IE header truncated");
-        }
-        let t = u16::from_be_bytes([d[0], d[1]]);
-        let l = usize::from(u16::from_be_bytes([d[2], d[3]]));
-        if d.len() < 4 + l {
-            return Err("PFCP IE truncated");
-        }
-        let v = &d[4..4 + l];
-        d = &d[4 + l..];
-        match t {
-            ie::CREATE_PDR
-            | ie::PDI
-            | ie::CREATE_FAR
-            | ie::FORWARDING_PARAMETERS
-            | ie::CREATED_PDR
-            | ie::UPDATE_PDR
-            | ie::UPDATE_FAR
-            | ie::UPDATE_FORWARDING_PARAMETERS
-                if depth < 4 =>
-            {
-                ies(v, info, depth + 1)?
-            }
-            ie::CAUSE if !v.is_empty() => info.cause = Some(v[0]),
-            ie::F_SEID if v.len() >= 9 => {
-                info.f_seid = Some(u64::from_be_bytes(v[1..9].try_into().unwrap_or_default()))
-            }
-            ie::F_TEID if v.len() >= 5 && v[0] & 0x04 == 0 => {
-                // §8.2.3: flags (V4, V6, CH, CHID), TEID unless CH.
-                info.up_teids.push(u32::from_be_bytes([v[1], v[2], v[3], v[4]]));
-            }
-            ie::OUTER_HEADER_CREATION if v.len() >= 6 && v[0] & 0x03 != 0 => {
-                // §8.2.56: description (GTP-U/UDP/IPv4 or IPv6), then the TEID.
-                info.an_teids.push(u32::from_be_bytes([v[2], v[3], v[4], v[5]]));
-            }
-            ie::UE_IP_ADDRESS if !v.is_empty() => {
-                // §8.2.62: flags V6 (bit 1), V4 (bit 2); IPv4 first, then IPv6.
-                let mut o = 1;
-                if v[0] & 0x02 != 0 && v.len() >= o + 4 {
-                    info.ue_addrs.push(IpAddr::from([v[o], v[o + 1], v[o + 2], v[o + 3]]));
-                    o += 4;
-                }
-                if v[0] & 0x01 != 0 && v.len() >= o + 16 {
-                    let mut a = [0u8; 16];
-                    a.copy_from_slice(&v[o..o + 16]);
-                    info.ue_addrs.push(IpAddr::from(a));
-                }
-            }
-            ie::S_NSSAI if !v.is_empty() => {
-                let sd = (v.len() >= 4).then(|| u32::from_be_bytes([0, v[1], v[2], v[3]]));
-                info.snssai = Some((v[0], sd.filter(|&s| s != 0xff_ffff)));
-            }
-            ie::APN_DNN => info.dnn = Some(dns_labels(v)),
-            ie::NETWORK_INSTANCE => info.network_instance = Some(dns_labels(v)),
-            ie::QFI if !v.is_empty() => info.qfis.push(v[0] & 0x3f),
-            ie::SOURCE_INTERFACE => {}
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// A DNN / network instance: DNS labels (length-prefixed) or plain text.
-fn dns_labels(v: &[u8]) -> String {
-    let mut out = String::new();
-    let mut o = 0;
-    let labelled = {
-        let mut i = 0;
-        while i < v.len() {
-            i += 1 + usize::from(v[i]);
-        }
-        i == v.len() && !v.is_empty() && (v[0] as usize) < v.len() && v[0] != 0
-    };
-    if !labelled {
-        return printable(v);
-    }
-    while o < v.len() {
-        let n = usize::from(v[o]);
-        if !out.is_empty() {
-            out.push('.');
-        }
-        out.push_str(&printable(&v[o + 1..(o + 1 + n).min(v.len())]));
-        o += 1 + n;
-    }
-    out
-}
-
-/// A name from the wire as text a terminal and a report show as it is: UTF-8 without control
-/// characters is kept; anything else (a fuzzed or binary IE) is shown byte by byte, printable
-/// ASCII as itself and the rest as `\xNN` (a backslash as `\\`).
-pub fn printable(v: &[u8]) -> String {
-    match std::str::from_utf8(v) {
-        Ok(s) if !s.chars().any(|c| c.is_control() || c == '\\') => s.to_string(),
-        _ => {
-            let mut out = String::with_capacity(v.len() * 2);
-            for &b in v {
-                match b {
-                    b'\\' => out.push_str("\\\\"),
-                    0x20..=0x7e => out.push(char::from(b)),
-                    _ => out.push_str(&format!("\\x{b:02x}")),
-                }
-            }
-            out
-        }
-    }
-}
 
 /// How close two sightings of one IP packet must be to count as one message seen at two capture
 /// points. A retransmission is a new IP packet (a new IPv4 identification) sent when T1 expires,
@@ -342,7 +96,7 @@ pub struct Pair {
 
 impl Tracker {
     /// One sighting of a PFCP message whose IP packet has `identity`
-    /// ([`super::packet::identity`]); returns false when it is a duplicate sighting.
+    /// ([`scout_wire::ip::identity`]); returns false when it is a duplicate sighting.
     pub fn sighting(&mut self, t_ns: i64, identity: u64, src: SocketAddr, dst: SocketAddr, m: &Msg) -> bool {
         // (The identity hashes 16 bytes past the IP header; the sequence number lies beyond them.)
         let identity = identity ^ (u64::from(m.seq) << 8 | u64::from(m.msg_type)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -513,6 +267,7 @@ impl Tracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use scout_wire::pfcp::session::parse;
 
     fn tlv(t: u16, v: &[u8]) -> Vec<u8> {
         let mut o = t.to_be_bytes().to_vec();

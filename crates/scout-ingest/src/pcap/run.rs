@@ -3,7 +3,7 @@
 //! Two passes over the captures, each merged by time across files: the first decodes PFCP (N4)
 //! — sessions, their tunnels, UE addresses and slices — and collects the inner address pairs of
 //! every G-PDU; the second pairs each packet's N3 sighting (inside GTP-U) with its N6 sighting
-//! (plain, between the same inner addresses) by identity ([`super::packet::identity`]), never by
+//! (plain, between the same inner addresses) by identity ([`scout_wire::ip::identity`]), never by
 //! nearest timestamp. A paired packet is one journey of two events: its arrival at the UPF (`n3
 //! arrive` uplink, `n6 arrive` downlink) and its departure (`upf proc_end`), so `scout analyze`
 //! gives the UPF's forwarding delay as `upf processing` (from outside, queueing and processing
@@ -21,9 +21,23 @@ use serde_json::{json, Value};
 
 use super::file::CaptureReader;
 use super::journey::{Fast, Inner, Journeys, Seen};
-use super::packet::{self, Cause, Gtpu, Ip, Point, Reassembler};
-use super::pfcp::{self, Tracker, PFCP_PORT};
+use super::pfcp::Tracker;
 use crate::srsran::run::IngestError;
+use scout_wire::gtpu::{self, Gtpu};
+use scout_wire::ip::{self as wire, Ip, Reassembler};
+use scout_wire::pfcp::{session, PFCP_PORT};
+use scout_wire::Cause;
+
+/// Where a frame was captured: enough to tell capture points of an `any` capture apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Point {
+    pub file: u16,
+    pub iface: u32,
+    /// SLL2 interface index, or for SLL the ARPHRD type (tun: 65534, Ethernet: 1, loopback: 772).
+    pub sub: u32,
+    /// The frame was sent by this host (SLL packet type 4).
+    pub outgoing: bool,
+}
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -142,8 +156,8 @@ impl Decoder {
     }
 
     fn decode<'a>(&'a mut self, t_ns: i64, linktype: u16, data: &'a [u8]) -> Result<(Kind<'a>, u32, bool), Cause> {
-        let (et, l3, sub, out) = packet::link(linktype, data)?;
-        let mut ip = packet::ip(et, l3)?;
+        let (et, l3, sub, out) = wire::link(linktype, data)?;
+        let mut ip = wire::ip(et, l3)?;
         if ip.frag.is_some() {
             let Decoder { frag, scratch, .. } = self;
             match frag.add(t_ns, &ip)? {
@@ -158,21 +172,21 @@ impl Decoder {
             }
         }
         if ip.proto == 17 {
-            let Some((sp, dp)) = packet::ports(&ip) else { return Err("UDP header truncated") };
+            let Some((sp, dp)) = wire::ports(&ip) else { return Err("UDP header truncated") };
             if ip.l4.len() < 8 {
                 return Err("UDP header truncated");
             }
             let udp = &ip.l4[8..];
             if self.gtp_ports.contains(&dp) || self.gtp_ports.contains(&sp) {
-                let g = packet::gtpu(udp)?;
-                if g.msg_type != packet::GTPU_G_PDU {
+                let g = gtpu::decode(udp)?;
+                if g.msg_type != gtpu::GTPU_G_PDU {
                     return Ok((Kind::GtpOther(g.msg_type, g.length_mismatch), sub, out));
                 }
-                let inner = packet::ip(0, g.payload).map_err(|_| "G-PDU whose T-PDU is not an IP packet")?;
+                let inner = wire::ip(0, g.payload).map_err(|_| "G-PDU whose T-PDU is not an IP packet")?;
                 return Ok((Kind::GPdu(ip.packet.len() as u32, (ip.src, ip.dst), g, inner), sub, out));
             }
             if dp == PFCP_PORT || sp == PFCP_PORT {
-                let id = packet::identity(&ip);
+                let id = wire::identity(&ip);
                 return Ok((Kind::Pfcp(SocketAddr::new(ip.src, sp), SocketAddr::new(ip.dst, dp), id, udp), sub, out));
             }
         }
@@ -238,7 +252,7 @@ struct FirstPass {
     empty: String,
 }
 
-type PfcpFrame = (i64, Result<(u64, SocketAddr, SocketAddr, pfcp::Msg), (Cause, String)>);
+type PfcpFrame = (i64, Result<(u64, SocketAddr, SocketAddr, session::Msg), (Cause, String)>);
 
 /// The first pass over every capture, the files shared among up to as many threads as there are
 /// cores: each reads and decodes its files whole. `read` counts the bytes read; `progress` is
@@ -307,7 +321,7 @@ fn first_pass_file(
         match dec.decode(f.t_ns, f.linktype, f.data) {
             Ok((Kind::Pfcp(src, dst, id, d), _, _)) => out.pfcp.push((
                 t,
-                pfcp::parse(d).map(|m| (id, src, dst, m)).map_err(|cause| (cause, format!("{name}: byte {off}"))),
+                session::parse(d).map(|m| (id, src, dst, m)).map_err(|cause| (cause, format!("{name}: byte {off}"))),
             )),
             Ok((Kind::GPdu(_, _, _, inner), _, _)) => {
                 out.tunnels.insert(ordered(inner.src, inner.dst));
@@ -492,11 +506,11 @@ pub fn ingest_captures<O: RunOutput>(
             Kind::GtpOther(t, mismatch) => {
                 gtp_length_mismatch += u64::from(mismatch);
                 let name = match t {
-                    packet::GTPU_ECHO_REQUEST => "echo_request",
-                    packet::GTPU_ECHO_RESPONSE => "echo_response",
-                    packet::GTPU_ERROR_INDICATION => "error_indication",
-                    packet::GTPU_END_MARKER => "end_marker",
-                    packet::GTPU_SUPPORTED_EXT_HEADERS => "supported_extension_headers_notification",
+                    gtpu::GTPU_ECHO_REQUEST => "echo_request",
+                    gtpu::GTPU_ECHO_RESPONSE => "echo_response",
+                    gtpu::GTPU_ERROR_INDICATION => "error_indication",
+                    gtpu::GTPU_END_MARKER => "end_marker",
+                    gtpu::GTPU_SUPPORTED_EXT_HEADERS => "supported_extension_headers_notification",
                     _ => "other",
                 };
                 *gtp_other.entry(name).or_insert(0) += 1;
@@ -523,9 +537,9 @@ pub fn ingest_captures<O: RunOutput>(
                     src: inner.src,
                     dst: inner.dst,
                     proto: inner.proto,
-                    ports: packet::ports(&inner),
+                    ports: wire::ports(&inner),
                 }
-                .with_key(packet::identity(&inner))
+                .with_key(wire::identity(&inner))
             }
             Kind::Plain(ip) => {
                 if !tunnels.contains(&ordered(ip.src, ip.dst)) {
@@ -552,9 +566,9 @@ pub fn ingest_captures<O: RunOutput>(
                     src: ip.src,
                     dst: ip.dst,
                     proto: ip.proto,
-                    ports: packet::ports(&ip),
+                    ports: wire::ports(&ip),
                 }
-                .with_key(packet::identity(&ip))
+                .with_key(wire::identity(&ip))
             }
         };
         let (key, s) = sight;

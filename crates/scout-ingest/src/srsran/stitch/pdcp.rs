@@ -93,7 +93,7 @@ impl Stitcher {
     /// `PDCP configured`: the bearer’s SN size (header bytes); its COUNTs start again.
     fn pdcp_configured(&mut self, l: &Line<'_>) -> bool {
         let Line { ue, ref m, .. } = *l;
-        if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
+        if let (Some(ue), Some(rb)) = (ue, rb_key(m)) {
             let hdr = if m.num("sn_size") == Some(18) { 3 } else { 2 };
             self.pdcp_hdr.entry((ue, rb)).or_insert((2, false)).0 = hdr;
             // A (re)configured bearer starts its COUNTs again (TS 38.323 §5.1.1), and its UE's
@@ -109,7 +109,7 @@ impl Stitcher {
     /// `Set … integrity_enabled=on`: a 4-byte MAC-I on the bearer’s PDUs.
     fn pdcp_integrity(&mut self, l: &Line<'_>) -> bool {
         let Line { ue, ref m, .. } = *l;
-        if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
+        if let (Some(ue), Some(rb)) = (ue, rb_key(m)) {
             self.pdcp_hdr.entry((ue, rb)).or_insert((2, false)).1 = true;
         }
         true

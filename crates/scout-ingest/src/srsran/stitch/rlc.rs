@@ -197,7 +197,7 @@ impl Stitcher {
     /// `RLC AM/UM configured`: the bearer’s mode and SN sizes (header bytes).
     fn rlc_configured(&mut self, l: &Line<'_>) -> bool {
         let Line { ue, ref m, .. } = *l;
-        if let (Some(ue), Some(rb)) = (ue, rb_key(&m)) {
+        if let (Some(ue), Some(rb)) = (ue, rb_key(m)) {
             let am = m.name == "RLC AM configured";
             if rb >= DRB0 {
                 self.ids.forget_du(ue);
@@ -215,7 +215,7 @@ impl Stitcher {
     fn rlc_ul_pdu<S: Sink>(&mut self, l: &Line<'_>, sink: &mut S) -> bool {
         let Line { t, ue, ref m, .. } = *l;
         let (Some(ue), Some(rb), Some(sn), Some(pdu_len), Some(si)) =
-            (ue, rb_key(&m), m.num("sn"), m.num("pdu_len"), m.get("si"))
+            (ue, rb_key(m), m.num("sn"), m.num("pdu_len"), m.get("si"))
         else {
             return self.unlinked_line("rlc_fields");
         };
@@ -276,9 +276,9 @@ impl Stitcher {
     fn rlc_ul_status<S: Sink>(&mut self, l: &Line<'_>, sink: &mut S) -> bool {
         let Line { t, ue, drb, ref m, .. } = *l;
         // A status PDU from the UE (acknowledging DL data) also came in a MAC subPDU.
-        let (Some(ue), Some(rb)) = (ue, rb_key(&m)) else { return self.unlinked_line("rlc_fields") };
+        let (Some(ue), Some(rb)) = (ue, rb_key(m)) else { return self.unlinked_line("rlc_fields") };
         self.take_mac_ul(ue, rb, None);
-        self.status(t, Dir::Dl, ue, drb, &m, sink);
+        self.status(t, Dir::Dl, ue, drb, m, sink);
         true
     }
 
@@ -286,7 +286,7 @@ impl Stitcher {
     fn rlc_dl_status<S: Sink>(&mut self, l: &Line<'_>, sink: &mut S) -> bool {
         let Line { t, ue, drb, ref m, .. } = *l;
         let Some(ue) = ue else { return self.unlinked_line("rlc_fields") };
-        self.status(t, Dir::Ul, ue, drb, &m, sink);
+        self.status(t, Dir::Ul, ue, drb, m, sink);
         true
     }
 

@@ -1,5 +1,5 @@
-//! Frames → link layer → IP (fragments reassembled) → UDP → GTP-U (TS 29.281) / PFCP, or a plain
-//! IP packet; and the identity key of an inner packet.
+//! Frames → link layer → IP (fragments reassembled) → the transport ports; and the identity key
+//! of an inner packet.
 //!
 //! Link types (tcpdump.org/linktypes.html): 1 Ethernet (802.1Q/802.1ad tags, any depth), 113
 //! Linux cooked v1 (SLL), 276 Linux cooked v2 (SLL2, with the interface index), 101/12/14 raw IP,
@@ -9,19 +9,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-/// Why a frame gave nothing to pair or decode (counted per cause).
-pub type Cause = &'static str;
-
-/// Where a frame was captured: enough to tell capture points of an `any` capture apart.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Point {
-    pub file: u16,
-    pub iface: u32,
-    /// SLL2 interface index, or for SLL the ARPHRD type (tun: 65534, Ethernet: 1, loopback: 772).
-    pub sub: u32,
-    /// The frame was sent by this host (SLL packet type 4).
-    pub outgoing: bool,
-}
+use crate::Cause;
 
 /// A parsed IP header with its upper-layer bytes.
 #[derive(Clone, Copy, Debug)]
@@ -326,80 +314,6 @@ impl Reassembler {
     }
 }
 
-/// GTP-U message types (TS 29.281 §6.1, Table 6.1-1).
-pub const GTPU_ECHO_REQUEST: u8 = 1;
-pub const GTPU_ECHO_RESPONSE: u8 = 2;
-pub const GTPU_ERROR_INDICATION: u8 = 26;
-pub const GTPU_SUPPORTED_EXT_HEADERS: u8 = 31;
-pub const GTPU_END_MARKER: u8 = 254;
-pub const GTPU_G_PDU: u8 = 255;
-
-/// A GTP-U header (TS 29.281 §5) with its extension headers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Gtpu<'a> {
-    pub msg_type: u8,
-    pub teid: u32,
-    /// Sequence number, when the S flag is set.
-    pub seq: Option<u16>,
-    /// PDU Session Container (extension header type 0x85; TS 38.415 §5.5.2): PDU type (0 DL
-    /// PDU SESSION INFORMATION, 1 UL) and QFI.
-    pub pdu_type: Option<u8>,
-    pub qfi: Option<u8>,
-    /// The T-PDU (G-PDU) or information elements.
-    pub payload: &'a [u8],
-    /// The length field does not give the datagram's length after the mandatory header.
-    pub length_mismatch: bool,
-}
-
-#[inline]
-pub fn gtpu(d: &[u8]) -> Result<Gtpu<'_>, Cause> {
-    if d.len() < 8 {
-        return Err("GTP header truncated");
-    }
-    let flags = d[0];
-    if flags >> 5 != 1 {
-        return Err("GTP version is not 1 (GTPv2-C or other on the GTP-U port)");
-    }
-    if flags & 0x10 == 0 {
-        return Err("GTP' (protocol type 0), not GTP-U");
-    }
-    let msg_type = d[1];
-    let len = usize::from(u16::from_be_bytes([d[2], d[3]]));
-    let teid = u32::from_be_bytes([d[4], d[5], d[6], d[7]]);
-    // As Wireshark does, the message is the rest of the datagram whatever the length field says
-    // (a sender that counts the optional fields twice, or pads, still carries an intact T-PDU);
-    // the disagreement is reported, and counted by the ingest.
-    let body = &d[8..];
-    let mut g = Gtpu { msg_type, teid, length_mismatch: len != body.len(), ..Gtpu::default() };
-    let mut o = 0;
-    if flags & 0x07 != 0 {
-        if body.len() < 4 {
-            return Err("GTP-U optional fields truncated");
-        }
-        if flags & 0x02 != 0 {
-            g.seq = Some(u16::from_be_bytes([body[0], body[1]]));
-        }
-        let mut next = if flags & 0x04 != 0 { body[3] } else { 0 };
-        o = 4;
-        while next != 0 {
-            let Some(&units) = body.get(o) else { return Err("GTP-U extension header truncated") };
-            let n = usize::from(units) * 4;
-            if n == 0 || o + n > body.len() {
-                return Err("GTP-U extension header with a bad length");
-            }
-            let content = &body[o + 1..o + n - 1];
-            if next == 0x85 && content.len() >= 2 {
-                g.pdu_type = Some(content[0] >> 4);
-                g.qfi = Some(content[1] & 0x3f);
-            }
-            next = body[o + n - 1];
-            o += n;
-        }
-    }
-    g.payload = &body[o..];
-    Ok(g)
-}
-
 /// The identity of an IP packet through the UPF: the fields a forwarding UPF does not change and
 /// the first 16 bytes after the fixed IP header (the transport header: ports, lengths, checksums,
 /// TCP sequence numbers, or the start of the payload); not the TTL / hop limit or the IPv4 header
@@ -486,10 +400,11 @@ pub fn ports(ip: &Ip) -> Option<(u16, u16)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn v4(src: [u8; 4], dst: [u8; 4], proto: u8, id: u16, ttl: u8, payload: &[u8]) -> Vec<u8> {
+    /// An IPv4 packet (also the GTP-U tests' inner packet).
+    pub(crate) fn v4(src: [u8; 4], dst: [u8; 4], proto: u8, id: u16, ttl: u8, payload: &[u8]) -> Vec<u8> {
         let total = 20 + payload.len();
         let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8, (id >> 8) as u8, id as u8, 0, 0, ttl, proto, 0, 0];
         p.extend_from_slice(&src);
@@ -507,27 +422,6 @@ mod tests {
         let k = |p: &[u8]| identity(&ip(0x0800, p).unwrap());
         assert_eq!(k(&a), k(&b));
         assert_ne!(k(&a), k(&c));
-    }
-
-    #[test]
-    fn gtpu_with_sequence_and_pdu_session_container() {
-        // flags 0x36: version 1, PT, E and S; G-PDU; then seq 0x0102, N-PDU 0, next ext 0x85;
-        // the container: length 1 (4 bytes), PDU type 1 (UL), QFI 9, next 0.
-        let inner = v4([10, 45, 0, 2], [8, 8, 8, 8], 1, 1, 64, b"ping");
-        let len = 4 + 4 + inner.len();
-        let mut d = vec![0x36, 0xff, (len >> 8) as u8, len as u8, 0, 0, 0, 5, 0x01, 0x02, 0, 0x85, 1, 0x10, 9, 0];
-        d.extend_from_slice(&inner);
-        let g = gtpu(&d).unwrap();
-        assert_eq!((g.msg_type, g.teid, g.seq, g.pdu_type, g.qfi), (255, 5, Some(0x0102), Some(1), Some(9)));
-        assert_eq!(g.payload, &inner[..]);
-        assert!(!g.length_mismatch);
-        // A length field that disagrees with the datagram: the datagram wins (Wireshark).
-        let g = gtpu(&d[..d.len() - 1]).unwrap();
-        assert!(g.length_mismatch && g.payload == &inner[..inner.len() - 1]);
-        assert!(gtpu(&d[..11]).is_err());
-        let mut bad = d.clone();
-        bad[12] = 0; // extension length 0
-        assert_eq!(gtpu(&bad), Err("GTP-U extension header with a bad length"));
     }
 
     #[test]

@@ -12,21 +12,7 @@
 
 use std::net::Ipv4Addr;
 
-/// PFCP's UDP port (TS 29.244 §4.2.1).
-pub const PFCP_PORT: u16 = 8805;
-
-/// IE types (Table 8.1.2-1): the one table, shared with the capture reader.
-use scout_ingest::pcap::pfcp::ie;
-
-/// Cause values (§8.2.1, Table 8.2.1-1).
-pub mod cause {
-    pub const REQUEST_ACCEPTED: u8 = 1;
-    pub const REQUEST_REJECTED: u8 = 64;
-    pub const SESSION_CONTEXT_NOT_FOUND: u8 = 65;
-    pub const MANDATORY_IE_MISSING: u8 = 66;
-    pub const RULE_CREATION_MODIFICATION_FAILURE: u8 = 69;
-    pub const NO_ESTABLISHED_PFCP_ASSOCIATION: u8 = 72;
-}
+use super::{cause, header, ie, Ie, Ies};
 
 /// An interface a packet comes from or goes to (§8.2.2, §8.2.24).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -385,26 +371,15 @@ pub fn encode(p: &Pfcp) -> Vec<u8> {
     out
 }
 
-/// An IE as read: its type, its value and the value's offset in the datagram.
-type Ie<'a> = (u16, &'a [u8], usize);
-
 /// The IEs of `d` (at offset `at` in the datagram).
 fn walk(d: &[u8], at: usize) -> Result<Vec<Ie<'_>>, Error> {
-    let mut out = Vec::new();
-    let mut o = 0;
-    while o < d.len() {
-        if d.len() - o < 4 {
-            return Err(Error { what: "IE header truncated".into(), offset: at + o });
-        }
-        let t = u16::from_be_bytes([d[o], d[o + 1]]);
-        let l = usize::from(u16::from_be_bytes([d[o + 2], d[o + 3]]));
-        if d.len() - o - 4 < l {
-            return Err(Error { what: format!("IE {t} of {l} bytes runs past its message"), offset: at + o });
-        }
-        out.push((t, &d[o + 4..o + 4 + l], at + o + 4));
-        o += 4 + l;
+    Ok(Ies::new(d, at).collect::<Result<_, _>>()?)
+}
+
+impl From<super::Malformed> for Error {
+    fn from(e: super::Malformed) -> Self {
+        Error { what: e.what.into(), offset: e.offset }
     }
-    Ok(out)
 }
 
 fn need<'a>(
@@ -539,27 +514,11 @@ fn recovery_of(ies: &[Ie<'_>], at: usize) -> Result<u32, Error> {
 /// Reads one datagram.
 pub fn decode(d: &[u8]) -> Result<Pfcp, Error> {
     let err = |what: &str, offset| Err(Error { what: what.into(), offset });
-    if d.len() < 8 {
-        return err("shorter than a PFCP header", 0);
-    }
-    if d[0] >> 5 != 1 {
-        return err("not PFCP version 1", 0);
-    }
-    let len = usize::from(u16::from_be_bytes([d[2], d[3]]));
-    if d.len() < 4 + len {
-        return err("the length field runs past the datagram", 2);
-    }
-    let session = d[0] & 0x01 != 0;
-    let head = if session { 16 } else { 8 };
-    if 4 + len < head {
-        return err("the length field is shorter than the header", 2);
-    }
-    let seid = if session { u64::from_be_bytes(d[4..12].try_into().expect("8 bytes")) } else { 0 };
-    let s = head - 4;
-    let seq = u32::from_be_bytes([0, d[s], d[s + 1], d[s + 2]]);
-    let ies = walk(&d[head..4 + len], head)?;
+    let h = header(d)?;
+    let (seid, seq, head) = (h.seid.unwrap_or(0), h.seq, h.ies_at);
+    let ies = walk(h.ies, head)?;
     let many = |t: u16| ies.iter().filter(move |x| x.0 == t);
-    let msg = match d[1] {
+    let msg = match h.msg_type {
         1 => Message::HeartbeatRequest { recovery: recovery_of(&ies, head)? },
         2 => Message::HeartbeatResponse { recovery: recovery_of(&ies, head)? },
         5 => Message::AssociationSetupRequest { node: node_of(&ies, head)?, recovery: recovery_of(&ies, head)? },
@@ -727,15 +686,15 @@ mod tests {
     }
 
     #[test]
-    fn the_pcap_ingests_decoder_reads_the_same_sessions_tunnels_and_addresses() {
-        // The capture side of the same bytes (crates/scout-ingest's N4 reader): procedure, SEID,
+    fn the_capture_reader_reads_the_same_sessions_tunnels_and_addresses() {
+        // The capture side of the same bytes (`session`, the pcap ingest's and probe's): procedure, SEID,
         // sequence number, F-SEID, tunnels, UE address, QFI, cause.
-        use scout_ingest::pcap::pfcp as ingest;
+        use super::super::{msg_kind, session::parse};
         for m in messages() {
             let bytes = encode(&m);
-            let got = ingest::parse(&bytes).expect("the ingest reads it");
+            let got = parse(&bytes).expect("the ingest reads it");
             assert_eq!(got.msg_type, m.msg.msg_type());
-            assert_eq!(ingest::msg_kind(got.msg_type).map(|k| k.1), Some(m.msg.is_request()));
+            assert_eq!(msg_kind(got.msg_type).map(|k| k.1), Some(m.msg.is_request()));
             assert_eq!(got.seq, m.seq);
             assert_eq!(got.seid, m.msg.is_session().then_some(m.seid));
             match &m.msg {
@@ -765,7 +724,7 @@ mod tests {
         assert!(decode(&m).unwrap_err().what.contains("version"));
         let m = encode(&messages()[4]);
         let e = decode(&m[..m.len() - 3]).unwrap_err();
-        assert!(e.what.contains("runs past"), "{e}");
+        assert!(e.what.contains("truncated"), "{e}");
         // A session establishment without its F-SEID.
         let mut no_fseid = Pfcp {
             seid: 0,
