@@ -14,7 +14,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use scout_events::writer::{RunOutput, RunWriter};
 use serde_json::{json, Value};
@@ -265,26 +267,42 @@ fn first_pass(
 ) -> Result<Vec<FirstPass>, IngestError> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(captures.len()).max(1);
     let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let (next, stop) = (&next, &stop);
     let mut done: Vec<(usize, Result<FirstPass, IngestError>)> = std::thread::scope(|s| {
+        let (tx, rx) = mpsc::channel();
         let hs: Vec<_> = (0..threads)
             .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(c) = captures.get(i) else { break mine };
-                        mine.push((i, first_pass_file(c, gtp_ports, read, &stop)));
-                    }
+                let tx = tx.clone();
+                s.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(c) = captures.get(i) else { break };
+                    // (The receiver outlives every sender: it is dropped after the joins below.)
+                    let _ = tx.send((i, first_pass_file(c, gtp_ports, read, stop)));
                 })
             })
             .collect();
-        while !hs.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            if progress(read.load(Ordering::Relaxed)).is_break() {
-                stop.store(true, Ordering::Relaxed);
+        drop(tx);
+        // Each file's pass as soon as it ends (a small capture takes microseconds, not a poll's
+        // 50 ms), and the progress every 50 ms meanwhile.
+        let tick = Duration::from_millis(50);
+        let (mut done, mut last) = (Vec::with_capacity(captures.len()), Instant::now());
+        loop {
+            match rx.recv_timeout(tick.saturating_sub(last.elapsed())) {
+                Ok(d) => done.push(d),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if last.elapsed() >= tick {
+                last = Instant::now();
+                if progress(read.load(Ordering::Relaxed)).is_break() {
+                    stop.store(true, Ordering::Relaxed);
+                }
             }
         }
-        hs.into_iter().flat_map(|h| h.join().expect("first-pass thread panicked")).collect()
+        for h in hs {
+            h.join().expect("first-pass thread panicked");
+        }
+        done
     });
     done.sort_by_key(|d| d.0);
     if stop.load(Ordering::Relaxed) {
