@@ -131,3 +131,50 @@ def test_the_measure_counts_a_function_by_its_braces() -> None:
         "fn b() {}",
     ]
     assert functions(lines) == [("a", 1, 5), ("b", 7, 1)]
+
+
+def crate_imports(src: Path) -> dict[str, set[str]]:
+    """Each module of a crate's `src/` and the sibling modules its code (not its tests or
+    comments) names as `crate::module`."""
+    mods = {p.stem for p in src.glob("*.rs")}
+    out = {}
+    for p in sorted(src.glob("*.rs")):
+        code = "\n".join(line.split("//")[0] for line in code_lines(p))
+        out[p.stem] = set(re.findall(r"crate::(\w+)", code)) & mods - {p.stem}
+    return out
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle of `graph`, or [] when there is none."""
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(m: str) -> list[str]:
+        state[m] = 1
+        path.append(m)
+        for d in sorted(graph.get(m, ())):
+            if state.get(d) == 1:
+                return path[path.index(d) :] + [d]
+            if d not in state and (c := visit(d)):
+                return c
+        state[m] = 2
+        path.pop()
+        return []
+
+    for m in sorted(graph):
+        if m not in state and (c := visit(m)):
+            return c
+    return []
+
+
+def test_the_analysis_kernels_modules_import_no_circle() -> None:
+    """scout-analysis: the shared types (dicts, codes, table) below the stages, no stage importing
+    one that imports it (issue 52)."""
+    graph = crate_imports(ROOT / "crates" / "scout-analysis" / "src")
+    assert {"dicts", "journey", "read", "write"} <= set(graph), graph
+    assert not cycle(graph), " -> ".join(cycle(graph))
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b"}, "b": set()}) == []

@@ -14,7 +14,8 @@
 use std::collections::HashSet;
 
 use crate::codes::{c, l, p, LAYER_OTHER};
-use crate::read::{Acc, Ids, Names, Part, Ranked, Scanned, EMPTY, NULL};
+use crate::dicts::{Dict, Dicts, Ranked, NULL};
+use crate::read::{Acc, Ids, Part, Scanned, EMPTY};
 use crate::spill::Spillable;
 use crate::Error;
 
@@ -25,98 +26,7 @@ pub const DROPPED: u8 = 1;
 pub const IN_FLIGHT: u8 = 2;
 pub const INCOMPLETE: u8 = 3;
 
-/// Keys carry an event's time since its packet's first event, which must stay below this
-/// (2⁵² ns ≈ 52 days; the absolute time may be anything).
-pub const T_LIMIT: i64 = 1 << 52;
-
 const NONE: i64 = i64::MAX;
-
-/// One enum column's names over all parts, and each part's codes mapped onto them.
-pub struct Dict {
-    pub names: Vec<String>,
-    /// Per part, part code → global code.
-    remap: Vec<Vec<u8>>,
-    /// Global code → rank of the name in sorted order.
-    rank: Vec<i16>,
-}
-
-impl Dict {
-    /// The names of `seed` (earlier windows'), keeping their codes, then the parts' new ones.
-    fn merge(seed: &[String], parts: &[&Ranked]) -> Result<Dict, String> {
-        let mut all = Names::default();
-        for n in seed {
-            all.code(n).ok_or("more than 255 distinct values")?;
-        }
-        let mut remap = Vec::new();
-        for part in parts {
-            let mut m = Vec::with_capacity(part.names.names.len());
-            for n in &part.names.names {
-                m.push(all.code(n).ok_or("more than 255 distinct values")?);
-            }
-            remap.push(m);
-        }
-        let names = all.names;
-        let mut order: Vec<u8> = (0..names.len() as u8).collect();
-        order.sort_by(|&a, &b| names[a as usize].cmp(&names[b as usize]));
-        let mut rank = vec![0i16; names.len()];
-        for (r, &c) in order.iter().enumerate() {
-            rank[c as usize] = r as i16;
-        }
-        Ok(Dict { names, remap, rank })
-    }
-
-    /// The global code of part `part`'s code ([`NULL`] stays).
-    #[inline]
-    pub(crate) fn global(&self, part: usize, code: u8) -> u8 {
-        if code == NULL {
-            NULL
-        } else {
-            self.remap[part][code as usize]
-        }
-    }
-
-    /// The larger of two global codes by name ([`NULL`] is smaller than any).
-    #[inline]
-    fn max(&self, a: u8, b: u8) -> u8 {
-        if b == NULL || (a != NULL && self.rank[a as usize] >= self.rank[b as usize]) {
-            a
-        } else {
-            b
-        }
-    }
-
-    pub fn strs(&self) -> Vec<&str> {
-        self.names.iter().map(String::as_str).collect()
-    }
-}
-
-/// The enum columns' global dictionaries.
-pub struct Dicts {
-    pub dir: Dict,
-    pub slice: Dict,
-    pub layer: Dict,
-    pub reason: Dict,
-    pub node: Dict,
-    pub queue: Dict,
-}
-
-impl Dicts {
-    /// Each column's names: dir, slice, layer, reason, node, queue (the seed of the next window's
-    /// [`group`], so that codes stay the same from window to window).
-    pub fn names(&self) -> [Vec<String>; 6] {
-        [&self.dir, &self.slice, &self.layer, &self.reason, &self.node, &self.queue].map(|d| d.names.clone())
-    }
-
-    /// Part `part`'s [`crate::queues::queue_key`] (node, layer, queue, dir codes) with global codes.
-    pub fn queue_key(&self, part: usize, q: u32) -> u32 {
-        crate::queues::queue_key(
-            self.node.global(part, (q >> 24) as u8),
-            self.layer.global(part, (q >> 16) as u8),
-            self.queue.global(part, (q >> 8) as u8),
-            self.dir.global(part, q as u8),
-        )
-    }
-}
 
 /// Journeys, one vector per column; nullable columns as (defs, present values).
 #[derive(Default)]
@@ -326,7 +236,8 @@ pub fn group(
     };
     let d = &dicts;
     // The UE (high 32 bits) stays; the queue's codes become global.
-    let enq = crate::sojourn::ByPacket::new(&mut parts, |pi, a| (a & !0xffff_ffff) | d.queue_key(pi, a as u32) as u64);
+    let runs = parts.iter_mut().map(|p| std::mem::take(&mut p.sojourn)).collect();
+    let enq = crate::sojourn::ByPacket::new(runs, |pi, a| (a & !0xffff_ffff) | d.queue_key(pi, a as u32) as u64);
     let queue_exec = dicts.queue.names.iter().map(|n| n.ends_with("_exec")).collect();
     let in_flight = in_flight.iter().copied().collect();
     let sojourn_bins = Default::default();

@@ -14,6 +14,7 @@
 //! written by a thread of its own at the lowest priority (in one pass only).
 
 pub mod codes;
+pub mod dicts;
 pub mod journey;
 pub mod mem;
 pub mod profile;
@@ -21,6 +22,7 @@ pub mod queues;
 pub mod read;
 pub mod sojourn;
 pub mod spill;
+mod table;
 pub mod tti;
 mod write;
 

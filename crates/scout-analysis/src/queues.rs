@@ -10,8 +10,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
 
-use crate::journey::Dicts;
-use crate::read::NULL;
+use crate::dicts::{Dicts, NULL};
 use crate::Error;
 
 /// A multiplicative hash of the (queue, bin) keys (SipHash costs more than the fold it guards).
@@ -45,11 +44,6 @@ impl Hasher for KeyHasher {
 /// (node · 2²⁴ + layer · 2¹⁶ + queue · 2⁸ + dir, bin): enum codes of a reader's part, or global.
 pub type Key = (u32, i64);
 type Map<V> = HashMap<Key, V, BuildHasherDefault<KeyHasher>>;
-
-#[inline]
-pub fn queue_key(node: u8, layer: u8, queue: u8, dir: u8) -> u32 {
-    ((node as u32) << 24) | ((layer as u32) << 16) | ((queue as u32) << 8) | dir as u32
-}
 
 /// Occupancy of one queue in one bin: over the events at the queue carrying `queue_bytes`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -248,7 +242,7 @@ pub fn write(path: &Path, totals: Totals, bin_ns: i64, d: &Dicts) -> Result<u64,
         ("sojourn_n", Arc::new(Int64Array::from_iter_values(keys.iter().map(|k| s(k).map_or(0, |s| s.2))))),
     ];
     let batch = RecordBatch::try_from_iter(cols).map_err(|e| Error::parquet(path, e))?;
-    crate::write::parquet_file(path, &batch)?;
+    crate::table::parquet_file(path, &batch)?;
     Ok(keys.len() as u64)
 }
 

@@ -17,71 +17,14 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
 use crate::codes::{layer_code, point_code, LAYER_OTHER};
+use crate::dicts::{Ranked, NULL};
 use crate::queues::{self, Occupancy};
 use crate::sojourn::{self, Enq};
 use crate::Error;
 
-/// The code of a null enum value.
-pub const NULL: u8 = u8::MAX;
-
-/// A column's names, in the order this part met them (code = index).
-#[derive(Default, Clone, Debug)]
-pub struct Names {
-    pub names: Vec<String>,
-    index: HashMap<String, u8>,
-}
-
-impl Names {
-    pub fn code(&mut self, name: &str) -> Option<u8> {
-        if let Some(&c) = self.index.get(name) {
-            return Some(c);
-        }
-        // Code 255 is NULL.
-        if self.names.len() >= NULL as usize {
-            return None;
-        }
-        let c = self.names.len() as u8;
-        self.names.push(name.to_string());
-        self.index.insert(name.to_string(), c);
-        Some(c)
-    }
-}
-
-/// Names with their sort order, kept current as names are added (SQL `max` of a string column
-/// compares names; codes only say which name).
-#[derive(Default, Clone, Debug)]
-pub struct Ranked {
-    pub names: Names,
-    /// Rank of each code among the names so far (insertions keep existing codes in order).
-    pub rank: Vec<i16>,
-}
-
-impl Ranked {
-    fn code(&mut self, name: &str) -> Option<u8> {
-        let before = self.names.names.len();
-        let c = self.names.code(name)?;
-        if self.names.names.len() != before {
-            let names = &self.names.names;
-            let mut order: Vec<usize> = (0..names.len()).collect();
-            order.sort_by(|&a, &b| names[a].cmp(&names[b]));
-            self.rank = vec![0; names.len()];
-            for (r, &i) in order.iter().enumerate() {
-                self.rank[i] = r as i16;
-            }
-        }
-        Some(c)
-    }
-
-    /// The larger of two codes by name ([`NULL`] is smaller than any name).
-    #[inline]
-    pub fn max(&self, a: u8, b: u8) -> u8 {
-        if b == NULL || (a != NULL && self.rank[a as usize] >= self.rank[b as usize]) {
-            a
-        } else {
-            b
-        }
-    }
-}
+/// Keys carry an event's time since its packet's first event, which must stay below this
+/// (2⁵² ns ≈ 52 days; the absolute time may be anything).
+pub const T_LIMIT: i64 = 1 << 52;
 
 const NONE: i64 = i64::MAX;
 
@@ -765,7 +708,6 @@ impl Part {
     /// and sort key.
     fn add(&mut self, c: &Cols, layer_lc: &[u8], ids: &Ids, path: &Path, slots: &mut Slots) -> Result<(), Error> {
         use crate::codes::{l, p};
-        use crate::journey::T_LIMIT;
         let first = self.first;
         for k in 0..c.t.len() {
             let id = ids.index(c.pkt[k]).unwrap_or(usize::MAX);
@@ -812,7 +754,7 @@ impl Part {
             a.dir = self.dirs.max(a.dir, c.dir[k]);
             a.slice = self.slices.max(a.slice, c.slice[k]);
             if c.queue[k] != NULL && c.queue_bytes[k] != u64::MAX {
-                let q = queues::queue_key(c.node[k], c.layer[k], c.queue[k], c.dir[k]);
+                let q = crate::dicts::queue_key(c.node[k], c.layer[k], c.queue[k], c.dir[k]);
                 let pkts = Some(c.queue_pkts[k]).filter(|&n| n != u32::MAX);
                 self.occupancy.add((q, queues::bin(t, self.bin_ns)), c.queue_bytes[k], pkts, pc == p::ENQUEUE);
             }

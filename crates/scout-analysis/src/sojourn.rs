@@ -13,8 +13,8 @@
 //! enqueues, in time order, then meet its leaves with one forward pointer per kind of leave.
 
 use crate::codes::p;
-use crate::queues::{self, queue_key, SojournBins};
-use crate::read::{Part, NULL};
+use crate::dicts::{queue_key, NULL};
+use crate::queues::{self, SojournBins};
 
 /// An enqueue into a named queue: the packet's index, its time, and what identifies the queue
 /// (enum codes of the reader's part, global once grouped).
@@ -48,10 +48,10 @@ pub struct ByPacket {
 }
 
 impl ByPacket {
-    /// Takes the parts' records; `global(part, attr)` maps a part's codes to the global ones.
-    /// Each part's records are nearly in packet order already (file order): sorted on a thread each.
-    pub fn new(parts: &mut [Part], global: impl Fn(usize, u64) -> u64 + Sync) -> ByPacket {
-        let mut runs: Vec<Vec<Enq>> = parts.iter_mut().map(|p| std::mem::take(&mut p.sojourn)).collect();
+    /// Takes the parts' records (`runs[part]`); `global(part, attr)` maps a part's codes to the
+    /// global ones. Each part's records are nearly in packet order already (file order): sorted on
+    /// a thread each.
+    pub fn new(mut runs: Vec<Vec<Enq>>, global: impl Fn(usize, u64) -> u64 + Sync) -> ByPacket {
         let global = &global;
         std::thread::scope(|s| {
             for (pi, run) in runs.iter_mut().enumerate() {

@@ -33,7 +33,7 @@ const CHUNK_ROWS: usize = 1 << 16;
 fn needed() -> [(&'static str, DataType); 7] {
     [
         ("t_ns", DataType::Int64),
-        ("dir", crate::write::dict()),
+        ("dir", crate::table::dict()),
         ("ue", DataType::UInt32),
         ("ack", DataType::Boolean),
         ("retx_index", DataType::UInt8),
@@ -61,7 +61,7 @@ pub fn write(slot: &Path, out: &Path, stop: &Stop) -> Result<Option<u64>, Error>
     stop.check()?;
 
     let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
-    fields.push(Arc::new(Field::new("harq", crate::write::dict(), true)));
+    fields.push(Arc::new(Field::new("harq", crate::table::dict(), true)));
     fields.push(Arc::new(Field::new("utilisation", DataType::Float64, true)));
     fields.push(Arc::new(Field::new("is_retx", DataType::Boolean, true)));
     let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
@@ -69,7 +69,7 @@ pub fn write(slot: &Path, out: &Path, stop: &Stop) -> Result<Option<u64>, Error>
     let partial = scout_events::partial_path(out);
     let file = File::create(&partial).map_err(|e| Error::Io { path: partial.clone(), source: e })?;
     let mut w = ArrowWriter::try_new(file, out_schema.clone(), Some(props)).map_err(|e| Error::parquet(&partial, e))?;
-    for (k, v) in crate::write::meta() {
+    for (k, v) in crate::table::meta() {
         w.append_key_value_metadata(parquet::file::metadata::KeyValue::new(k, v));
     }
     let refs: Vec<&RecordBatch> = batches.iter().collect();

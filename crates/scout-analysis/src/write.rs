@@ -8,14 +8,13 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 use scout_events::table::{Data, Slice, TableWriter};
 
 use crate::codes::{COMPONENTS, LAYERS};
-use crate::journey::{self, Batch, Closure, Dicts, ProfileInput, STATUS};
+use crate::dicts::Dicts;
+use crate::journey::{self, Batch, Closure, ProfileInput, STATUS};
 use crate::profile::{self, Row};
+use crate::table::{dict, meta, parquet_file};
 use crate::{read, Error};
 
 /// What to compute.
@@ -66,10 +65,6 @@ pub struct Summary {
 
 /// Packets walked per batch handed to the writer thread.
 const WALK_SLOTS: usize = 1 << 13;
-
-pub(crate) fn dict() -> DataType {
-    DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8))
-}
 
 fn journeys_schema() -> SchemaRef {
     let f = |n: &str, t: DataType, null: bool| Field::new(n, t, null);
@@ -222,10 +217,6 @@ impl Gathered {
         put(&mut self.t_in, &j.t_in, idx);
         put(&mut self.status, &j.status, idx);
     }
-}
-
-pub(crate) fn meta() -> Vec<(String, String)> {
-    vec![("scout.analysis".into(), "attribution kernel (scout-analysis)".into())]
 }
 
 impl Tables {
@@ -687,17 +678,4 @@ fn write_profiles(path: &Path, rows: &[Row], d: &Dicts, population: &str) -> Res
     ];
     let batch = RecordBatch::try_from_iter(cols).map_err(|e| Error::parquet(path, e))?;
     parquet_file(path, &batch)
-}
-
-/// Writes one batch as a Parquet file (zstd), through `PATH.partial` renamed when complete.
-pub(crate) fn parquet_file(path: &Path, batch: &RecordBatch) -> Result<(), Error> {
-    let partial = scout_events::partial_path(path);
-    let file = fs::File::create(&partial).map_err(|e| Error::Io { path: partial.clone(), source: e })?;
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).map_err(|e| Error::parquet(path, e))?))
-        .build();
-    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| Error::parquet(&partial, e))?;
-    w.write(batch).map_err(|e| Error::parquet(&partial, e))?;
-    w.close().map_err(|e| Error::parquet(&partial, e))?;
-    fs::rename(&partial, path).map_err(|e| Error::Io { path: path.to_path_buf(), source: e })
 }

@@ -592,3 +592,14 @@ fn u64_at(b: &[u8], o: usize, big: bool) -> u64 {
         u64::from_le_bytes(v)
     }
 }
+
+/// Where a frame was captured: enough to tell capture points of an `any` capture apart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Point {
+    pub file: u16,
+    pub iface: u32,
+    /// SLL2 interface index, or for SLL the ARPHRD type (tun: 65534, Ethernet: 1, loopback: 772).
+    pub sub: u32,
+    /// The frame was sent by this host (SLL packet type 4).
+    pub outgoing: bool,
+}

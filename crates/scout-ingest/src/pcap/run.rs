@@ -21,25 +21,15 @@ use std::time::{Duration, Instant};
 use scout_events::writer::{RunOutput, RunWriter};
 use serde_json::{json, Value};
 
-use super::file::CaptureReader;
+use super::decode::{Decoder, Kind, FRAGMENT_HELD};
+use super::file::{CaptureReader, Point};
 use super::journey::{Fast, Inner, Journeys, Seen};
 use super::pfcp::Tracker;
 use crate::srsran::run::IngestError;
-use scout_wire::gtpu::{self, Gtpu};
-use scout_wire::ip::{self as wire, Ip, Reassembler};
-use scout_wire::pfcp::{session, PFCP_PORT};
+use scout_wire::gtpu;
+use scout_wire::ip as wire;
+use scout_wire::pfcp::session;
 use scout_wire::Cause;
-
-/// Where a frame was captured: enough to tell capture points of an `any` capture apart.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Point {
-    pub file: u16,
-    pub iface: u32,
-    /// SLL2 interface index, or for SLL the ARPHRD type (tun: 65534, Ethernet: 1, loopback: 772).
-    pub sub: u32,
-    /// The frame was sent by this host (SLL packet type 4).
-    pub outgoing: bool,
-}
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -129,73 +119,6 @@ impl Merged {
     }
 }
 
-/// Not an error: a fragment kept until its packet is whole (the whole packet is then one frame's
-/// worth of sighting).
-const FRAGMENT_HELD: Cause = "IP fragment (held for reassembly)";
-
-/// What a frame is, after decoding.
-enum Kind<'a> {
-    /// A G-PDU: the outer IP packet's length and the GTP-U header with its T-PDU.
-    GPdu(u32, (IpAddr, IpAddr), Gtpu<'a>, Ip<'a>),
-    /// Another GTP-U message (echo, error indication, end marker, …) and whether its length
-    /// field disagrees with the datagram.
-    GtpOther(u8, bool),
-    /// A PFCP message: its peers, its IP packet's identity and its bytes.
-    Pfcp(SocketAddr, SocketAddr, u64, &'a [u8]),
-    Plain(Ip<'a>),
-}
-
-struct Decoder {
-    gtp_ports: Vec<u16>,
-    frag: Reassembler,
-    /// A reassembled datagram lives here while its frame is handled.
-    scratch: Vec<u8>,
-}
-
-impl Decoder {
-    fn new(gtp_ports: &[u16]) -> Self {
-        Decoder { gtp_ports: gtp_ports.to_vec(), frag: Reassembler::default(), scratch: Vec::new() }
-    }
-
-    fn decode<'a>(&'a mut self, t_ns: i64, linktype: u16, data: &'a [u8]) -> Result<(Kind<'a>, u32, bool), Cause> {
-        let (et, l3, sub, out) = wire::link(linktype, data)?;
-        let mut ip = wire::ip(et, l3)?;
-        if ip.frag.is_some() {
-            let Decoder { frag, scratch, .. } = self;
-            match frag.add(t_ns, &ip)? {
-                Some((whole, hl)) => {
-                    *scratch = whole;
-                    let sc: &'a Vec<u8> = scratch;
-                    ip.packet = sc;
-                    ip.l4 = &sc[hl.min(sc.len())..];
-                    ip.frag = None;
-                }
-                None => return Err(FRAGMENT_HELD),
-            }
-        }
-        if ip.proto == 17 {
-            let Some((sp, dp)) = wire::ports(&ip) else { return Err("UDP header truncated") };
-            if ip.l4.len() < 8 {
-                return Err("UDP header truncated");
-            }
-            let udp = &ip.l4[8..];
-            if self.gtp_ports.contains(&dp) || self.gtp_ports.contains(&sp) {
-                let g = gtpu::decode(udp)?;
-                if g.msg_type != gtpu::GTPU_G_PDU {
-                    return Ok((Kind::GtpOther(g.msg_type, g.length_mismatch), sub, out));
-                }
-                let inner = wire::ip(0, g.payload).map_err(|_| "G-PDU whose T-PDU is not an IP packet")?;
-                return Ok((Kind::GPdu(ip.packet.len() as u32, (ip.src, ip.dst), g, inner), sub, out));
-            }
-            if dp == PFCP_PORT || sp == PFCP_PORT {
-                let id = wire::identity(&ip);
-                return Ok((Kind::Pfcp(SocketAddr::new(ip.src, sp), SocketAddr::new(ip.dst, dp), id, udp), sub, out));
-            }
-        }
-        Ok((Kind::Plain(ip), sub, out))
-    }
-}
-
 #[derive(Default)]
 struct Causes {
     by: HashMap<&'static str, (u64, String)>,
@@ -276,8 +199,8 @@ fn first_pass(
                 s.spawn(move || loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(c) = captures.get(i) else { break };
-                    // (The receiver outlives every sender: it is dropped after the joins below.)
                     let _ = tx.send((i, first_pass_file(c, gtp_ports, read, stop)));
+                    // rx outlives tx
                 })
             })
             .collect();
@@ -289,8 +212,8 @@ fn first_pass(
         loop {
             match rx.recv_timeout(tick.saturating_sub(last.elapsed())) {
                 Ok(d) => done.push(d),
-                Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {}
             }
             if last.elapsed() >= tick {
                 last = Instant::now();
