@@ -567,11 +567,22 @@ fn leave(f: &mut Followed, e: &PacketEvent, untracked: &mut u64) -> Option<(Queu
     Some((key, e.t_ns - t_enq))
 }
 
-/// `srtt_us` of a `tcp_info` row's detail, in ns.
+/// The RTT sample of a `tcp_info` row, in ns: its `srtt_us` where the socket received a pure ACK
+/// (`data_len` 0: a sender's estimate; a receiver's rows carry data and no meaningful RTT) — the
+/// rule of the analysis' `rtt` table (`rtt_samples` in python/scout/analysis/derived.py).
 fn srtt_ns(detail: &str) -> Option<f64> {
-    let rest = &detail[detail.find("\"srtt_us\":")? + "\"srtt_us\":".len()..];
+    if detail_num(detail, "data_len")? != 0.0 {
+        return None;
+    }
+    detail_num(detail, "srtt_us").map(|us| us * 1000.0)
+}
+
+/// A number of a flat JSON object's text (the detail Scout's producers write), by key.
+fn detail_num(detail: &str, key: &str) -> Option<f64> {
+    let at = detail.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let rest = &detail[at..];
     let end = rest.find([',', '}']).unwrap_or(rest.len());
-    rest[..end].trim().parse::<f64>().ok().map(|us| us * 1000.0)
+    rest[..end].trim().parse::<f64>().ok()
 }
 
 #[cfg(test)]
@@ -696,15 +707,19 @@ mod tests {
         let mut tcp = ping.clone();
         tcp.kind = "tcp_info";
         tcp.value = Some(10.0);
-        tcp.detail = Some(r#"{"cwnd":10,"srtt_us":20500,"snd_wnd":1}"#.into());
-        a.controls(&[ping.clone(), tcp]);
+        tcp.detail = Some(r#"{"cwnd":10,"data_len":0,"srtt_us":20500,"snd_wnd":1}"#.into());
+        // A receiver's row (it received data): no RTT sample, as in the analysis' `rtt`.
+        let mut rx = tcp.clone();
+        rx.detail = Some(r#"{"cwnd":10,"data_len":1388,"srtt_us":900,"snd_wnd":1}"#.into());
+        a.controls(&[ping.clone(), tcp, rx]);
         ping.ue = None;
         a.controls(&[ping]);
         a.with(|s| {
             assert_eq!(s.rtt[&(0, "ping")], (12_500_000.0, 1));
             assert_eq!(s.rtt[&(0, "tcp")], (20_500_000.0, 1));
         });
-        assert_eq!(srtt_ns(r#"{"srtt_us":7}"#), Some(7000.0));
-        assert_eq!(srtt_ns(r#"{"srtt_us":null}"#), None);
+        assert_eq!(srtt_ns(r#"{"data_len":0,"srtt_us":7}"#), Some(7000.0));
+        assert_eq!(srtt_ns(r#"{"data_len":0,"srtt_us":null}"#), None);
+        assert_eq!(srtt_ns(r#"{"srtt_us":7}"#), None, "no data_len: not known to be a sender's");
     }
 }
