@@ -75,14 +75,10 @@ pub fn in_ns<T: Send + 'static>(
     ns: &str,
     f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
 ) -> std::io::Result<T> {
-    let path = format!("/var/run/netns/{ns}");
+    let ns = ns.to_string();
     std::thread::spawn(move || {
-        use std::os::fd::AsRawFd;
-        let target = std::fs::File::open(&path)?;
-        // SAFETY: setns on a valid descriptor; it changes only this short-lived thread.
-        if unsafe { libc::setns(target.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        // (Back in the thread's namespace when `f` has made its sockets: they stay in `ns`.)
+        let _ns = scout_probe::sys::InNetns::enter(Some(&ns)).map_err(|e| std::io::Error::new(e.source.kind(), e))?;
         f()
     })
     .join()
