@@ -24,7 +24,7 @@ impl Stitcher {
         let b = h.body;
         if (b.starts_with("UL HARQ") || b.starts_with("rnti=")) && b.contains("Discarding") && b.contains("UL HARQ") {
             let f = parse_fields(b);
-            let get = |k: &str| f.iter().find(|(key, _)| *key == k).and_then(|(_, v)| parse_num(v));
+            let get = |k: &str| get_field(&f, k).and_then(parse_num);
             if let (Some(r), Some(hid)) = (get("rnti"), get("h_id")) {
                 self.harq_ul.remove(&(r as u16, hid as u8));
             }
