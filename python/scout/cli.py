@@ -33,7 +33,7 @@ from scout.argtypes import (
     power_of_two,
     size,
 )
-from scout.errors import RunError, Terminated, UsageError
+from scout.errors import RunError, Terminated, UsageError, interrupted
 from scout.quantiles import pcts
 
 EPILOG = """\
@@ -547,6 +547,8 @@ def cmd_query(args: argparse.Namespace) -> int:
             rel = rel.limit(args.limit)
         table = rel.fetch_arrow_table()
     except Exception as e:  # the database's own message names the problem (syntax, unknown column, ...)
+        if interrupted(e):
+            raise KeyboardInterrupt from e
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         tables = ", ".join(list(analysis.TABLES) + analysis.TABLE_NAMES)
         raise SystemExit(f"error: query failed: {first} (tables: {tables})") from None
@@ -2170,8 +2172,7 @@ def _main(args: argparse.Namespace, prog: str) -> int:
         where = f"{e.filename}: " if e.filename else ""
         return _fail(prog, f"error: {where}{e.strerror or e}", 1)
     except Exception as e:
-        # DuckDB turns Ctrl-C into its own exception (through Ibis: a RuntimeError).
-        if "Query interrupted" in str(e):
+        if interrupted(e):
             return _fail(prog, "interrupted (Ctrl-C)", 128 + signal.SIGINT)
         duckdb = sys.modules.get("duckdb")
         if duckdb is not None and isinstance(e, duckdb.Error):

@@ -190,6 +190,39 @@ def test_ctrl_c_in_analyze_report_and_export_removes_what_was_unfinished(big_run
     assert not out.exists(), "an interrupted export leaves no half-written file (nor the directory it made)"
 
 
+def test_duckdbs_form_of_ctrl_c_is_told_from_a_bad_file(tmp_path: Path) -> None:
+    """DuckDB catches SIGINT during a query and raises RuntimeError("Query interrupted"): code that
+    turns database errors into "not a readable Parquet file" must let it through as Ctrl-C (a
+    report stopped while it opened the run's tables said the file was unreadable, status 1)."""
+    import threading
+
+    import duckdb
+
+    from scout.errors import interrupted
+
+    # SIGINT itself, in a process of its own (DuckDB's handler is in place only while a query runs).
+    script = (
+        "import duckdb, os, signal, threading\n"
+        "from scout.errors import interrupted\n"
+        "threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        "try:\n"
+        "    duckdb.sql('SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3').fetchall()\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__, interrupted(e))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.stdout.split() == ["RuntimeError", "True"], (r.stdout, r.stderr[-500:])
+    con = duckdb.connect()
+    threading.Timer(0.2, con.interrupt).start()
+    with pytest.raises(Exception) as stopped:
+        con.sql("SELECT count(*) FROM range(100000000000) t(x) WHERE x % 7 = 3").fetchall()
+    assert interrupted(stopped.value), repr(stopped.value)
+    (tmp_path / "bad.parquet").write_text("garbage")
+    with pytest.raises(Exception) as bad:
+        con.read_parquet(str(tmp_path / "bad.parquet"))
+    assert not interrupted(bad.value), repr(bad.value)
+
+
 def test_an_interrupted_ingest_leaves_no_run(tmp_path: Path) -> None:
     log = FIXTURES / "srsran" / "srsran-23.10-info-drb.gnb.log"
     if not log.exists():

@@ -31,6 +31,7 @@ from scout.analysis import engine as engine_ibis
 from scout.analysis.derived import correlation, metrics_check, phases
 from scout.analysis.headline import headline
 from scout.attribution import DEFAULT_BIN_S, DEFAULT_WINDOW_S, Started, check_run
+from scout.errors import interrupted
 from scout.events import TABLES, RunError, parquet_files, parquet_source
 
 ANALYSIS_VERSION = 10
@@ -76,6 +77,8 @@ def connect(run_path: Path) -> tuple[ibis.BaseBackend, dict]:
         try:
             con.read_parquet(parquet_source(f), table_name=name)
         except Exception as e:  # DuckDB raises its own IOException/InvalidInputException types
+            if interrupted(e):
+                raise KeyboardInterrupt from e
             raise RunError(f"{f}: not a readable Parquet file: {e}") from e
     return con, run.meta
 
