@@ -85,5 +85,8 @@ build() {
 step "the Rust extension scout._native (cargo, $PROFILE; minutes on a fresh machine)" build
 # The emulator's adaptive sender (UDP Prague, ANBR), for `scout experiment l4s-anbr --emulate`,
 # and Scout's UPF process (docs/upf.md).
-step "scout-prague and scout-upf (target/$PROFILE/)" cargo build --profile "$PROFILE" -q -p scout-emu --bin scout-prague --bin scout-upf
+# (`-p scout-py` too, though nothing of it is built: cargo then resolves the dependencies' features
+# as it did for the extension and reuses that build, where `-p scout-emu` alone compiles syn,
+# parquet and the workspace again with scout-emu's narrower features — two minutes here.)
+step "scout-prague and scout-upf (target/$PROFILE/)" cargo build --profile "$PROFILE" -q -p scout-py -p scout-emu --bin scout-prague --bin scout-upf
 echo "setup: done (activate with: . .venv/bin/activate)"

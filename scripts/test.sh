@@ -32,7 +32,10 @@ step() {  # step "what" command...: runs one check, then says how long it took
   echo "   ($what: $((SECONDS - t)) s; ${SECONDS} s since the start)"
 }
 step "cargo fmt --check" cargo fmt --all -- --check
-step "cargo clippy" cargo clippy --workspace --all-targets -q -- -D warnings
+# Clippy in the same profile: it reuses the set-up's build scripts and proc macros (and the
+# dependencies' metadata) instead of checking everything again in `dev` — 33 s here, not 108 s. No
+# code here depends on debug_assertions, the one thing the profiles differ in for lints.
+step "cargo clippy" cargo clippy --workspace --all-targets --profile ci -q -- -D warnings
 step "ruff" bash -c 'ruff check python && ruff format --check python'
 step "cargo test" cargo test --workspace --profile ci -q
 step "fuzz (each target 30 s; docs/robustness.md)" bash bench/fuzz.sh all 0.5
