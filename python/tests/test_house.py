@@ -27,7 +27,6 @@ LONG_FUNCTIONS = {
     ("crates/scout-ingest/src/srsran/ues.rs", "entry"): 128,
     ("crates/scout-probe/examples/probe_bench.rs", "main"): 126,
     ("crates/scout-probe/src/lib.rs", "run"): 229,
-    ("crates/scout-ran/src/config/check.rs", "check"): 311,
     ("crates/scout-ran/src/control.rs", "row"): 133,
     ("crates/scout-ran/src/rlc/tx.rs", "pull"): 125,
     ("crates/scout-sim/src/lib.rs", "build"): 166,

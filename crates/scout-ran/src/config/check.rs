@@ -54,9 +54,30 @@ pub(crate) struct Checked {
     pub csi_period_slots: u64,
 }
 
-/// Checks `cfg` (every error names its key).
+/// Checks `cfg` (every error names its key), part by part in the order a `gnb.yaml` reads.
 pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
     let c = &cfg.cell;
+    let (mu, prbs, duplex) = carrier(c)?;
+    slot_timing(c)?;
+    link_adaptation(c)?;
+    uplink_power(c)?;
+    antennas_and_pdcch(c)?;
+    for (i, q) in cfg.qos.iter().enumerate() {
+        let key = |k: &str| format!("qos[{i}].{k}");
+        qos_values(q, &key)?;
+        qos_timers(q, &key)?;
+        qos_marking(q, &key)?;
+        pdcp_timers(&q.pdcp, &key)?;
+    }
+    reports_and_scheduler(c)?;
+    core_and_cu_up(cfg)?;
+    ues(cfg)?;
+    let (sr_period_slots, csi_period_slots) = sr_and_csi_periods(c, mu)?;
+    Ok(Checked { mu, prbs, duplex, sr_period_slots, csi_period_slots })
+}
+
+/// The numerology, the bandwidth's PRBs (TS 38.101 Table 5.3.2-1) and the TDD pattern.
+fn carrier(c: &CellCfg) -> Result<(u8, u16, Duplex), ConfigError> {
     let mu = phy::mu_for_scs(c.common_scs)
         .ok_or_else(|| invalid("cell_cfg.common_scs", format!("{} kHz; accepted: 15, 30, 60, 120", c.common_scs)))?;
     let prbs = phy::nof_prbs(c.channel_bandwidth_mhz, c.common_scs).ok_or_else(|| {
@@ -74,6 +95,11 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
     if let Duplex::Tdd(p) = &duplex {
         p.validate().map_err(|m| invalid("cell_cfg.tdd_ul_dl_cfg", m))?;
     }
+    Ok((mu, prbs, duplex))
+}
+
+/// k1, k2, HARQ retransmission and UL scheduling delays, PUCCHs per slot, HARQ processes.
+fn slot_timing(c: &CellCfg) -> Result<(), ConfigError> {
     if !(1..=15).contains(&c.pucch.min_k1) {
         return Err(invalid("cell_cfg.pucch.min_k1", format!("{}; accepted: 1..=15 slots", c.pucch.min_k1)));
     }
@@ -98,6 +124,11 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
     if !(1..=16).contains(&c.pdsch.nof_harqs) {
         return Err(invalid("cell_cfg.pdsch.nof_harqs", format!("{}; accepted: 1..=16", c.pdsch.nof_harqs)));
     }
+    Ok(())
+}
+
+/// OLLA's targets, steps and bounds, and the MCS ranges.
+fn link_adaptation(c: &CellCfg) -> Result<(), ConfigError> {
     for (k, t) in [
         ("cell_cfg.pdsch.olla_target_bler", c.pdsch.olla_target_bler),
         ("cell_cfg.pusch.olla_target_bler", c.pusch.olla_target_bler),
@@ -145,6 +176,11 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
             return Err(invalid(mk, format!("{max}; accepted: 0..=30")));
         }
     }
+    Ok(())
+}
+
+/// PUSCH power control's p0 and alpha (TS 38.331 PUSCH-ConfigCommon).
+fn uplink_power(c: &CellCfg) -> Result<(), ConfigError> {
     // TS 38.331 PUSCH-ConfigCommon p0-NominalWithGrant INTEGER (-202..24); Alpha ENUMERATED.
     if !(-202..=24).contains(&c.pusch.p0_nominal_with_grant) {
         return Err(invalid(
@@ -159,6 +195,11 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
             format!("{a}; accepted: 0, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1 (TS 38.331 Alpha)"),
         ));
     }
+    Ok(())
+}
+
+/// Antenna ports, layers within them, the PDCCH's symbols.
+fn antennas_and_pdcch(c: &CellCfg) -> Result<(), ConfigError> {
     for (key, n) in [("cell_cfg.nof_antennas_dl", c.nof_antennas_dl), ("cell_cfg.nof_antennas_ul", c.nof_antennas_ul)] {
         if ![1, 2, 4].contains(&n) {
             return Err(invalid(key, format!("{n}; accepted: 1, 2, 4 (srsRAN's antenna ports)")));
@@ -178,110 +219,122 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
     if c.pdcch_symbols > 3 {
         return Err(invalid("cell_cfg.pdcch_symbols", format!("{}; accepted: 0..=3", c.pdcch_symbols)));
     }
-    for (i, q) in cfg.qos.iter().enumerate() {
-        let key = |k: &str| format!("qos[{i}].{k}");
-        if !LcMacCfg::PBR_VALUES.contains(&q.mac.prioritized_bit_rate_kbps) {
+    Ok(())
+}
+
+/// A QoS entry's enumerated values: PBR, BSD, sequence number sizes, maxRetxThreshold, queues.
+fn qos_values(q: &QosCfg, key: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    if !LcMacCfg::PBR_VALUES.contains(&q.mac.prioritized_bit_rate_kbps) {
+        return Err(invalid(
+            &key("mac.prioritized_bit_rate_kBps"),
+            format!("{}; accepted: {:?} (65537: infinity)", q.mac.prioritized_bit_rate_kbps, LcMacCfg::PBR_VALUES),
+        ));
+    }
+    if !LcMacCfg::BSD_VALUES.contains(&q.mac.bucket_size_duration_ms) {
+        return Err(invalid(
+            &key("mac.bucket_size_duration_ms"),
+            format!("{}; accepted: {:?}", q.mac.bucket_size_duration_ms, LcMacCfg::BSD_VALUES),
+        ));
+    }
+    if ![12, 18].contains(&q.rlc.am.tx.sn) || ![12, 18].contains(&q.rlc.am.rx.sn) {
+        return Err(invalid(&key("rlc.am.tx.sn"), "accepted: 12, 18"));
+    }
+    if ![6, 12].contains(&q.rlc.um_bidir.tx.sn) {
+        return Err(invalid(&key("rlc.um-bidir.tx.sn"), "accepted: 6, 12"));
+    }
+    if ![12, 18].contains(&q.pdcp.tx.sn) {
+        return Err(invalid(&key("pdcp.tx.sn"), "accepted: 12, 18"));
+    }
+    if ![1, 2, 3, 4, 6, 8, 16, 32].contains(&q.rlc.am.tx.max_retx_threshold) {
+        return Err(invalid(&key("rlc.am.tx.max-retx-threshold"), "accepted (TS 38.331): 1, 2, 3, 4, 6, 8, 16, 32"));
+    }
+    if q.rlc.am.tx.queue_size == 0 || q.rlc.am.tx.queue_bytes == 0 {
+        return Err(invalid(&key("rlc.am.tx.queue-size"), "queue limits must be > 0"));
+    }
+    Ok(())
+}
+
+/// A QoS entry's RLC and F1-U timers and counts.
+fn qos_timers(q: &QosCfg, key: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    // Timers and counts within their TS 38.331 / 38.323 ranges (-1: infinity where the
+    // spec has it): a timer of 0 that re-arms would run for ever at one instant, and a
+    // huge one overflowed the nanosecond clock.
+    let (am, um, pdcp) = (&q.rlc.am, &q.rlc.um_bidir, &q.pdcp);
+    // -1 stands for what the key's doc says, where it may.
+    for (k, v, lo, hi, minus_one) in [
+        ("rlc.am.tx.t-poll-retransmit", am.tx.t_poll_retransmit, 5, 4000, None),
+        ("rlc.am.tx.poll-pdu", am.tx.poll_pdu, 1, 65_536, Some("infinity")),
+        ("rlc.am.tx.poll-byte", am.tx.poll_byte, 1, 40_000, Some("infinity")),
+        ("rlc.am.rx.t-reassembly", am.rx.t_reassembly, 0, 200, None),
+        ("rlc.am.rx.t-status-prohibit", am.rx.t_status_prohibit, 0, 2400, None),
+        ("rlc.um-bidir.rx.t-reassembly", um.rx.t_reassembly, 0, 200, None),
+        ("f1u_du.t_notify", q.f1u_du.t_notify, 1, 10_000, None),
+        ("f1u_du.desired_buffer_bytes", q.f1u_du.desired_buffer_bytes, 0, 1 << 40, Some("the RLC queue's byte limit")),
+        ("f1u_cu_up.queue_bytes", q.f1u_cu_up.queue_bytes, 0, 1 << 40, Some("the RLC queue's byte limit")),
+        ("pdcp.tx.early_drop_bytes", pdcp.tx.early_drop_bytes, 0, 1 << 40, Some("the F1-U desired buffer size")),
+    ] {
+        if !((minus_one.is_some() && v == -1) || (lo..=hi).contains(&v)) {
+            let or = minus_one.map(|m| format!(" or -1 ({m})")).unwrap_or_default();
+            return Err(invalid(&key(k), format!("{v}; accepted: {lo}..={hi}{or}")));
+        }
+    }
+    Ok(())
+}
+
+/// A QoS entry's L4S marking thresholds and ANBR parameters.
+fn qos_marking(q: &QosCfg, key: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    if let Some(l) = &q.l4s {
+        if !(l.min_ms.is_finite()
+            && l.max_ms.is_finite()
+            && 0.0 <= l.min_ms
+            && l.min_ms < l.max_ms
+            && l.max_ms <= 10_000.0)
+        {
             return Err(invalid(
-                &key("mac.prioritized_bit_rate_kBps"),
-                format!("{}; accepted: {:?} (65537: infinity)", q.mac.prioritized_bit_rate_kbps, LcMacCfg::PBR_VALUES),
+                &key("l4s"),
+                format!("min_ms {} and max_ms {}; accepted: 0 <= min_ms < max_ms <= 10000", l.min_ms, l.max_ms),
             ));
         }
-        if !LcMacCfg::BSD_VALUES.contains(&q.mac.bucket_size_duration_ms) {
+    }
+    if let Some(a) = &q.anbr {
+        if !(a.window_ms.is_finite() && (1.0..=10_000.0).contains(&a.window_ms)) {
+            return Err(invalid(&key("anbr.window_ms"), format!("{}; accepted: 1..=10000 ms", a.window_ms)));
+        }
+        if !crate::mac::anbr::MULTIPLIERS.contains(&a.multiplier) {
             return Err(invalid(
-                &key("mac.bucket_size_duration_ms"),
-                format!("{}; accepted: {:?}", q.mac.bucket_size_duration_ms, LcMacCfg::BSD_VALUES),
+                &key("anbr.multiplier"),
+                format!("{}; accepted (TS 38.331 bitRateMultiplier-r16): 1 (none), 40, 70, 100, 200", a.multiplier),
             ));
         }
-        if ![12, 18].contains(&q.rlc.am.tx.sn) || ![12, 18].contains(&q.rlc.am.rx.sn) {
-            return Err(invalid(&key("rlc.am.tx.sn"), "accepted: 12, 18"));
-        }
-        if ![6, 12].contains(&q.rlc.um_bidir.tx.sn) {
-            return Err(invalid(&key("rlc.um-bidir.tx.sn"), "accepted: 6, 12"));
-        }
-        if ![12, 18].contains(&q.pdcp.tx.sn) {
-            return Err(invalid(&key("pdcp.tx.sn"), "accepted: 12, 18"));
-        }
-        if ![1, 2, 3, 4, 6, 8, 16, 32].contains(&q.rlc.am.tx.max_retx_threshold) {
+        if !crate::mac::anbr::QUERY_PROHIBIT_MS.contains(&a.query_prohibit_ms) {
             return Err(invalid(
-                &key("rlc.am.tx.max-retx-threshold"),
-                "accepted (TS 38.331): 1, 2, 3, 4, 6, 8, 16, 32",
+                &key("anbr.query_prohibit_ms"),
+                format!(
+                    "{}; accepted (TS 38.331 bitRateQueryProhibitTimer): 0, 400, 800, 1600, 3000, 6000, 12000, 30000",
+                    a.query_prohibit_ms
+                ),
             ));
         }
-        if q.rlc.am.tx.queue_size == 0 || q.rlc.am.tx.queue_bytes == 0 {
-            return Err(invalid(&key("rlc.am.tx.queue-size"), "queue limits must be > 0"));
-        }
-        // Timers and counts within their TS 38.331 / 38.323 ranges (-1: infinity where the
-        // spec has it): a timer of 0 that re-arms would run for ever at one instant, and a
-        // huge one overflowed the nanosecond clock.
-        let (am, um, pdcp) = (&q.rlc.am, &q.rlc.um_bidir, &q.pdcp);
-        // -1 stands for what the key's doc says, where it may.
-        for (k, v, lo, hi, minus_one) in [
-            ("rlc.am.tx.t-poll-retransmit", am.tx.t_poll_retransmit, 5, 4000, None),
-            ("rlc.am.tx.poll-pdu", am.tx.poll_pdu, 1, 65_536, Some("infinity")),
-            ("rlc.am.tx.poll-byte", am.tx.poll_byte, 1, 40_000, Some("infinity")),
-            ("rlc.am.rx.t-reassembly", am.rx.t_reassembly, 0, 200, None),
-            ("rlc.am.rx.t-status-prohibit", am.rx.t_status_prohibit, 0, 2400, None),
-            ("rlc.um-bidir.rx.t-reassembly", um.rx.t_reassembly, 0, 200, None),
-            ("f1u_du.t_notify", q.f1u_du.t_notify, 1, 10_000, None),
-            (
-                "f1u_du.desired_buffer_bytes",
-                q.f1u_du.desired_buffer_bytes,
-                0,
-                1 << 40,
-                Some("the RLC queue's byte limit"),
-            ),
-            ("f1u_cu_up.queue_bytes", q.f1u_cu_up.queue_bytes, 0, 1 << 40, Some("the RLC queue's byte limit")),
-            ("pdcp.tx.early_drop_bytes", pdcp.tx.early_drop_bytes, 0, 1 << 40, Some("the F1-U desired buffer size")),
-        ] {
-            if !((minus_one.is_some() && v == -1) || (lo..=hi).contains(&v)) {
-                let or = minus_one.map(|m| format!(" or -1 ({m})")).unwrap_or_default();
-                return Err(invalid(&key(k), format!("{v}; accepted: {lo}..={hi}{or}")));
-            }
-        }
-        if let Some(l) = &q.l4s {
-            if !(l.min_ms.is_finite()
-                && l.max_ms.is_finite()
-                && 0.0 <= l.min_ms
-                && l.min_ms < l.max_ms
-                && l.max_ms <= 10_000.0)
-            {
-                return Err(invalid(
-                    &key("l4s"),
-                    format!("min_ms {} and max_ms {}; accepted: 0 <= min_ms < max_ms <= 10000", l.min_ms, l.max_ms),
-                ));
-            }
-        }
-        if let Some(a) = &q.anbr {
-            if !(a.window_ms.is_finite() && (1.0..=10_000.0).contains(&a.window_ms)) {
-                return Err(invalid(&key("anbr.window_ms"), format!("{}; accepted: 1..=10000 ms", a.window_ms)));
-            }
-            if !crate::mac::anbr::MULTIPLIERS.contains(&a.multiplier) {
-                return Err(invalid(
-                    &key("anbr.multiplier"),
-                    format!("{}; accepted (TS 38.331 bitRateMultiplier-r16): 1 (none), 40, 70, 100, 200", a.multiplier),
-                ));
-            }
-            if !crate::mac::anbr::QUERY_PROHIBIT_MS.contains(&a.query_prohibit_ms) {
-                return Err(invalid(
-                    &key("anbr.query_prohibit_ms"),
-                    format!(
-                        "{}; accepted (TS 38.331 bitRateQueryProhibitTimer): 0, 400, 800, 1600, 3000, 6000, 12000, 30000",
-                        a.query_prohibit_ms
-                    ),
-                ));
-            }
-        }
-        for (k, v, hi) in [
-            ("pdcp.tx.discard_timer", pdcp.tx.discard_timer, 1500),
-            ("pdcp.rx.t_reordering", pdcp.rx.t_reordering, 3000),
-        ] {
-            if let crate::config::MaybeMs::Ms(ms) = v {
-                if !(ms == -1 || (0..=hi).contains(&ms)) {
-                    return Err(invalid(&key(k), format!("{ms}; accepted: 0..={hi} ms, -1 or infinity")));
-                }
+    }
+    Ok(())
+}
+
+/// PDCP's discard and t-Reordering timers (TS 38.323 §7.3).
+fn pdcp_timers(pdcp: &PdcpCfg, key: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+    for (k, v, hi) in
+        [("pdcp.tx.discard_timer", pdcp.tx.discard_timer, 1500), ("pdcp.rx.t_reordering", pdcp.rx.t_reordering, 3000)]
+    {
+        if let crate::config::MaybeMs::Ms(ms) = v {
+            if !(ms == -1 || (0..=hi).contains(&ms)) {
+                return Err(invalid(&key(k), format!("{ms}; accepted: 0..={hi} ms, -1 or infinity")));
             }
         }
     }
+    Ok(())
+}
+
+/// BSR timers, the CSI report period, the PF scheduler's window.
+fn reports_and_scheduler(c: &CellCfg) -> Result<(), ConfigError> {
     let bsr = &c.mac_cell_group.bsr_cfg;
     if !(bsr.periodic_bsr_timer == -1 || (1..=2560).contains(&bsr.periodic_bsr_timer)) {
         return Err(invalid(
@@ -307,6 +360,11 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
             format!("{}; accepted: 1..=1000000", c.scheduler.pf_window_slots),
         ));
     }
+    Ok(())
+}
+
+/// Slices, executors, links and SDAP's processing time.
+fn core_and_cu_up(cfg: &StackConfig) -> Result<(), ConfigError> {
     if cfg.core.slices.is_empty() {
         return Err(invalid("core.slices", "at least one slice is needed"));
     }
@@ -328,6 +386,11 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
             format!("{}; accepted: 0..=1000000000 (1 s)", cfg.cu_up.sdap_proc_ns),
         ));
     }
+    Ok(())
+}
+
+/// Each UE's constant SINRs and its slice.
+fn ues(cfg: &StackConfig) -> Result<(), ConfigError> {
     for (i, u) in cfg.ues.iter().enumerate() {
         for (k, src) in [("dl", &u.dl_sinr), ("ul", &u.ul_sinr)] {
             if let SinrSource::Constant(db) = src {
@@ -345,6 +408,11 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
             return Err(invalid(&format!("ues[{i}].slice"), "names no slice in core.slices"));
         }
     }
+    Ok(())
+}
+
+/// The SR and CSI periods in slots.
+fn sr_and_csi_periods(c: &CellCfg, mu: u8) -> Result<(u64, u64), ConfigError> {
     let slots_per_ms = (1_000_000 / phy::slot_ns(mu)) as f64;
 
     // TS 38.331 SchedulingRequestResourceConfig periodicityAndOffset: at most sl640 (640 slots);
@@ -364,5 +432,5 @@ pub(crate) fn check(cfg: &StackConfig) -> Result<Checked, ConfigError> {
     }
     let sr_period_slots = (sr_slots.round() as u64).max(1);
     let csi_period_slots = ((c.pucch.csi_report_period_ms * slots_per_ms).round() as u64).max(1);
-    Ok(Checked { mu, prbs, duplex, sr_period_slots, csi_period_slots })
+    Ok((sr_period_slots, csi_period_slots))
 }
