@@ -5,6 +5,7 @@
 pub mod adaptive;
 pub mod copa;
 pub mod delays;
+mod event_loop;
 pub mod gandalf;
 pub mod gcc;
 pub mod radio;
@@ -13,23 +14,24 @@ pub mod scenario;
 pub mod traffic;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+
 use std::ops::ControlFlow;
 use std::path::Path;
 
 use serde_json::{json, Value};
 
 use scout_events::writer::{RunWriter, WriteError};
-use scout_events::{ControlEvent, Dir, Layer, Node, Sink};
+use scout_events::{Dir, Sink};
 use scout_ran::config::McsTableName;
 use scout_ran::phy::channel::{logistic_sinr_for_efficiency_db, sinr_from_capacity_trace, SinrSource};
 use scout_ran::phy::link::{self, BlerModel};
 use scout_ran::phy::mcs::McsTable;
 use scout_ran::rng::Rng;
-use scout_ran::stack::{ConfigError, Offer, Stack, StackConfig, UeSpec};
+use scout_ran::stack::{ConfigError, Stack, StackConfig, UeSpec};
 
 use crate::adaptive::Adaptive;
 use crate::delays::{percentiles, Delays};
+use crate::event_loop::{deliver, feed_senders, first_packets, send_next, write_cc_samples, Measured};
 use crate::scenario::{ControlName, DirName, Loaded, ScenarioError, TrafficSpec, UeSel};
 use crate::traffic::{Gen, Source};
 
@@ -312,97 +314,7 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
             let stop = stop_s.map_or(dur_ns, |s| (s * 1e9) as i64).min(dur_ns);
             let rng = Rng::new(seed, &format!("traffic{ti}.ue{ue}"));
             let id = flows.len() as u32;
-            let (kind, dir, gen) = match t {
-                TrafficSpec::UdpCbr { dir, rate_mbps, size_bytes, .. } => (
-                    "udp_cbr",
-                    *dir,
-                    Gen::Cbr { interval_ns: f64::from(*size_bytes) * 8.0 / rate_mbps * 1e3, size: *size_bytes, n: 0 },
-                ),
-                TrafficSpec::OnOff { dir, rate_mbps, size_bytes, on, off, .. } => (
-                    "on_off",
-                    *dir,
-                    Gen::OnOff {
-                        interval_ns: f64::from(*size_bytes) * 8.0 / rate_mbps * 1e3,
-                        size: *size_bytes,
-                        on: on.clone(),
-                        off: off.clone(),
-                        on_until: 0,
-                        next: 0,
-                    },
-                ),
-                TrafficSpec::Video { dir, rate_mbps, fps, packet_bytes, size_std_frac, jitter_std_ms, .. } => (
-                    "video",
-                    *dir,
-                    Gen::Video {
-                        frame_ns: 1e9 / fps,
-                        mean_frame: rate_mbps * 1e6 / 8.0 / fps,
-                        std_frac: *size_std_frac,
-                        jitter_std_ns: jitter_std_ms * 1e6,
-                        pkt: *packet_bytes,
-                        frame: 0,
-                        burst: Vec::new(),
-                    },
-                ),
-                TrafficSpec::Ftp3 { dir, files_per_s, file_bytes, size_bytes, .. } => (
-                    "ftp3",
-                    *dir,
-                    Gen::Ftp3 {
-                        mean_gap_s: 1.0 / files_per_s,
-                        file: *file_bytes,
-                        pkt: *size_bytes,
-                        next: None,
-                        burst: Vec::new(),
-                    },
-                ),
-                TrafficSpec::Adaptive {
-                    control,
-                    size_bytes,
-                    start_rate_mbps,
-                    max_rate_mbps,
-                    feedback_ms,
-                    video,
-                    query_ms,
-                    compensation,
-                    dir,
-                    ..
-                } => {
-                    let control = match control {
-                        ControlName::Prague => adaptive::Control::Prague,
-                        ControlName::Anbr => adaptive::Control::Anbr,
-                        ControlName::Hybrid => adaptive::Control::Hybrid,
-                        ControlName::Constant => adaptive::Control::Constant,
-                        ControlName::Copa => adaptive::Control::Copa,
-                        ControlName::Gcc => adaptive::Control::Gcc,
-                    };
-                    let mut a = Adaptive::new(
-                        control,
-                        *size_bytes,
-                        start_rate_mbps * 1e6,
-                        max_rate_mbps * 1e6,
-                        (feedback_ms * 1e6) as i64,
-                        start,
-                    );
-                    if let Some(v) = video {
-                        a = a.with_video(adaptive::VideoShape { fps: v.fps, size_std_frac: v.size_std_frac });
-                    }
-                    if let Some(q) = query_ms {
-                        a = a.with_queries((q * 1e6) as i64);
-                    }
-                    if compensation.retx() {
-                        a = a.with_retx_compensation();
-                        stack.keep_retx_events();
-                    }
-                    if compensation.lowpass() {
-                        a = a.with_lowpass(stack.ul_buffer_period_ns());
-                    }
-                    // The delay-based senders' samples go into the run (`cc_sample`).
-                    a = a.recording();
-                    ("adaptive", *dir, Gen::Adaptive(Box::new(a)))
-                }
-                TrafficSpec::Ping { interval_ms, size_bytes, .. } => {
-                    ("ping", DirName::Ul, Gen::Ping { interval_ns: interval_ms * 1e6, size: *size_bytes, n: 0 })
-                }
-            };
+            let (kind, dir, gen) = generator(t, &mut stack, start);
             let dir = if dir == DirName::Dl { Dir::Dl } else { Dir::Ul };
             let reply = matches!(t, TrafficSpec::Ping { .. }).then_some(id + 1);
             let ack = match t {
@@ -427,6 +339,111 @@ pub fn build(loaded: &Loaded, seed: u64, duration_s: f64) -> Result<(Stack, Vec<
         }
     }
     Ok((stack, flows, sources))
+}
+
+/// One flow's packet generator for traffic entry `t`, its kind (the `flows` entry's `type`) and
+/// direction; an adaptive sender starting at `start` ns.
+fn generator(t: &TrafficSpec, stack: &mut Stack, start: i64) -> (&'static str, DirName, Gen) {
+    match t {
+        TrafficSpec::UdpCbr { dir, rate_mbps, size_bytes, .. } => (
+            "udp_cbr",
+            *dir,
+            Gen::Cbr { interval_ns: f64::from(*size_bytes) * 8.0 / rate_mbps * 1e3, size: *size_bytes, n: 0 },
+        ),
+        TrafficSpec::OnOff { dir, rate_mbps, size_bytes, on, off, .. } => (
+            "on_off",
+            *dir,
+            Gen::OnOff {
+                interval_ns: f64::from(*size_bytes) * 8.0 / rate_mbps * 1e3,
+                size: *size_bytes,
+                on: on.clone(),
+                off: off.clone(),
+                on_until: 0,
+                next: 0,
+            },
+        ),
+        TrafficSpec::Video { dir, rate_mbps, fps, packet_bytes, size_std_frac, jitter_std_ms, .. } => (
+            "video",
+            *dir,
+            Gen::Video {
+                frame_ns: 1e9 / fps,
+                mean_frame: rate_mbps * 1e6 / 8.0 / fps,
+                std_frac: *size_std_frac,
+                jitter_std_ns: jitter_std_ms * 1e6,
+                pkt: *packet_bytes,
+                frame: 0,
+                burst: Vec::new(),
+            },
+        ),
+        TrafficSpec::Ftp3 { dir, files_per_s, file_bytes, size_bytes, .. } => (
+            "ftp3",
+            *dir,
+            Gen::Ftp3 {
+                mean_gap_s: 1.0 / files_per_s,
+                file: *file_bytes,
+                pkt: *size_bytes,
+                next: None,
+                burst: Vec::new(),
+            },
+        ),
+        TrafficSpec::Adaptive { dir, .. } => {
+            ("adaptive", *dir, Gen::Adaptive(Box::new(adaptive_sender(t, stack, start))))
+        }
+        TrafficSpec::Ping { interval_ms, size_bytes, .. } => {
+            ("ping", DirName::Ul, Gen::Ping { interval_ns: interval_ms * 1e6, size: *size_bytes, n: 0 })
+        }
+    }
+}
+
+/// An adaptive sender as its traffic entry configures it: its control, video, ANBR queries and
+/// Gandalf's compensations (which ask the stack to keep retransmission events, or read its
+/// uplink buffer's period).
+fn adaptive_sender(t: &TrafficSpec, stack: &mut Stack, start: i64) -> Adaptive {
+    let TrafficSpec::Adaptive {
+        control,
+        size_bytes,
+        start_rate_mbps,
+        max_rate_mbps,
+        feedback_ms,
+        video,
+        query_ms,
+        compensation,
+        ..
+    } = t
+    else {
+        unreachable!("called for adaptive traffic only")
+    };
+    let control = match control {
+        ControlName::Prague => adaptive::Control::Prague,
+        ControlName::Anbr => adaptive::Control::Anbr,
+        ControlName::Hybrid => adaptive::Control::Hybrid,
+        ControlName::Constant => adaptive::Control::Constant,
+        ControlName::Copa => adaptive::Control::Copa,
+        ControlName::Gcc => adaptive::Control::Gcc,
+    };
+    let mut a = Adaptive::new(
+        control,
+        *size_bytes,
+        start_rate_mbps * 1e6,
+        max_rate_mbps * 1e6,
+        (feedback_ms * 1e6) as i64,
+        start,
+    );
+    if let Some(v) = video {
+        a = a.with_video(adaptive::VideoShape { fps: v.fps, size_std_frac: v.size_std_frac });
+    }
+    if let Some(q) = query_ms {
+        a = a.with_queries((q * 1e6) as i64);
+    }
+    if compensation.retx() {
+        a = a.with_retx_compensation();
+        stack.keep_retx_events();
+    }
+    if compensation.lowpass() {
+        a = a.with_lowpass(stack.ul_buffer_period_ns());
+    }
+    // The delay-based senders' samples go into the run (`cc_sample`).
+    a.recording()
 }
 
 /// How many steps of the event loop may pass between two calls of the progress callback: a
@@ -454,24 +471,8 @@ pub fn run<S: Sink>(
     }
     let (mut stack, flows, mut sources) = build(loaded, seed, duration_s)?;
     let end = (duration_s * 1e9) as i64;
-    let mut heap: BinaryHeap<Reverse<(i64, usize, u32)>> = BinaryHeap::new();
-    let mut pending: Vec<Option<u32>> = vec![None; sources.len()];
-    for (i, s) in sources.iter_mut().enumerate() {
-        if matches!(flows[i].kind, "ping_reply" | "ack") {
-            continue;
-        }
-        if let Some((t, b)) = s.next_packet() {
-            heap.push(Reverse((t, i, b)));
-            pending[i] = Some(b);
-        }
-    }
-    let mut sent_at: HashMap<u64, i64> = HashMap::new();
-    let mut ping_req: HashMap<u64, i64> = HashMap::new();
-    // Acknowledgements in flight: the data packet's flow, when it was sent, its one-way delay as
-    // the receiver reported it, whether it was CE-marked.
-    let mut acks: HashMap<u64, (u32, i64, i64, bool)> = HashMap::new();
-    let mut delays = [Delays::Exact(Vec::new()), Delays::Exact(Vec::new())];
-    let mut rtts = Vec::new();
+    let mut heap = first_packets(&flows, &mut sources);
+    let mut m = Measured::new();
     let step = (end / 100).max(1);
     let mut next_progress = step;
     let mut steps = 0u32;
@@ -497,82 +498,12 @@ pub fn run<S: Sink>(
             next_progress = (t / step + 1) * step;
         }
         if tg == Some(t) {
-            let Some(Reverse((t, i, bytes))) = heap.pop() else { unreachable!("peeked") };
-            let f = &flows[i];
-            let pkt = stack.send(t, Offer::new(f.dir, f.id, f.ue, f.drb_idx, bytes).ecn(f.ecn), sink);
-            sent_at.insert(pkt, t);
-            if let Some(bps) = match &mut sources[i].gen {
-                Gen::Adaptive(a) => a.wants_query(t),
-                _ => None,
-            } {
-                stack.query_bit_rate(t, f.ue, f.drb_idx, bps as u64, sink);
-            }
-            if let Some((nt, nb)) = sources[i].next_packet() {
-                heap.push(Reverse((nt, i, nb)));
-            }
+            send_next(&mut stack, &flows, &mut sources, &mut heap, &mut m, sink);
         } else {
             stack.handle_timeout(t, sink);
-            // Retransmission events reach the UE's RAN feed, and the senders that compensate
-            // (those of the data's direction, and of the acknowledgements' when they ride the model).
-            for (ue, dir, end, delay) in stack.take_retx_events() {
-                for (f, s) in flows.iter().zip(sources.iter_mut()) {
-                    if let (Gen::Adaptive(a), true) = (&mut s.gen, f.ue == ue && (f.dir == dir || f.ack.is_some())) {
-                        a.retx_event(f.dir == dir, end, delay);
-                    }
-                }
-            }
-            // ANBR recommendations reach the UE's applications, and the senders they tell.
-            for r in stack.take_recommendations() {
-                for (f, s) in flows.iter().zip(sources.iter_mut()) {
-                    if let (Gen::Adaptive(a), true) = (&mut s.gen, f.ue == r.ue && f.drb_idx == r.drb) {
-                        a.recommendation(r.t, r.bit_rate_bps as f64);
-                    }
-                }
-            }
+            feed_senders(&mut stack, &flows, &mut sources);
         }
-        for d in stack.take_deliveries() {
-            let p = d.packet;
-            if let Some(t0) = sent_at.remove(&p.pkt) {
-                delays[p.dir as usize].push(d.t - t0);
-                let f = &flows[p.flow as usize];
-                if let Some((flow, sent, data_delay, ce)) = acks.remove(&p.pkt) {
-                    if let Gen::Adaptive(a) = &mut sources[flow as usize].gen {
-                        a.acked(sent, data_delay, t0, d.t, ce);
-                    }
-                } else if let (Gen::Adaptive(a), Some((r, bytes))) = (&mut sources[p.flow as usize].gen, f.ack) {
-                    // The receiver acknowledges at once, back through the model.
-                    let data_delay = a.received(t0, d.t);
-                    let rf = &flows[r as usize];
-                    let ap = stack.send(d.t, Offer::new(rf.dir, rf.id, rf.ue, rf.drb_idx, bytes), sink);
-                    sent_at.insert(ap, d.t);
-                    acks.insert(ap, (p.flow, t0, data_delay, p.ecn == 3));
-                } else if let Gen::Adaptive(a) = &mut sources[p.flow as usize].gen {
-                    a.delivered(t0, d.t, p.ecn);
-                }
-                if let Some(r) = f.reply {
-                    // The DN echoes the request at once.
-                    let rf = &flows[r as usize];
-                    let rp = stack.send(d.t, Offer::new(Dir::Dl, rf.id, rf.ue, rf.drb_idx, p.bytes), sink);
-                    sent_at.insert(rp, d.t);
-                    ping_req.insert(rp, t0);
-                } else if let Some(t_req) = ping_req.remove(&p.pkt) {
-                    let rtt = d.t - t_req;
-                    rtts.push(rtt);
-                    sink.control(ControlEvent {
-                        t_ns: d.t,
-                        node: Node::Ue,
-                        layer: Layer::App,
-                        kind: "app_rtt",
-                        dir: None,
-                        ue: Some(p.ue),
-                        drb: Some(p.drb),
-                        sn: Some(p.pkt as i64),
-                        value: Some(rtt as f64),
-                        detail: None,
-                    });
-                }
-            }
-        }
+        deliver(&mut stack, &flows, &mut sources, &mut m, sink);
     }
     let _ = progress(1.0);
     write_cc_samples(&flows, &mut sources, sink);
@@ -584,38 +515,14 @@ pub fn run<S: Sink>(
     Ok(Outcome {
         stats: stack.stats.clone(),
         in_flight,
-        delays_ns: delays,
-        rtts_ns: rtts,
+        delays_ns: m.delays,
+        rtts_ns: m.rtts,
         duration_ns: end,
         flows: flows_json,
         cell: stack.describe(),
         slices: loaded.scenario.core.slices.iter().map(|s| s.name.clone()).collect(),
         radio: radio::describe(&stack.sinr_sources(), end),
     })
-}
-
-/// The delay samples the delay-based senders took since the last call, as `cc_sample` events:
-/// what the controller used (`value`) and what was measured (`raw_ns`), at the sender.
-fn write_cc_samples<S: Sink>(flows: &[Flow], sources: &mut [Source], sink: &mut S) {
-    for (f, s) in flows.iter().zip(sources.iter_mut()) {
-        let Gen::Adaptive(a) = &mut s.gen else { continue };
-        let (cc, signal) = (if a.control == adaptive::Control::Gcc { "gcc" } else { "copa" }, a.signal());
-        let Some(samples) = a.samples.as_mut().filter(|v| !v.is_empty()) else { continue };
-        for (at, raw, used) in std::mem::take(samples) {
-            sink.control(ControlEvent {
-                t_ns: at,
-                node: if f.dir == Dir::Dl { Node::Dn } else { Node::Ue },
-                layer: Layer::App,
-                kind: "cc_sample",
-                dir: Some(f.dir),
-                ue: Some(f.ue),
-                drb: Some(f.drb_idx as u8 + 1),
-                sn: Some(i64::from(f.id)),
-                value: Some(used as f64),
-                detail: Some(format!("{{\"cc\":\"{cc}\",\"signal\":\"{signal}\",\"raw_ns\":{raw}}}")),
-            });
-        }
-    }
 }
 
 /// The end-of-run summary (also merged into `run.json` under `summary` and `counts`).
@@ -744,6 +651,10 @@ pub fn simulate(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
+    use scout_events::Layer;
+
     use super::*;
 
     /// Executor, link and channel values the model cannot run are refused with their key (a
