@@ -123,21 +123,50 @@ def assert_same_tables(a_run: Path, b_run: Path) -> dict[str, int]:
 _ROWS: dict[str, dict[str, int]] = {}
 
 
-@pytest.mark.parametrize("source", SOURCES)
+def assert_same_summaries(s_duck: dict, s_spark: dict) -> None:
+    assert s_spark["engine"] == "spark"
+    for k in ("packets", "closure", "profile_population", "delay_ns", "drops", "drops_total", "drop_events", "phases"):
+        assert s_duck[k] == s_spark[k], k
+    assert s_duck["dominant"] == s_spark["dominant"]
+    assert s_duck["headline"] == s_spark["headline"]
+
+
+# `mixed` is compared by the command-line test below (one Spark analysis, not two).
+@pytest.mark.parametrize("source", [s for s in SOURCES if s != "mixed"])
 def test_spark_and_duckdb_give_the_same_tables(tmp_path: Path, schemas, source: str) -> None:  # noqa: F811
     run = _run(tmp_path, source, schemas)
     spark_run = tmp_path / f"{source}-spark"
     shutil.copytree(run, spark_run, ignore=shutil.ignore_patterns("analysis"))
     s_duck = analysis.analyze(run, engine="ibis")
     s_spark = analysis.analyze(spark_run, engine="spark")
-    assert s_spark["engine"] == "spark"
-    for k in ("packets", "closure", "profile_population", "delay_ns", "drops", "drops_total", "drop_events", "phases"):
-        assert s_duck[k] == s_spark[k], k
-    assert s_duck["dominant"] == s_spark["dominant"]
-    assert s_duck["headline"] == s_spark["headline"]
+    assert_same_summaries(s_duck, s_spark)
     # Spark wrote its per-packet tables as datasets (directories of part files).
     assert (spark_run / "analysis" / "journeys.parquet").is_dir()
     _ROWS[source] = assert_same_tables(run, spark_run)
+
+
+def test_scout_analyze_engine_spark_from_the_command_line(tmp_path: Path, schemas) -> None:  # noqa: F811
+    """The command a user types: progress, the summary, the same tables as DuckDB's, which a report
+    and a query then read; and switching back to the default engine replaces the datasets with
+    files."""
+    duck_run = _run(tmp_path, "mixed", schemas)
+    run = tmp_path / "mixed-spark"
+    shutil.copytree(duck_run, run, ignore=shutil.ignore_patterns("analysis"))
+    spark = ["--engine", "spark", "--spark-master", "local[2]", "--spark-conf", "spark.sql.shuffle.partitions=4"]
+    r = scout_cmd("analyze", str(run), *spark)
+    assert r.returncode == 0, r.stderr
+    assert "attribution closes for" in r.stdout and "Traceback" not in r.stderr
+    s_spark = json.loads((run / "analysis" / "summary.json").read_text())
+    assert_same_summaries(analysis.analyze(duck_run, engine="ibis"), s_spark)
+    assert (run / "analysis" / "journeys.parquet").is_dir()
+    _ROWS["mixed"] = assert_same_tables(duck_run, run)
+    r = scout_cmd("query", str(run), "SELECT count(*) AS n FROM journeys")
+    assert r.returncode == 0, r.stderr
+    r = scout_cmd("report", str(run))
+    assert r.returncode == 0, r.stderr
+    r = scout_cmd("analyze", str(run))
+    assert r.returncode == 0, r.stderr
+    assert (run / "analysis" / "journeys.parquet").is_file()
 
 
 def test_the_comparison_covered_every_table() -> None:
@@ -146,25 +175,6 @@ def test_the_comparison_covered_every_table() -> None:
         pytest.skip("runs only after every comparison above passed")
     empty = [t for t in TABLE_NAMES if not any(r[t] for r in _ROWS.values())]
     assert not empty, empty
-
-
-def test_scout_analyze_engine_spark_from_the_command_line(tmp_path: Path) -> None:
-    """The command a user types: progress, the summary, tables a report and a query then read; and
-    switching back to the default engine replaces the datasets with files."""
-    run = tmp_path / "mixed"
-    assert scout_cmd("simulate", "mixed", "-o", str(run), "--duration", "1").returncode == 0
-    spark = ["--engine", "spark", "--spark-master", "local[2]", "--spark-conf", "spark.sql.shuffle.partitions=4"]
-    r = scout_cmd("analyze", str(run), *spark)
-    assert r.returncode == 0, r.stderr
-    assert "attribution closes for" in r.stdout and "Traceback" not in r.stderr
-    assert json.loads((run / "analysis" / "summary.json").read_text())["engine"] == "spark"
-    r = scout_cmd("query", str(run), "SELECT count(*) AS n FROM journeys")
-    assert r.returncode == 0, r.stderr
-    r = scout_cmd("report", str(run))
-    assert r.returncode == 0, r.stderr
-    r = scout_cmd("analyze", str(run))
-    assert r.returncode == 0, r.stderr
-    assert (run / "analysis" / "journeys.parquet").is_file()
 
 
 def test_bad_spark_options_are_one_clear_line(tmp_path: Path) -> None:
