@@ -4,5 +4,6 @@
 mod decode;
 pub mod file;
 pub mod journey;
+mod pair;
 pub mod pfcp;
 pub mod run;

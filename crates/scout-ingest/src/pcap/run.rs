@@ -9,7 +9,7 @@
 //! gives the UPF's forwarding delay as `upf processing` (from outside, queueing and processing
 //! cannot be told apart).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -21,13 +21,12 @@ use std::time::{Duration, Instant};
 use scout_events::writer::{RunOutput, RunWriter};
 use serde_json::{json, Value};
 
-use super::decode::{Decoder, Kind, FRAGMENT_HELD};
-use super::file::{CaptureReader, Point};
+use super::decode::{Decoder, Kind};
+use super::file::CaptureReader;
 use super::journey::{Fast, Inner, Journeys, Seen};
+use super::pair::{SecondPass, Sight};
 use super::pfcp::Tracker;
 use crate::srsran::run::IngestError;
-use scout_wire::gtpu;
-use scout_wire::ip as wire;
 use scout_wire::pfcp::session;
 use scout_wire::Cause;
 
@@ -84,8 +83,8 @@ impl Capture {
 }
 
 /// Files merged by time.
-struct Merged {
-    files: Vec<(String, CaptureReader, bool)>,
+pub(super) struct Merged {
+    pub(super) files: Vec<(String, CaptureReader, bool)>,
 }
 
 impl Merged {
@@ -120,50 +119,22 @@ impl Merged {
 }
 
 #[derive(Default)]
-struct Causes {
+pub(super) struct Causes {
     by: HashMap<&'static str, (u64, String)>,
 }
 
 impl Causes {
-    fn add(&mut self, cause: &'static str, at: impl FnOnce() -> String) {
+    pub(super) fn add(&mut self, cause: &'static str, at: impl FnOnce() -> String) {
         self.by.entry(cause).or_insert_with(|| (0, at())).0 += 1;
     }
-    fn total(&self) -> u64 {
+    pub(super) fn total(&self) -> u64 {
         self.by.values().map(|v| v.0).sum()
     }
-    fn to_json(&self) -> Value {
+    pub(super) fn to_json(&self) -> Value {
         let mut v: Vec<_> = self.by.iter().collect();
         v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
         Value::Array(v.into_iter().map(|(k, (n, f))| json!({"cause": k, "count": n, "first": f})).collect())
     }
-}
-
-/// One sighting of a packet, waiting for its twin.
-#[derive(Clone, Copy)]
-struct Sight {
-    t: i64,
-    n3: bool,
-    bytes: u32,
-    teid: Option<u32>,
-    qfi: Option<u8>,
-    seq: Option<u16>,
-    src: IpAddr,
-    dst: IpAddr,
-    proto: u8,
-    ports: Option<(u16, u16)>,
-}
-
-enum Entry {
-    Open(Sight),
-    Paired,
-}
-
-#[derive(Default)]
-struct Pairing {
-    pending: HashMap<u64, Entry, Fast>,
-    order: VecDeque<(i64, u64)>,
-    unmatched: [[u64; 2]; 2],
-    duplicates: [u64; 2],
 }
 
 /// What the first pass finds in one capture: its first frame's time, the inner address pairs of
@@ -316,13 +287,96 @@ pub fn ingest_captures<O: RunOutput>(
     let total: u64 = captures.iter().map(Capture::size).sum::<Result<u64, _>>()?;
     let read = AtomicU64::new(0);
     let firsts = first_pass(captures, &opts.gtp_ports, &read, &mut |done| progress(done.min(total), 2 * total))?;
-    let mut pfcp = Tracker::default();
-    let mut pfcp_bad = Causes::default();
+    let (mut pfcp, pfcp_bad) = replay_pfcp(&firsts);
     let mut tunnels: HashSet<(IpAddr, IpAddr), Fast> = HashSet::default();
-    let epoch = firsts.iter().filter_map(|f| f.epoch).min();
+    for f in &firsts {
+        tunnels.extend(f.tunnels.iter().copied());
+    }
+    let Some(epoch) = firsts.iter().filter_map(|f| f.epoch).min() else {
+        // Never a success that read nothing: say what each file held instead.
+        let what: Vec<String> =
+            captures.iter().zip(&firsts).map(|(c, f)| format!("{}: {}", c.name(), f.empty)).collect();
+        return Err(IngestError::Input {
+            path: captures.iter().map(Capture::name).collect::<Vec<_>>().join(", "),
+            message: format!("no packets to read ({})", what.join("; ")),
+        });
+    };
+    pfcp.finish(epoch);
+    let (slice_names, slice_of_session) = slices(&pfcp);
+    let mut w = create(run_meta(captures, opts, epoch, &slice_names), &slice_names)?;
+    pfcp.write_pairs(epoch, &mut w);
+
+    // Pass 2: pair the user plane.
+    let mut journeys = Journeys::new(true);
+    // UEs the PFCP sessions name come first, in session order.
+    for s in &pfcp.sessions {
+        for &a in &s.ue_addrs {
+            journeys.ue(a);
+        }
+    }
+    let mut m = Merged::open(captures)?;
+    let mut pass = SecondPass::new(opts);
+    let mut last_report = read.load(Ordering::Relaxed);
+    let mut done_bytes = total;
+    let mut last_t = i64::MIN;
+    // A new flow's label in `run.json`, per slice.
+    let labels: Vec<Value> = slice_names.iter().map(|n| json!({ "slice": n })).collect();
+    while let Some(i) = m.next()? {
+        pass.frames += 1;
+        let (p, r, _) = &m.files[i];
+        let f = r.current();
+        done_bytes += f.data.len() as u64 + 16;
+        if done_bytes - last_report > 64 << 20 {
+            last_report = done_bytes;
+            if progress(done_bytes.min(2 * total), 2 * total).is_break() {
+                return Err(IngestError::Interrupted { done: done_bytes });
+            }
+        }
+        let iface_name = r.ifaces.get(f.iface as usize).and_then(|x| x.name.as_deref());
+        let t = f.t_ns;
+        if t > last_t + 100_000_000 || last_t == i64::MIN {
+            // Expire at most every 100 ms of capture time.
+            pass.pairing.expire(t - opts.window_ns);
+            pass.dec.frag.expire(t);
+            last_t = t;
+        }
+        let Some((key, s)) = pass.sight(i, p, f, iface_name, &tunnels, opts) else { continue };
+        if let Some((a, b)) = pass.pairing.sight(key, s) {
+            let (inner, slice) = joined(a, b, &pfcp, &slice_of_session);
+            let seen = |x: Sight| Seen { t_ns: x.t - epoch, n3: x.n3, bytes: x.bytes };
+            journeys.pair(seen(a), seen(b), &inner, slice, &labels[usize::from(slice)], &mut w);
+        }
+    }
+    pass.pairing.expire(i64::MAX);
+    let _ = progress(2 * total, 2 * total);
+    let extra = json!({
+        "flows": journeys.flows,
+        "ues": journeys.ues_json(),
+        "pcap": pass.summary(&m, &journeys, opts),
+        "pfcp": pfcp_summary(&pfcp, &pfcp_bad, &slice_names, &slice_of_session),
+        "counts": {
+            "skipped_inputs": {
+                "frames_not_decoded": pass.causes.to_json(),
+                "frames_not_decoded_total": pass.causes.total(),
+                "damaged_files": m.files.iter().filter_map(|(p, r, _)| r.stats.damage.as_ref().map(|d| json!({
+                    "file": p, "offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read,
+                }))).collect::<Vec<_>>(),
+            },
+            "offered_packets": journeys.packets(),
+            "delivered_packets": 0,
+            "in_flight_packets": 0,
+        },
+    });
+    Ok(w.finish_run(extra)?)
+}
+
+/// Pass 1's PFCP messages replayed merged by time across the files (ties: the file given first,
+/// as in pass 2), and the frames that did not decode.
+fn replay_pfcp(firsts: &[FirstPass]) -> (Tracker, Causes) {
+    let mut pfcp = Tracker::default();
+    let mut bad = Causes::default();
     let mut heads = vec![0usize; firsts.len()];
     loop {
-        // The file whose next PFCP frame is earliest (ties: the file given first), as in pass 2.
         let next = (0..firsts.len())
             .filter_map(|i| firsts[i].pfcp.get(heads[i]).map(|r| (r.0, i)))
             .min_by_key(|&(t, i)| (t, i));
@@ -333,23 +387,15 @@ pub fn ingest_captures<O: RunOutput>(
             Ok((id, src, dst, msg)) => {
                 pfcp.sighting(*t, *id, *src, *dst, msg);
             }
-            Err((cause, at)) => pfcp_bad.add(cause, || at.clone()),
+            Err((cause, at)) => bad.add(cause, || at.clone()),
         }
     }
-    for f in &firsts {
-        tunnels.extend(f.tunnels.iter().copied());
-    }
-    let mut last_report = read.load(Ordering::Relaxed);
-    let Some(epoch) = epoch else {
-        // Never a success that read nothing: say what each file held instead.
-        let what: Vec<String> =
-            captures.iter().zip(&firsts).map(|(c, f)| format!("{}: {}", c.name(), f.empty)).collect();
-        return Err(IngestError::Input {
-            path: captures.iter().map(Capture::name).collect::<Vec<_>>().join(", "),
-            message: format!("no packets to read ({})", what.join("; ")),
-        });
-    };
-    pfcp.finish(epoch);
+    (pfcp, bad)
+}
+
+/// The run's slices ("default" first, then each session's in order of appearance) and each
+/// session's slice index.
+fn slices(pfcp: &Tracker) -> (Vec<String>, Vec<u8>) {
     let mut slice_names = vec!["default".to_string()];
     let mut slice_of_session = Vec::new();
     for s in &pfcp.sessions {
@@ -363,7 +409,12 @@ pub fn ingest_captures<O: RunOutput>(
         };
         slice_of_session.push(idx.min(255) as u8);
     }
-    let meta = json!({
+    (slice_names, slice_of_session)
+}
+
+/// The run's header: its files, clock, slices, how its links are stated, the pairing's options.
+fn run_meta(captures: &[Capture], opts: &Options, epoch: i64, slice_names: &[String]) -> Value {
+    json!({
         "source": "pcap",
         "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
         "files": captures.iter().map(Capture::name).collect::<Vec<_>>(),
@@ -376,181 +427,31 @@ pub fn ingest_captures<O: RunOutput>(
             "teid_to_session": "stated by PFCP: F-TEIDs of PDIs / Created PDRs and outer header creation TEIDs of FARs",
         },
         "pairing": {"window_s": opts.window_ns as f64 / 1e9, "gtp_ports": opts.gtp_ports, "n3": opts.n3, "n6": opts.n6},
-    });
-    let mut w = create(meta, &slice_names)?;
-    pfcp.write_pairs(epoch, &mut w);
+    })
+}
 
-    // Pass 2: pair the user plane.
-    let mut journeys = Journeys::new(true);
-    // UEs the PFCP sessions name come first, in session order.
-    for s in &pfcp.sessions {
-        for &a in &s.ue_addrs {
-            journeys.ue(a);
-        }
-    }
-    let mut m = Merged::open(captures)?;
-    let mut dec = Decoder::new(&opts.gtp_ports);
-    let mut causes = Causes::default();
-    let mut gtp_other: HashMap<&'static str, u64> = HashMap::new();
-    let mut not_user_plane = 0u64;
-    let mut gtp_length_mismatch = 0u64;
-    let mut pfcp_frames = 0u64;
-    let mut fragments_held = 0u64;
-    let mut filtered = [0u64; 2];
-    // Per --n3 / --n6 value, the frames it selected (a value that selects none is a typo or the
-    // wrong capture: the CLI warns).
-    let mut side_matches = [vec![0u64; opts.n3.len()], vec![0u64; opts.n6.len()]];
-    let mut pairing = Pairing::default();
-    let mut frames = 0u64;
-    let mut done_bytes = total;
-    let mut points: HashMap<Point, [u64; 2], Fast> = HashMap::default();
-    let mut last_t = i64::MIN;
-    // A new flow's label in `run.json`, per slice.
-    let labels: Vec<Value> = slice_names.iter().map(|n| json!({ "slice": n })).collect();
-    while let Some(i) = m.next()? {
-        frames += 1;
-        let (p, r, _) = &m.files[i];
-        let f = r.current();
-        done_bytes += f.data.len() as u64 + 16;
-        if done_bytes - last_report > 64 << 20 {
-            last_report = done_bytes;
-            if progress(done_bytes.min(2 * total), 2 * total).is_break() {
-                return Err(IngestError::Interrupted { done: done_bytes });
-            }
-        }
-        let iface_name = r.ifaces.get(f.iface as usize).and_then(|x| x.name.as_deref());
-        let (t, off, iface) = (f.t_ns, f.offset, f.iface);
-        if t > last_t + 100_000_000 || last_t == i64::MIN {
-            // Expire at most every 100 ms of capture time.
-            pairing.expire(t - opts.window_ns);
-            dec.frag.expire(t);
-            last_t = t;
-        }
-        let decoded = dec.decode(f.t_ns, f.linktype, f.data);
-        let (kind, sub, outgoing) = match decoded {
-            Ok(k) => k,
-            Err(FRAGMENT_HELD) => {
-                fragments_held += 1;
-                continue;
-            }
-            Err(c) => {
-                causes.add(c, || format!("{p}: byte {off}"));
-                continue;
-            }
-        };
-        let point = Point { file: i as u16, iface, sub, outgoing };
-        let sight = match kind {
-            Kind::Pfcp(..) => {
-                pfcp_frames += 1;
-                continue;
-            }
-            Kind::GtpOther(t, mismatch) => {
-                gtp_length_mismatch += u64::from(mismatch);
-                let name = match t {
-                    gtpu::GTPU_ECHO_REQUEST => "echo_request",
-                    gtpu::GTPU_ECHO_RESPONSE => "echo_response",
-                    gtpu::GTPU_ERROR_INDICATION => "error_indication",
-                    gtpu::GTPU_END_MARKER => "end_marker",
-                    gtpu::GTPU_SUPPORTED_EXT_HEADERS => "supported_extension_headers_notification",
-                    _ => "other",
-                };
-                *gtp_other.entry(name).or_insert(0) += 1;
-                continue;
-            }
-            Kind::GPdu(outer_len, outer, g, inner) => {
-                gtp_length_mismatch += u64::from(g.length_mismatch);
-                if !opts.n3.is_empty() {
-                    match matches_side(&opts.n3, iface_name, Some(outer)) {
-                        Some(k) => side_matches[0][k] += 1,
-                        None => {
-                            filtered[0] += 1;
-                            continue;
-                        }
-                    }
-                }
-                Sight {
-                    t,
-                    n3: true,
-                    bytes: outer_len,
-                    teid: Some(g.teid),
-                    qfi: g.qfi,
-                    seq: g.seq,
-                    src: inner.src,
-                    dst: inner.dst,
-                    proto: inner.proto,
-                    ports: wire::ports(&inner),
-                }
-                .with_key(wire::identity(&inner))
-            }
-            Kind::Plain(ip) => {
-                if !tunnels.contains(&ordered(ip.src, ip.dst)) {
-                    not_user_plane += 1;
-                    continue;
-                }
-                if !opts.n6.is_empty() {
-                    match matches_side(&opts.n6, iface_name, Some((ip.src, ip.dst))) {
-                        Some(k) => side_matches[1][k] += 1,
-                        None => {
-                            filtered[1] += 1;
-                            continue;
-                        }
-                    }
-                }
-                let b = ip.packet.len() as u32;
-                Sight {
-                    t,
-                    n3: false,
-                    bytes: b,
-                    teid: None,
-                    qfi: None,
-                    seq: None,
-                    src: ip.src,
-                    dst: ip.dst,
-                    proto: ip.proto,
-                    ports: wire::ports(&ip),
-                }
-                .with_key(wire::identity(&ip))
-            }
-        };
-        let (key, s) = sight;
-        points.entry(point).or_insert([0, 0])[usize::from(!s.n3)] += 1;
-        if let Some((a, b)) = pairing.sight(key, s) {
-            let n3s = if a.n3 { a } else { b };
-            let ul = if a.t <= b.t { a.n3 } else { b.n3 };
-            let ue_addr = if ul { n3s.src } else { n3s.dst };
-            let session = n3s.teid.and_then(|t| pfcp.by_teid.get(&t)).or_else(|| pfcp.by_ue.get(&ue_addr)).copied();
-            let slice = session.and_then(|s| slice_of_session.get(s).copied()).unwrap_or(0);
-            let seen = |x: Sight| Seen { t_ns: x.t - epoch, n3: x.n3, bytes: x.bytes };
-            let inner = Inner {
-                src: n3s.src,
-                dst: n3s.dst,
-                proto: n3s.proto,
-                ports: n3s.ports,
-                teid: n3s.teid,
-                qfi: n3s.qfi,
-                gtp_seq: n3s.seq,
-            };
-            journeys.pair(seen(a), seen(b), &inner, slice, &labels[usize::from(slice)], &mut w);
-        }
-    }
-    pairing.expire(i64::MAX);
-    let _ = progress(2 * total, 2 * total);
-    let files: Vec<Value> = m
-        .files
-        .iter()
-        .map(|(p, r, _)| {
-            json!({
-                "file": p, "frames": r.stats.frames, "bytes": r.stats.bytes,
-                "truncated_records": r.stats.truncated_frames, "other_blocks": r.stats.other_blocks,
-                "other_block_types": r.stats.other_block_types.iter().map(|(t, n)| (block_name(*t), json!(n))).collect::<serde_json::Map<_, _>>(),
-                "impossible_time_frames": r.stats.impossible_time_frames,
-                "damage": r.stats.damage.as_ref().map(|d| json!({"offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read})),
-                "interfaces": r.ifaces.iter().map(|i| json!({"linktype": i.linktype, "name": i.name})).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let mut pts: Vec<_> = points.into_iter().collect();
-    pts.sort();
+/// A pair's inner header (from its N3 sighting) and slice: the session by the N3 TEID, else by
+/// the UE's address (the source uplink, the destination downlink; uplink when N3 came first).
+fn joined(a: Sight, b: Sight, pfcp: &Tracker, slice_of_session: &[u8]) -> (Inner, u8) {
+    let n3s = if a.n3 { a } else { b };
+    let ul = if a.t <= b.t { a.n3 } else { b.n3 };
+    let ue_addr = if ul { n3s.src } else { n3s.dst };
+    let session = n3s.teid.and_then(|t| pfcp.by_teid.get(&t)).or_else(|| pfcp.by_ue.get(&ue_addr)).copied();
+    let slice = session.and_then(|s| slice_of_session.get(s).copied()).unwrap_or(0);
+    let inner = Inner {
+        src: n3s.src,
+        dst: n3s.dst,
+        proto: n3s.proto,
+        ports: n3s.ports,
+        teid: n3s.teid,
+        qfi: n3s.qfi,
+        gtp_seq: n3s.seq,
+    };
+    (inner, slice)
+}
+
+/// `run.json`'s `pfcp`: messages, procedures, pairs and what did not pair, sessions.
+fn pfcp_summary(pfcp: &Tracker, bad: &Causes, slice_names: &[String], slice_of_session: &[u8]) -> Value {
     let sessions: Vec<Value> = pfcp
         .sessions
         .iter()
@@ -564,117 +465,23 @@ pub fn ingest_captures<O: RunOutput>(
             })
         })
         .collect();
-    let n_frames = frames;
-    let extra = json!({
-        "flows": journeys.flows,
-        "ues": journeys.ues_json(),
-        "pcap": {
-            "files": files,
-            "frames": n_frames,
-            "upf_delay": {"ul": journeys.stats(true), "dl": journeys.stats(false)},
-            "unmatched_total": {
-                "n3": pairing.unmatched[0][0] + pairing.unmatched[0][1],
-                "n6": pairing.unmatched[1][0] + pairing.unmatched[1][1],
-            },
-            "unmatched": {
-                "n3": {"no_twin_within_window": pairing.unmatched[0][0], "capture_ended": pairing.unmatched[0][1]},
-                "n6": {"no_twin_within_window": pairing.unmatched[1][0], "capture_ended": pairing.unmatched[1][1]},
-            },
-            "duplicate_sightings": {"n3": pairing.duplicates[0], "n6": pairing.duplicates[1]},
-            "capture_points": pts.iter().map(|(p, c)| json!({"file": p.file, "iface": p.iface, "sub": p.sub, "outgoing": p.outgoing, "n3_sightings": c[0], "n6_sightings": c[1]})).collect::<Vec<_>>(),
-            "gtpu_other_messages": gtp_other,
-            "gtpu_length_field_mismatch": gtp_length_mismatch,
-            "not_user_plane_frames": not_user_plane,
-            "pfcp_frames": pfcp_frames,
-            "excluded_by_side_options": {"n3": filtered[0], "n6": filtered[1]},
-            "side_option_matches": {
-                "n3": opts.n3.iter().zip(&side_matches[0]).map(|(o, n)| json!({"value": o, "frames": n})).collect::<Vec<_>>(),
-                "n6": opts.n6.iter().zip(&side_matches[1]).map(|(o, n)| json!({"value": o, "frames": n})).collect::<Vec<_>>(),
-            },
-            "ip_fragments": {"frames_held": fragments_held, "reassembled": dec.frag.reassembled, "expired": dec.frag.expired, "pending_at_end": dec.frag.pending(), "overlapping": dec.frag.overlapping, "beyond_end": dec.frag.beyond_end},
-        },
-        "pfcp": {
-            "messages": pfcp.messages,
-            "duplicate_sightings": pfcp.duplicate_sightings,
-            "by_procedure": pfcp.by_type,
-            "pairs": pfcp.pairs.len(),
-            "unanswered_requests": pfcp.unanswered,
-            "responses_without_request": pfcp.responses_without_request,
-            "retransmissions": pfcp.retransmissions,
-            "sequence_number_reuse": pfcp.sequence_number_reuse,
-            "unknown_message_types": pfcp.unknown_types,
-            "undecodable": pfcp_bad.to_json(),
-            "sessions": sessions,
-        },
-        "counts": {
-            "skipped_inputs": {
-                "frames_not_decoded": causes.to_json(),
-                "frames_not_decoded_total": causes.total(),
-                "damaged_files": m.files.iter().filter_map(|(p, r, _)| r.stats.damage.as_ref().map(|d| json!({
-                    "file": p, "offset": d.offset, "reason": d.reason, "bytes_not_read": d.bytes_not_read,
-                }))).collect::<Vec<_>>(),
-            },
-            "offered_packets": journeys.packets(),
-            "delivered_packets": 0,
-            "in_flight_packets": 0,
-        },
-    });
-    Ok(w.finish_run(extra)?)
-}
-
-impl Sight {
-    fn with_key(self, k: u64) -> (u64, Sight) {
-        (k, self)
-    }
-}
-
-impl Pairing {
-    /// A sighting; returns the pair when it completes one.
-    fn sight(&mut self, key: u64, s: Sight) -> Option<(Sight, Sight)> {
-        match self.pending.get_mut(&key) {
-            None => {
-                self.pending.insert(key, Entry::Open(s));
-                self.order.push_back((s.t, key));
-                None
-            }
-            Some(Entry::Open(o)) if o.n3 == s.n3 => {
-                // The same packet at another capture point on the same side: the earliest counts.
-                self.duplicates[usize::from(!s.n3)] += 1;
-                if s.t < o.t {
-                    *o = s;
-                }
-                None
-            }
-            Some(e @ Entry::Open(_)) => {
-                let Entry::Open(o) = std::mem::replace(e, Entry::Paired) else { unreachable!() };
-                Some((o, s))
-            }
-            Some(Entry::Paired) => {
-                // Seen again after it was paired (e.g. on the N6 Ethernet after the UPF's TUN).
-                self.duplicates[usize::from(!s.n3)] += 1;
-                None
-            }
-        }
-    }
-
-    /// Ends the wait of sightings older than `before`.
-    fn expire(&mut self, before: i64) {
-        let end = before == i64::MAX;
-        while let Some(&(t, key)) = self.order.front() {
-            if t >= before {
-                break;
-            }
-            self.order.pop_front();
-            // (A sighting replaced by an earlier one keeps its queue entry: `o.t <= t`.)
-            if let Some(Entry::Open(o)) = self.pending.remove(&key) {
-                self.unmatched[usize::from(!o.n3)][usize::from(end)] += 1;
-            }
-        }
-    }
+    json!({
+        "messages": pfcp.messages,
+        "duplicate_sightings": pfcp.duplicate_sightings,
+        "by_procedure": pfcp.by_type,
+        "pairs": pfcp.pairs.len(),
+        "unanswered_requests": pfcp.unanswered,
+        "responses_without_request": pfcp.responses_without_request,
+        "retransmissions": pfcp.retransmissions,
+        "sequence_number_reuse": pfcp.sequence_number_reuse,
+        "unknown_message_types": pfcp.unknown_types,
+        "undecodable": bad.to_json(),
+        "sessions": sessions,
+    })
 }
 
 /// A pcapng block type as `run.json` names it.
-fn block_name(t: u32) -> String {
+pub(super) fn block_name(t: u32) -> String {
     match t {
         4 => "name_resolution".into(),
         5 => "interface_statistics".into(),
@@ -707,7 +514,7 @@ fn no_packets(r: &CaptureReader) -> String {
     parts.join(", ")
 }
 
-fn ordered(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
+pub(super) fn ordered(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
     if a <= b {
         (a, b)
     } else {
@@ -716,7 +523,7 @@ fn ordered(a: IpAddr, b: IpAddr) -> (IpAddr, IpAddr) {
 }
 
 /// Which of the side's interface names or addresses a frame is on (the first that matches).
-fn matches_side(specs: &[String], iface: Option<&str>, addrs: Option<(IpAddr, IpAddr)>) -> Option<usize> {
+pub(super) fn matches_side(specs: &[String], iface: Option<&str>, addrs: Option<(IpAddr, IpAddr)>) -> Option<usize> {
     specs.iter().position(|s| {
         iface == Some(s.as_str())
             || s.parse::<IpAddr>().ok().is_some_and(|a| addrs.is_some_and(|(x, y)| x == a || y == a))
