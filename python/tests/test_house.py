@@ -22,7 +22,6 @@ LONG_FUNCTIONS = {
     ("crates/scout-emu/src/bin/scout-prague.rs", "send"): 136,
     ("crates/scout-emu/src/driver.rs", "emulate"): 349,
     ("crates/scout-ingest/src/pcap/file.rs", "load"): 137,
-    ("crates/scout-ingest/src/srsran/run.rs", "ingest_logs"): 279,
     ("crates/scout-ingest/src/srsran/ues.rs", "entry"): 128,
     ("crates/scout-probe/examples/probe_bench.rs", "main"): 126,
     ("crates/scout-probe/src/lib.rs", "run"): 229,
