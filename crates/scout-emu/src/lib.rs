@@ -7,7 +7,8 @@
 //!
 //! - [`netns`]: namespaces, TUN devices, addresses and routes, and their cleanup;
 //! - [`tun`]: a TUN device's file descriptor;
-//! - [`driver`]: the wall-clock loop around the model; [`egress`]: its device writer;
+//! - [`driver`]: the wall-clock loop around the model (`driver/run.rs`: an emulation's life around
+//!   it, from set-up to the closing summary); [`egress`]: its device writer;
 //! - [`thread`]: real-time priority and dropped privileges for the emulator's threads;
 //! - [`apps`]: the scenario's applications, started in their namespaces;
 //! - [`tcp`]: the applications' TCP state from the kernel's `tcp_probe` tracepoint;
