@@ -18,7 +18,6 @@ GENERATED = {"crates/scout-ran/src/phy/bicm_table.rs"}
 LONG_FUNCTIONS = {
     ("crates/scout-analysis/src/journey.rs", "walk"): 133,
     ("crates/scout-analysis/src/read.rs", "scan"): 150,
-    ("crates/scout-analysis/src/write.rs", "analyze"): 184,
     ("crates/scout-emu/src/bin/scout-prague.rs", "send"): 136,
     ("crates/scout-ingest/src/pcap/file.rs", "load"): 137,
     ("crates/scout-ingest/src/srsran/ues.rs", "entry"): 128,

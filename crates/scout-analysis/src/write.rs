@@ -380,27 +380,20 @@ pub fn analyze(
     fs::create_dir_all(out_dir).map_err(|e| Error::Io { path: out_dir.to_path_buf(), source: e })?;
     // Windows keep one window's component rows in memory; the rest go to files.
     let rows = if budget.is_some() { 0 } else { layout.total as usize };
-    let mut prof = ProfileInput::with_capacity(packets, rows);
-    let mut closure = Closure::default();
-    let mut totals = crate::queues::Totals::default();
-    let mut seed: [Vec<String>; 6] = Default::default();
-    let mut dicts = None;
-    let (mut events, mut windows) = (0u64, 0u64);
+    let mut walk = Walk {
+        prof: ProfileInput::with_capacity(packets, rows),
+        closure: Closure::default(),
+        totals: crate::queues::Totals::default(),
+        seed: Default::default(),
+        dicts: None,
+        events: 0,
+        windows: 0,
+    };
+    let input = WalkInput { packet: &packet, layout: &layout, in_flight: &in_flight, opt, threads, bin_ns };
     // Two writer threads (components; journeys, layer delays and sojourns) share each batch; the
     // last to finish with it sends it back to the walk (fresh memory costs a page fault per page).
     let (back, recycled) = sync_channel::<Batch>(4);
-    // The slot table's `tti` beside the walk, when the run is read at once (in windows the memory is
-    // the walk's; the database's sort spills to disk), at the lowest priority: it needs none of the
-    // walk's results, and the walk's threads leave cores idle while they wait for each other, which
-    // it fills (at the walk's priority it delayed the walk by most of its own ~0.45 s of a core on
-    // two cores; niced, the whole `scout analyze` is ~0.3 s sooner: bench/RESULTS.md).
-    let tti = budget.is_none().then(|| {
-        let (slot, out, stop) = (events_dir.join("slot.parquet"), out_dir.join("tti.parquet"), opt.stop.clone());
-        std::thread::Builder::new().name("scout-tti".into()).spawn(move || {
-            lowest_priority();
-            crate::tti::write(&slot, &out, &stop)
-        })
-    });
+    let tti = budget.is_none().then(|| spawn_tti(events_dir, out_dir, opt));
     let rows = std::thread::scope(|s| -> Result<[u64; 4], Error> {
         let mut senders = Vec::new();
         let mut writers = Vec::new();
@@ -408,71 +401,13 @@ pub fn analyze(
             let (tx, rx) = sync_channel::<Msg>(2);
             let back = back.clone();
             senders.push(tx);
-            writers.push(s.spawn(move || -> Result<[u64; 4], Error> {
-                let mut t: Option<Tables> = None;
-                while let Ok(m) = rx.recv() {
-                    match (m, t.as_mut()) {
-                        (Msg::Names(n), None) => t = Some(Tables::create(out_dir, &n, only_components)?),
-                        (Msg::Names(n), Some(t)) => t.extend_names(&n)?,
-                        (Msg::Rows(b), Some(t)) => {
-                            t.write(&b)?;
-                            if let Ok(mut b) = Arc::try_unwrap(b) {
-                                b.clear();
-                                let _ = back.try_send(b);
-                            }
-                        }
-                        (Msg::Rows(_), None) => unreachable!("names are sent before rows"),
-                    }
-                }
-                t.map_or(Ok([0; 4]), Tables::close)
-            }));
+            writers.push(s.spawn(move || table_writer(out_dir, only_components, rx, back)));
         }
         drop(back);
-        let send = |m: &dyn Fn() -> Msg| senders.iter().all(|tx| tx.send(m()).is_ok());
-        let mut window = |scope: read::Scope| -> Result<Option<u64>, Error> {
-            if windows > 0 {
-                progress("read");
-            }
-            let scanned = read::scan(&packet, &layout, scope, threads, bin_ns, &opt.stop)?;
-            let last = match scanned.ids {
-                read::Ids::Dense { hi, .. } => Some(hi),
-                read::Ids::Map { .. } => None,
-            };
-            events += scanned.parts.iter().map(|p| p.events).sum::<u64>();
-            windows += 1;
-            opt.stop.check()?;
-            progress("group");
-            let mut grouped = journey::group(scanned, &seed, &in_flight, bin_ns, &packet)?;
-            seed = grouped.dicts.names();
-            let names = Arc::new(seed.clone());
-            if !send(&|| Msg::Names(names.clone())) {
-                return Ok(None); // a writer failed; its error is returned below
-            }
-            opt.stop.check()?;
-            progress("journeys");
-            let slots = grouped.slots();
-            let mut at = 0;
-            while at < slots {
-                opt.stop.check()?;
-                let mut b = recycled.try_recv().unwrap_or_default();
-                let end = (at + WALK_SLOTS).min(slots);
-                grouped.walk(at..end, &mut b, &mut prof, &mut closure);
-                at = end;
-                let b = Arc::new(b);
-                if !send(&|| Msg::Rows(b.clone())) {
-                    return Ok(None);
-                }
-            }
-            grouped.take_queues(&mut totals);
-            if budget.is_some() {
-                prof.spill(out_dir)?;
-            }
-            dicts = Some(grouped.dicts);
-            Ok(last)
-        };
         let mut walked = Ok(());
         while let Some(scope) = scopes.next(&layout, budget) {
-            match window(scope) {
+            let spill = budget.is_some().then_some(out_dir);
+            match walk.window(scope, &input, &senders, &recycled, spill, progress) {
                 Ok(Some(hi)) => scopes.done(hi, &layout),
                 Ok(None) => break,
                 Err(e) => {
@@ -499,6 +434,7 @@ pub fn analyze(
     };
     let (rows, tti) = (rows?, tti?);
     opt.stop.check()?;
+    let Walk { mut prof, closure, totals, dicts, events, windows, .. } = walk;
     let grouped_dicts = dicts.expect("at least one window");
     progress("queues");
     let queues = crate::queues::write(&out_dir.join("queues.parquet"), totals, bin_ns, &grouped_dicts)?;
@@ -510,30 +446,13 @@ pub fn analyze(
     let population = if population_delivered { "delivered" } else { "observed" };
     let profile_rows = profiles(&prof, opt, population_delivered, &grouped_dicts.slice.names, threads, profile_cap);
     write_profiles(&out_dir.join("profiles.parquet"), &profile_rows, &grouped_dicts, population)?;
-
-    let mut status = Vec::new();
-    for (code, name) in STATUS.iter().enumerate() {
-        let n = prof.status.iter().filter(|&&s| s as usize == code).count() as u64;
-        if n > 0 {
-            status.push((*name, n));
-        }
-    }
-    let mut dominant: Vec<(&'static str, &'static str, i64)> = closure
-        .by_code
-        .iter()
-        .enumerate()
-        .filter(|(_, &ns)| ns > 0)
-        .map(|(code, &ns)| (crate::codes::layer_name((code / 8) as u8), COMPONENTS[code % 8], ns))
-        .collect();
-    dominant.sort_by_key(|d| std::cmp::Reverse(d.2));
-    dominant.truncate(3);
     Ok(Summary {
         events,
         packets: rows[0],
-        status,
+        status: status_counts(&prof),
         population,
+        dominant: dominant(&closure),
         closure,
-        dominant,
         components: rows[1],
         layer_delays: rows[2],
         profiles: profile_rows.len() as u64,
@@ -543,6 +462,156 @@ pub fn analyze(
         windows,
         memory,
     })
+}
+
+/// The slot table's `tti` beside the walk, when the run is read at once (in windows the memory is
+/// the walk's; the database's sort spills to disk), at the lowest priority: it needs none of the
+/// walk's results, and the walk's threads leave cores idle while they wait for each other, which
+/// it fills (at the walk's priority it delayed the walk by most of its own ~0.45 s of a core on
+/// two cores; niced, the whole `scout analyze` is ~0.3 s sooner: bench/RESULTS.md).
+fn spawn_tti(
+    events_dir: &Path,
+    out_dir: &Path,
+    opt: &Options,
+) -> std::io::Result<std::thread::JoinHandle<Result<Option<u64>, Error>>> {
+    let (slot, out, stop) = (events_dir.join("slot.parquet"), out_dir.join("tti.parquet"), opt.stop.clone());
+    std::thread::Builder::new().name("scout-tti".into()).spawn(move || {
+        lowest_priority();
+        crate::tti::write(&slot, &out, &stop)
+    })
+}
+
+/// A writer thread: the per-packet tables (only `components`, or the others) from the walk's
+/// batches, each batch sent back for reuse by the last thread done with it. Returns the rows of
+/// journeys, components, layer_delays and sojourns it wrote.
+fn table_writer(
+    out_dir: &Path,
+    only_components: bool,
+    rx: std::sync::mpsc::Receiver<Msg>,
+    back: std::sync::mpsc::SyncSender<Batch>,
+) -> Result<[u64; 4], Error> {
+    let mut t: Option<Tables> = None;
+    while let Ok(m) = rx.recv() {
+        match (m, t.as_mut()) {
+            (Msg::Names(n), None) => t = Some(Tables::create(out_dir, &n, only_components)?),
+            (Msg::Names(n), Some(t)) => t.extend_names(&n)?,
+            (Msg::Rows(b), Some(t)) => {
+                t.write(&b)?;
+                if let Ok(mut b) = Arc::try_unwrap(b) {
+                    b.clear();
+                    let _ = back.try_send(b);
+                }
+            }
+            (Msg::Rows(_), None) => unreachable!("names are sent before rows"),
+        }
+    }
+    t.map_or(Ok([0; 4]), Tables::close)
+}
+
+/// What one window's walk reads.
+struct WalkInput<'a> {
+    packet: &'a Path,
+    layout: &'a read::Layout,
+    in_flight: &'a [u64],
+    opt: &'a Options,
+    threads: usize,
+    bin_ns: i64,
+}
+
+/// What the walk keeps from one window to the next, for the stages after it.
+struct Walk {
+    prof: ProfileInput,
+    closure: Closure,
+    totals: crate::queues::Totals,
+    /// The dictionaries' names so far (a window's codes extend the last one's).
+    seed: [Vec<String>; 6],
+    dicts: Option<Dicts>,
+    events: u64,
+    windows: u64,
+}
+
+impl Walk {
+    /// One window: read, group, walk — its rows sent to the writers batch by batch, its queues
+    /// folded, its profile inputs kept (spilled to `spill` when given). Returns the window's last
+    /// id (dense ids), or `None` when there is no next window: the ids are not dense (one pass),
+    /// or a writer failed (its error is returned by the writer).
+    fn window(
+        &mut self,
+        scope: read::Scope,
+        input: &WalkInput<'_>,
+        senders: &[std::sync::mpsc::SyncSender<Msg>],
+        recycled: &std::sync::mpsc::Receiver<Batch>,
+        spill: Option<&Path>,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Option<u64>, Error> {
+        let send = |m: &dyn Fn() -> Msg| senders.iter().all(|tx| tx.send(m()).is_ok());
+        let opt = input.opt;
+        if self.windows > 0 {
+            progress("read");
+        }
+        let scanned = read::scan(input.packet, input.layout, scope, input.threads, input.bin_ns, &opt.stop)?;
+        let last = match scanned.ids {
+            read::Ids::Dense { hi, .. } => Some(hi),
+            read::Ids::Map { .. } => None,
+        };
+        self.events += scanned.parts.iter().map(|p| p.events).sum::<u64>();
+        self.windows += 1;
+        opt.stop.check()?;
+        progress("group");
+        let mut grouped = journey::group(scanned, &self.seed, input.in_flight, input.bin_ns, input.packet)?;
+        self.seed = grouped.dicts.names();
+        let names = Arc::new(self.seed.clone());
+        if !send(&|| Msg::Names(names.clone())) {
+            return Ok(None); // a writer failed; its error is returned below
+        }
+        opt.stop.check()?;
+        progress("journeys");
+        let slots = grouped.slots();
+        let mut at = 0;
+        while at < slots {
+            opt.stop.check()?;
+            let mut b = recycled.try_recv().unwrap_or_default();
+            let end = (at + WALK_SLOTS).min(slots);
+            grouped.walk(at..end, &mut b, &mut self.prof, &mut self.closure);
+            at = end;
+            let b = Arc::new(b);
+            if !send(&|| Msg::Rows(b.clone())) {
+                return Ok(None);
+            }
+        }
+        grouped.take_queues(&mut self.totals);
+        if let Some(dir) = spill {
+            self.prof.spill(dir)?;
+        }
+        self.dicts = Some(grouped.dicts);
+        Ok(last)
+    }
+}
+
+/// Packets by status (those of a status that occurred).
+fn status_counts(prof: &ProfileInput) -> Vec<(&'static str, u64)> {
+    let mut status = Vec::new();
+    for (code, name) in STATUS.iter().enumerate() {
+        let n = prof.status.iter().filter(|&&s| s as usize == code).count() as u64;
+        if n > 0 {
+            status.push((*name, n));
+        }
+    }
+    status
+}
+
+/// The three (layer, component)s that hold the most delay.
+fn dominant(closure: &Closure) -> Vec<(&'static str, &'static str, i64)> {
+    let mut dominant: Vec<(&'static str, &'static str, i64)> = closure
+        .by_code
+        .iter()
+        .enumerate()
+        .filter(|(_, &ns)| ns > 0)
+        .map(|(code, &ns)| (crate::codes::layer_name((code / 8) as u8), COMPONENTS[code % 8], ns))
+        .collect();
+    dominant.sort_by_key(|d| std::cmp::Reverse(d.2));
+    dominant.truncate(3);
+    dominant
 }
 
 /// Lowers the calling thread to the lowest CPU priority (nice 19; on Linux a thread's niceness is
