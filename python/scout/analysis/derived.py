@@ -129,7 +129,10 @@ def correlation(ce: ir.Table, sojourns: ir.Table, bin_ns: int) -> tuple[pd.DataF
     # taken one return path later (its ACK), not when it entered (a second earlier in a deep queue).
     s = sojourns.filter(sojourns.t_leave.notnull())
     s = s.mutate(bin=(s.t_leave // bin_ns))
-    sb = s.group_by(["node", "queue", "dir", "layer", "bin"]).agg(m=s.sojourn_ns.mean()).to_pandas()
+    keys = ["node", "queue", "dir", "layer", "bin"]
+    # In key order: the database returns groups in any order, and a mean over them (below) would
+    # then differ in its last bits from run to run.
+    sb = s.group_by(keys).agg(m=s.sojourn_ns.mean()).order_by(keys).to_pandas()
     rb = rtt.assign(bin=rtt.t_ns // bin_ns).groupby("bin").rtt_ns.mean()
     rows = []
     for (node, queue, d, layer), g in sb.groupby(["node", "queue", "dir", "layer"]):
@@ -151,7 +154,13 @@ def correlation(ce: ir.Table, sojourns: ir.Table, bin_ns: int) -> tuple[pd.DataF
                 "rtt_mean_ns": float(both.rtt.mean()) if len(both) else float("nan"),
             }
         )
-    out = pd.DataFrame(rows, columns=cols).sort_values("pearson_r", ascending=False, na_position="last")
+    # Ties (and NaNs) in the queues' order, so that the table is the same on every run.
+    out = pd.DataFrame(rows, columns=cols).sort_values(
+        ["pearson_r", "node", "queue", "dir", "layer"],
+        ascending=[False, True, True, True, True],
+        na_position="last",
+        kind="mergesort",
+    )
     return out.reset_index(drop=True), rtt
 
 
