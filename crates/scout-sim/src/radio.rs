@@ -23,6 +23,9 @@ pub fn models_radio(g: &UeGroup) -> bool {
 /// A bad key: (key under `ues[i]`, message).
 pub type KeyError = (String, String);
 
+/// A place in the plane, metres from the gNB.
+type Point = [f64; 2];
+
 /// The DL and UL SINR sources of each UE of group `gi` (UEs `first..first + count` of the cell).
 pub fn links(
     g: &UeGroup,
@@ -33,6 +36,90 @@ pub fn links(
 ) -> Result<Vec<(SinrSource, SinrSource)>, KeyError> {
     let key = |k: &str| format!("ues[{gi}].{k}");
     let c = &g.channel;
+    let (fading, pathloss) = models(c, &key)?;
+    let fc_hz = cell.carrier_hz().ok_or_else(|| {
+        (
+            "cell_cfg.dl_arfcn".to_string(),
+            format!("not set for band n{}; accepted: an NR-ARFCN of TS 38.104 §5.4.2 (0 to 3279165)", cell.band),
+        )
+    })?;
+    let speed = c.speed_kmh / 3.6;
+    let mobility = mobility(g, speed, &key)?;
+    let scen = pathloss.unwrap_or(Scenario::Uma);
+    if c.neighbours > 6 {
+        return Err((key("channel.neighbours"), format!("{}; accepted: 0 to 6 (the first tier)", c.neighbours)));
+    }
+    if c.neighbours > 0 && pathloss.is_none() {
+        return Err((
+            key("channel.neighbours"),
+            "without path loss: where the neighbours are needs it; accepted: channel.pathloss uma, umi or inh".into(),
+        ));
+    }
+    if !(1..=4).contains(&c.ue_antennas) {
+        return Err((key("channel.ue_antennas"), format!("{}; accepted: 1 to 4", c.ue_antennas)));
+    }
+    let (sites, ul_interferers) = neighbour_cells(c, scen, seed, &key)?;
+    let neighbours = |dl: bool| {
+        (c.neighbours > 0).then(|| Neighbours {
+            at: if dl { sites.clone() } else { ul_interferers.clone() },
+            at_ue: dl,
+            load: c.neighbour_load,
+            tx_power_dbm: if dl { c.gnb_tx_power_dbm } else { c.ue_tx_power_dbm },
+            sites: if dl { Vec::new() } else { sites.clone() },
+        })
+    };
+    // srsRAN's open-loop PUSCH power control (TS 38.213 §7.1.1), on every modelled UL.
+    let power_control = PowerControl {
+        p0_dbm: f64::from(cell.pusch.p0_nominal_with_grant),
+        alpha: cell.pusch.path_loss_compensation_factor,
+        mu: scout_ran::phy::mu_for_scs(cell.common_scs).unwrap_or(1),
+    };
+    let (h_bs, h_ut) = heights(c, scen).map_err(|(k, m)| (key(&k), m))?;
+    let prbs = u32::from(scout_ran::phy::nof_prbs(cell.channel_bandwidth_mhz, cell.common_scs).unwrap_or(1));
+    let mut out = Vec::new();
+    for k in 0..g.count as usize {
+        let ue = first + k;
+        let start = start_position(g, k, ue, pathloss.is_some(), seed, &key)?;
+        let spec = |dl: bool| RadioSpec {
+            pathloss,
+            fading: fading.map(|p| (p, c.delay_spread_ns * 1e-9)),
+            fc_hz,
+            tx_power_dbm: if dl { c.gnb_tx_power_dbm } else { c.ue_tx_power_dbm },
+            noise_figure_db: if dl { c.ue_noise_figure_db } else { c.gnb_noise_figure_db },
+            prbs,
+            scs_hz: f64::from(cell.common_scs) * 1e3,
+            mean_sinr_db: if dl { c.dl_sinr_db } else { c.ul_sinr_db },
+            h_bs,
+            h_ut,
+            start,
+            mobility: mobility.clone(),
+            neighbours: neighbours(dl),
+            power_control: (!dl).then_some(power_control),
+            antennas: if dl {
+                (u32::from(c.ue_antennas), u32::from(cell.nof_antennas_dl))
+            } else {
+                (u32::from(cell.nof_antennas_ul), 1)
+            },
+        };
+        let link = |dl: bool| {
+            SinrSource::Radio(Box::new(std::cell::RefCell::new(RadioLink::new(
+                spec(dl),
+                seed,
+                ue,
+                if dl { "dl" } else { "ul" },
+            ))))
+        };
+        out.push((link(true), link(false)));
+    }
+    Ok(out)
+}
+
+/// The channel's models and their values: the fading profile (none: `constant`), the path loss
+/// scenario (none: `none`), no trace beside them; delay spread, speed and powers in range.
+fn models(
+    c: &scout_ran::config::ChannelCfg,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(Option<TdlProfile>, Option<Scenario>), KeyError> {
     let fading = match c.model.as_deref() {
         None | Some("constant") => None,
         Some(m) => match TdlProfile::parse(m) {
@@ -71,14 +158,13 @@ pub fn links(
             return Err((key(&format!("channel.{k}")), format!("{v}; accepted: -50 to 80")));
         }
     }
-    let fc_hz = cell.carrier_hz().ok_or_else(|| {
-        (
-            "cell_cfg.dl_arfcn".to_string(),
-            format!("not set for band n{}; accepted: an NR-ARFCN of TS 38.104 §5.4.2 (0 to 3279165)", cell.band),
-        )
-    })?;
-    let speed = c.speed_kmh / 3.6;
-    let mobility = match &g.mobility {
+    Ok((fading, pathloss))
+}
+
+/// How the group's UEs move (`ues[].mobility`; linear at `speed` m/s when none is given and the
+/// speed is not 0).
+fn mobility(g: &UeGroup, speed: f64, key: &dyn Fn(&str) -> String) -> Result<Mobility, KeyError> {
+    Ok(match &g.mobility {
         None if speed > 0.0 => Mobility::Linear { speed_mps: speed, heading_deg: 0.0 },
         None => Mobility::Static,
         Some(m) => match m.model.as_str() {
@@ -100,20 +186,18 @@ pub fn links(
                 return Err((key("mobility.model"), format!("{other:?}; accepted: static, linear, random_waypoint")))
             }
         },
-    };
-    let scen = pathloss.unwrap_or(Scenario::Uma);
-    if c.neighbours > 6 {
-        return Err((key("channel.neighbours"), format!("{}; accepted: 0 to 6 (the first tier)", c.neighbours)));
-    }
-    if c.neighbours > 0 && pathloss.is_none() {
-        return Err((
-            key("channel.neighbours"),
-            "without path loss: where the neighbours are needs it; accepted: channel.pathloss uma, umi or inh".into(),
-        ));
-    }
-    if !(1..=4).contains(&c.ue_antennas) {
-        return Err((key("channel.ue_antennas"), format!("{}; accepted: 1 to 4", c.ue_antennas)));
-    }
+    })
+}
+
+/// The neighbour cells' sites on the first tier at the inter-site distance, and one UE in each
+/// (uniformly within half that distance of its gNB): the UL's interferers, the same for every UE
+/// of the cell.
+fn neighbour_cells(
+    c: &scout_ran::config::ChannelCfg,
+    scen: Scenario,
+    seed: u64,
+    key: &dyn Fn(&str) -> String,
+) -> Result<(Vec<Point>, Vec<Point>), KeyError> {
     if !(0.0..=1.0).contains(&c.neighbour_load) {
         return Err((key("channel.neighbour_load"), format!("{}; accepted: 0 to 1", c.neighbour_load)));
     }
@@ -122,8 +206,6 @@ pub fn links(
         return Err((key("channel.isd_m"), format!("{isd}; accepted: 0 < m <= 100000")));
     }
     let sites = hex_ring(c.neighbours as usize, isd);
-    // One UE in each neighbour cell, uniformly within half the inter-site distance of its gNB: the
-    // UL's interferers, the same for every UE of the cell.
     let ul_interferers: Vec<[f64; 2]> = sites
         .iter()
         .enumerate()
@@ -133,85 +215,46 @@ pub fn links(
             [g[0] + rad * a.cos(), g[1] + rad * a.sin()]
         })
         .collect();
-    let neighbours = |dl: bool| {
-        (c.neighbours > 0).then(|| Neighbours {
-            at: if dl { sites.clone() } else { ul_interferers.clone() },
-            at_ue: dl,
-            load: c.neighbour_load,
-            tx_power_dbm: if dl { c.gnb_tx_power_dbm } else { c.ue_tx_power_dbm },
-            sites: if dl { Vec::new() } else { sites.clone() },
-        })
-    };
-    // srsRAN's open-loop PUSCH power control (TS 38.213 §7.1.1), on every modelled UL.
-    let power_control = PowerControl {
-        p0_dbm: f64::from(cell.pusch.p0_nominal_with_grant),
-        alpha: cell.pusch.path_loss_compensation_factor,
-        mu: scout_ran::phy::mu_for_scs(cell.common_scs).unwrap_or(1),
-    };
-    let (h_bs, h_ut) = heights(c, scen).map_err(|(k, m)| (key(&k), m))?;
-    let prbs = u32::from(scout_ran::phy::nof_prbs(cell.channel_bandwidth_mhz, cell.common_scs).unwrap_or(1));
-    let mut out = Vec::new();
-    for k in 0..g.count as usize {
-        let ue = first + k;
-        let start = match (&g.position, &g.distance_m) {
-            (Some(p), None) => *p,
-            (None, Some(d)) => {
-                let d = match d {
-                    DistanceSpec::One(x) => *x,
-                    DistanceSpec::Range(r) if r.len() == 2 && r[0] <= r[1] => {
-                        r[0] + (r[1] - r[0]) * (k as f64 + 0.5) / f64::from(g.count.max(1))
-                    }
-                    DistanceSpec::Range(r) => {
-                        return Err((key("distance_m"), format!("{r:?}; accepted: a distance, or [min, max]")));
-                    }
-                };
-                if !(d > 0.0 && d <= 100_000.0) {
-                    return Err((key("distance_m"), format!("{d}; accepted: 0 < m <= 100000")));
+    Ok((sites, ul_interferers))
+}
+
+/// Where UE `ue` (the group's `k`-th) starts: its `position`, or at its `distance_m` and a seeded
+/// angle; at the gNB when the channel has no path loss.
+fn start_position(
+    g: &UeGroup,
+    k: usize,
+    ue: usize,
+    pathloss: bool,
+    seed: u64,
+    key: &dyn Fn(&str) -> String,
+) -> Result<[f64; 2], KeyError> {
+    Ok(match (&g.position, &g.distance_m) {
+        (Some(p), None) => *p,
+        (None, Some(d)) => {
+            let d = match d {
+                DistanceSpec::One(x) => *x,
+                DistanceSpec::Range(r) if r.len() == 2 && r[0] <= r[1] => {
+                    r[0] + (r[1] - r[0]) * (k as f64 + 0.5) / f64::from(g.count.max(1))
                 }
-                let angle = 2.0 * PI * Rng::new(seed, &format!("ue{ue}.angle")).uniform();
-                [d * angle.cos(), d * angle.sin()]
+                DistanceSpec::Range(r) => {
+                    return Err((key("distance_m"), format!("{r:?}; accepted: a distance, or [min, max]")));
+                }
+            };
+            if !(d > 0.0 && d <= 100_000.0) {
+                return Err((key("distance_m"), format!("{d}; accepted: 0 < m <= 100000")));
             }
-            (Some(_), Some(_)) => return Err((key("position"), "with distance_m; accepted: one of them".into())),
-            (None, None) if pathloss.is_some() => {
-                return Err((
-                    key("position"),
-                    "missing: path loss needs where the UE is; accepted: position [x, y] or distance_m".into(),
-                ))
-            }
-            (None, None) => [0.0, 0.0],
-        };
-        let spec = |dl: bool| RadioSpec {
-            pathloss,
-            fading: fading.map(|p| (p, c.delay_spread_ns * 1e-9)),
-            fc_hz,
-            tx_power_dbm: if dl { c.gnb_tx_power_dbm } else { c.ue_tx_power_dbm },
-            noise_figure_db: if dl { c.ue_noise_figure_db } else { c.gnb_noise_figure_db },
-            prbs,
-            scs_hz: f64::from(cell.common_scs) * 1e3,
-            mean_sinr_db: if dl { c.dl_sinr_db } else { c.ul_sinr_db },
-            h_bs,
-            h_ut,
-            start,
-            mobility: mobility.clone(),
-            neighbours: neighbours(dl),
-            power_control: (!dl).then_some(power_control),
-            antennas: if dl {
-                (u32::from(c.ue_antennas), u32::from(cell.nof_antennas_dl))
-            } else {
-                (u32::from(cell.nof_antennas_ul), 1)
-            },
-        };
-        let link = |dl: bool| {
-            SinrSource::Radio(Box::new(std::cell::RefCell::new(RadioLink::new(
-                spec(dl),
-                seed,
-                ue,
-                if dl { "dl" } else { "ul" },
-            ))))
-        };
-        out.push((link(true), link(false)));
-    }
-    Ok(out)
+            let angle = 2.0 * PI * Rng::new(seed, &format!("ue{ue}.angle")).uniform();
+            [d * angle.cos(), d * angle.sin()]
+        }
+        (Some(_), Some(_)) => return Err((key("position"), "with distance_m; accepted: one of them".into())),
+        (None, None) if pathloss => {
+            return Err((
+                key("position"),
+                "missing: path loss needs where the UE is; accepted: position [x, y] or distance_m".into(),
+            ))
+        }
+        (None, None) => [0.0, 0.0],
+    })
 }
 
 /// The gNB's and the UE's antenna heights (m): `channel.bs_height_m` / `ue_height_m`, or the
