@@ -393,49 +393,13 @@ pub fn scan(
     bin_ns: i64,
     stop: &crate::Stop,
 ) -> Result<Scanned, Error> {
-    let rows = &layout.rows;
     let threads = threads.max(1);
-    let ranges = &layout.ranges;
-    let (ids, windowed, budget) = match scope {
+    let (mut ids, windowed, budget) = match scope {
         Scope::Window { lo, hi, budget } => (Ids::Dense { lo, hi }, true, budget),
         Scope::All(ids) => (ids, false, u64::MAX),
     };
-    // The row groups to read: every one, or those whose ids overlap the window.
-    let chosen: Vec<usize> = (0..rows.len())
-        .filter(|&g| match (&ids, ranges, windowed) {
-            (Ids::Dense { lo, hi }, Some(r), true) => r[g].0 <= r[g].1 && r[g].0 <= *hi && r[g].1 >= *lo,
-            _ => true,
-        })
-        .collect();
-    let total: i64 = chosen.iter().map(|&g| rows[g]).sum();
-    // Split the row groups into `threads` runs of about equal rows.
-    let mut parts: Vec<Vec<usize>> = vec![Vec::new(); threads];
-    let mut acc = 0i64;
-    for &g in &chosen {
-        let at = if total == 0 { 0 } else { ((acc * threads as i64) / total) as usize };
-        parts[at.min(threads - 1)].push(g);
-        acc += rows[g];
-    }
+    let mut parts = partition(layout, &ids, windowed, threads);
     let ids_ref = &ids;
-    // Each part's row groups and packet index range (dense ids: from the statistics).
-    let parts: Vec<(Vec<usize>, (usize, usize))> = parts
-        .into_iter()
-        .map(|groups| {
-            let span = match (ids_ref, ranges) {
-                (Ids::Dense { lo, hi }, Some(r)) => groups
-                    .iter()
-                    .filter(|&&g| r[g].0 <= r[g].1)
-                    .fold(None, |a: Option<(usize, usize)>, &g| {
-                        let (x, y) = (r[g].0.max(*lo), r[g].1.min(*hi));
-                        let (x, y) = ((x - lo) as usize, (y - lo) as usize);
-                        Some(a.map_or((x, y), |(p, q)| (p.min(x), q.max(y))))
-                    })
-                    .map_or((0, 0), |(x, y)| (x, y + 1)),
-                _ => (0, ids_ref.len()),
-            };
-            (groups, span)
-        })
-        .collect();
     // Pass 1: events per packet and each packet's first time, per part.
     let mut counted: Vec<(Vec<u32>, Vec<i64>)> = std::thread::scope(|s| {
         let hs: Vec<_> = parts
@@ -444,7 +408,7 @@ pub fn scan(
             .collect();
         hs.into_iter().map(|h| h.join().expect("reader thread panicked")).collect::<Result<Vec<_>, _>>()
     })?;
-    let mut np = ids.len();
+    let np = ids.len();
     if np > u32::MAX as usize {
         return Err(Error::parquet(path, format!("{np} packet ids: more than the attribution handles (2^32)")));
     }
@@ -454,30 +418,10 @@ pub fn scan(
             before[first + i] += n as usize;
         }
     }
-    // A window holding more events than its budget ends after the packet that reaches it.
-    let mut parts = parts;
-    let mut ids = ids;
-    if windowed && before.iter().sum::<usize>() as u64 > budget {
-        let mut sum = 0u64;
-        let cut = before.iter().position(|&n| {
-            sum += n as u64;
-            sum > budget
-        });
-        let keep = cut.map_or(np, |c| c.max(1));
-        if keep < np {
-            np = keep;
-            before.truncate(np);
-            if let Ids::Dense { lo, hi } = &mut ids {
-                *hi = *lo + np as u64 - 1;
-            }
-            for ((_, span), (c, t)) in parts.iter_mut().zip(&mut counted) {
-                let end = span.1.min(np).max(span.0);
-                c.truncate(end - span.0);
-                t.truncate(end - span.0);
-                *span = (span.0, end);
-            }
-        }
+    if windowed {
+        cut_window(budget, &mut ids, &mut parts, &mut counted, &mut before);
     }
+    let np = before.len();
     let ids_ref = &ids;
     let mut base = vec![i64::MAX; np];
     let mut counts = Vec::with_capacity(counted.len());
@@ -487,26 +431,8 @@ pub fn scan(
         }
         counts.push(c);
     }
-    // Where each packet's keys go, and each part's first slot for each packet (after the earlier
-    // parts' events of that packet, so equal keys keep file order).
-    let mut start = Vec::<usize>::with_capacity(np + 1);
-    let mut cursors = Vec::with_capacity(parts.len());
-    let mut at = 0usize;
-    for b in before.iter_mut() {
-        start.push(at);
-        at += std::mem::replace(b, 0);
-    }
-    start.push(at);
-    for ((_, (first, _)), c) in parts.iter().zip(&counts) {
-        let mut cur = Vec::with_capacity(c.len());
-        for (i, &n) in c.iter().enumerate() {
-            cur.push(start[first + i] + before[first + i]);
-            before[first + i] += n as usize;
-        }
-        cursors.push(cur);
-    }
-    drop(before);
-    let n = at;
+    let (start, cursors) = places(&parts, &counts, before);
+    let n = start[np];
     let mut entries: Vec<i64> = Vec::with_capacity(n);
     let out = crate::mem::Scatter::new(&mut entries);
     // Pass 2: every column; aggregates per packet, keys to their slots.
@@ -534,6 +460,107 @@ pub fn scan(
     // packet's part-range (checked against the counts in `Part::add`), and n events were written.
     unsafe { entries.set_len(n) };
     Ok(Scanned { ids, parts, start, entries })
+}
+
+/// A part of a scan: its row groups, and the packet indices they hold (`first..end`).
+type Span = (Vec<usize>, (usize, usize));
+
+/// The row groups to read (every one, or those whose ids overlap the window), split into
+/// `threads` runs of about equal rows, each with its packet index range (dense ids: from the
+/// statistics).
+fn partition(layout: &Layout, ids: &Ids, windowed: bool, threads: usize) -> Vec<Span> {
+    let (rows, ranges) = (&layout.rows, &layout.ranges);
+    let chosen: Vec<usize> = (0..rows.len())
+        .filter(|&g| match (ids, ranges, windowed) {
+            (Ids::Dense { lo, hi }, Some(r), true) => r[g].0 <= r[g].1 && r[g].0 <= *hi && r[g].1 >= *lo,
+            _ => true,
+        })
+        .collect();
+    let total: i64 = chosen.iter().map(|&g| rows[g]).sum();
+    // Split the row groups into `threads` runs of about equal rows.
+    let mut parts: Vec<Vec<usize>> = vec![Vec::new(); threads];
+    let mut acc = 0i64;
+    for &g in &chosen {
+        let at = if total == 0 { 0 } else { ((acc * threads as i64) / total) as usize };
+        parts[at.min(threads - 1)].push(g);
+        acc += rows[g];
+    }
+    parts
+        .into_iter()
+        .map(|groups| {
+            let span = match (ids, ranges) {
+                (Ids::Dense { lo, hi }, Some(r)) => groups
+                    .iter()
+                    .filter(|&&g| r[g].0 <= r[g].1)
+                    .fold(None, |a: Option<(usize, usize)>, &g| {
+                        let (x, y) = (r[g].0.max(*lo), r[g].1.min(*hi));
+                        let (x, y) = ((x - lo) as usize, (y - lo) as usize);
+                        Some(a.map_or((x, y), |(p, q)| (p.min(x), q.max(y))))
+                    })
+                    .map_or((0, 0), |(x, y)| (x, y + 1)),
+                _ => (0, ids.len()),
+            };
+            (groups, span)
+        })
+        .collect()
+}
+
+/// A window holding more events than its `budget` ends after the packet that reaches it (at
+/// least one packet): `ids`, the parts' spans, their counts and `before` (events per packet)
+/// shortened to it.
+fn cut_window(
+    budget: u64,
+    ids: &mut Ids,
+    parts: &mut [Span],
+    counted: &mut [(Vec<u32>, Vec<i64>)],
+    before: &mut Vec<usize>,
+) {
+    let np = before.len();
+    if before.iter().sum::<usize>() as u64 <= budget {
+        return;
+    }
+    let mut sum = 0u64;
+    let cut = before.iter().position(|&n| {
+        sum += n as u64;
+        sum > budget
+    });
+    let keep = cut.map_or(np, |c| c.max(1));
+    if keep < np {
+        let np = keep;
+        before.truncate(np);
+        if let Ids::Dense { lo, hi } = ids {
+            *hi = *lo + np as u64 - 1;
+        }
+        for ((_, span), (c, t)) in parts.iter_mut().zip(counted.iter_mut()) {
+            let end = span.1.min(np).max(span.0);
+            c.truncate(end - span.0);
+            t.truncate(end - span.0);
+            *span = (span.0, end);
+        }
+    }
+}
+
+/// Where each packet's keys go (`start`, one past the last: the events in all), and each part's
+/// first slot for each packet (after the earlier parts' events of that packet, so equal keys keep
+/// file order). `before` holds the events per packet.
+fn places(parts: &[Span], counts: &[Vec<u32>], mut before: Vec<usize>) -> (Vec<usize>, Vec<Vec<usize>>) {
+    let mut start = Vec::<usize>::with_capacity(before.len() + 1);
+    let mut cursors = Vec::with_capacity(parts.len());
+    let mut at = 0usize;
+    for b in before.iter_mut() {
+        start.push(at);
+        at += std::mem::replace(b, 0);
+    }
+    start.push(at);
+    for ((_, (first, _)), c) in parts.iter().zip(counts) {
+        let mut cur = Vec::with_capacity(c.len());
+        for (i, &n) in c.iter().enumerate() {
+            cur.push(start[first + i] + before[first + i]);
+            before[first + i] += n as usize;
+        }
+        cursors.push(cur);
+    }
+    (start, cursors)
 }
 
 /// A part's slots: next slot per packet, events still expected per packet, the keys' array, and
