@@ -153,49 +153,7 @@ impl Control {
                 ..row(*node, Layer::Pdcp, "pdcp_t_reordering_expired", *ue)
             },
             Control::Rlc { node, ue, drb, event } => {
-                let r = ControlEvent { drb: Some(*drb), ..row(*node, Layer::Rlc, "", *ue) };
-                match event {
-                    RlcControl::Status { ack_sn, nacks } => ControlEvent {
-                        kind: "rlc_status",
-                        dir: Some(received(*node)),
-                        sn: Some(i64::from(*ack_sn)),
-                        value: Some(nacks.len() as f64),
-                        detail: Some(format!(
-                            "{{\"ack_sn\":{ack_sn},\"nacks\":[{}]}}",
-                            nacks.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-                        )),
-                        ..r
-                    },
-                    RlcControl::Poll { poll_sn } => ControlEvent { kind: "poll", sn: poll_sn.map(i64::from), ..r },
-                    RlcControl::Duplicate { sn, len } => ControlEvent {
-                        kind: "rlc_duplicate",
-                        sn: Some(i64::from(*sn)),
-                        value: Some(f64::from(*len)),
-                        ..r
-                    },
-                    RlcControl::ReassemblyExpired { trigger } => ControlEvent {
-                        kind: "rlc_t_reassembly_expired",
-                        dir: Some(received(*node)),
-                        sn: Some(i64::from(*trigger)),
-                        ..r
-                    },
-                    RlcControl::PollRetransmitExpired { poll_sn } => ControlEvent {
-                        kind: "rlc_t_poll_retransmit_expired",
-                        dir: Some(sent(*node)),
-                        sn: poll_sn.map(i64::from),
-                        ..r
-                    },
-                    RlcControl::RetxEvent { sn, nof_tx, start, delay } => ControlEvent {
-                        kind: "retx_event",
-                        dir: Some(received(*node)),
-                        sn: Some(i64::from(*sn)),
-                        value: Some(*delay as f64),
-                        detail: Some(format!(
-                            "{{\"layer\":\"rlc\",\"rlc_sn\":{sn},\"nof_tx\":{nof_tx},\"start_ns\":{start}}}"
-                        )),
-                        ..r
-                    },
-                }
+                rlc_row(event, *node, ControlEvent { drb: Some(*drb), ..row(*node, Layer::Rlc, "", *ue) })
             }
             Control::InFlight { packet: p } => ControlEvent {
                 dir: Some(p.dir),
@@ -205,6 +163,47 @@ impl Control {
                 ..row(Node::App, Layer::App, "in_flight", p.ue)
             },
         }
+    }
+}
+
+/// An RLC entity's control row: `r` (its node, UE and DRB) with the event's kind and fields.
+fn rlc_row(event: &RlcControl, node: Node, r: ControlEvent) -> ControlEvent {
+    match event {
+        RlcControl::Status { ack_sn, nacks } => ControlEvent {
+            kind: "rlc_status",
+            dir: Some(received(node)),
+            sn: Some(i64::from(*ack_sn)),
+            value: Some(nacks.len() as f64),
+            detail: Some(format!(
+                "{{\"ack_sn\":{ack_sn},\"nacks\":[{}]}}",
+                nacks.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+            )),
+            ..r
+        },
+        RlcControl::Poll { poll_sn } => ControlEvent { kind: "poll", sn: poll_sn.map(i64::from), ..r },
+        RlcControl::Duplicate { sn, len } => {
+            ControlEvent { kind: "rlc_duplicate", sn: Some(i64::from(*sn)), value: Some(f64::from(*len)), ..r }
+        }
+        RlcControl::ReassemblyExpired { trigger } => ControlEvent {
+            kind: "rlc_t_reassembly_expired",
+            dir: Some(received(node)),
+            sn: Some(i64::from(*trigger)),
+            ..r
+        },
+        RlcControl::PollRetransmitExpired { poll_sn } => ControlEvent {
+            kind: "rlc_t_poll_retransmit_expired",
+            dir: Some(sent(node)),
+            sn: poll_sn.map(i64::from),
+            ..r
+        },
+        RlcControl::RetxEvent { sn, nof_tx, start, delay } => ControlEvent {
+            kind: "retx_event",
+            dir: Some(received(node)),
+            sn: Some(i64::from(*sn)),
+            value: Some(*delay as f64),
+            detail: Some(format!("{{\"layer\":\"rlc\",\"rlc_sn\":{sn},\"nof_tx\":{nof_tx},\"start_ns\":{start}}}")),
+            ..r
+        },
     }
 }
 
