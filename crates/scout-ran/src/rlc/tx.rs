@@ -41,11 +41,18 @@ impl RlcEntity {
     /// per PDU. Order: STATUS, retransmissions, new data (TS 38.322 §5.2.3.1.1, §5.3.4).
     pub fn pull(&mut self, now: Instant, mut budget: u32, subheader: impl Fn(u32) -> u32) -> Vec<RlcPdu> {
         let mut pdus = Vec::new();
-        // STATUS PDU.
+        self.pull_status(now, &mut budget, &subheader, &mut pdus);
+        self.pull_retx(now, &mut budget, &subheader, &mut pdus);
+        self.pull_new(now, &mut budget, &subheader, &mut pdus);
+        pdus
+    }
+
+    /// A STATUS PDU, when one is due and fits (t-StatusProhibit started, TS 38.322 §5.3.4).
+    fn pull_status(&mut self, now: Instant, budget: &mut u32, subheader: &impl Fn(u32) -> u32, pdus: &mut Vec<RlcPdu>) {
         if self.status_ready() {
-            if let Some((ack_sn, nacks)) = self.build_status(|bytes| bytes + subheader(bytes) <= budget) {
+            if let Some((ack_sn, nacks)) = self.build_status(|bytes| bytes + subheader(bytes) <= *budget) {
                 let bytes = status_bytes(&nacks);
-                budget -= bytes + subheader(bytes);
+                *budget -= bytes + subheader(bytes);
                 self.status_triggered = false;
                 let prohibit = self.cfg.am.rx.t_status_prohibit;
                 if prohibit > 0 {
@@ -56,7 +63,10 @@ impl RlcEntity {
                 pdus.push(RlcPdu::Status { ack_sn, nacks, bytes });
             }
         }
-        // Retransmissions (AM).
+    }
+
+    /// AM retransmissions, whole or as segments, while the grant has room (TS 38.322 §5.3.2).
+    fn pull_retx(&mut self, now: Instant, budget: &mut u32, subheader: &impl Fn(u32) -> u32, pdus: &mut Vec<RlcPdu>) {
         while let Some(&(sn, off, len)) = self.retx.front() {
             let Some(entry) = self.am_tx.get(sn) else {
                 self.retx.pop_front();
@@ -67,17 +77,17 @@ impl RlcEntity {
             let first = off == 0;
             let header = data_header(RlcMode::Am, self.cfg.am.tx.sn, whole, first);
             let min = header + 1 + subheader(header + 1);
-            if budget < min {
+            if *budget < min {
                 break;
             }
-            let room = budget - header - subheader(header + len.min(budget));
+            let room = *budget - header - subheader(header + len.min(*budget));
             let take = len.min(room);
             if take == 0 {
                 break;
             }
             let whole = whole && take == len;
             let header = data_header(RlcMode::Am, self.cfg.am.tx.sn, whole, first);
-            budget -= header + take + subheader(header + take);
+            *budget -= header + take + subheader(header + take);
             self.retx_bytes -= u64::from(take);
             if take == len {
                 self.retx.pop_front();
@@ -89,7 +99,11 @@ impl RlcEntity {
             let poll = self.should_poll(now, take, true);
             pdus.push(RlcPdu::Data { sn, sdu, offset: off, len: take, header, poll, retx, whole, first_tx, tx: now });
         }
-        // New data, while the AM transmit window has room for a new SN.
+    }
+
+    /// New data, while the AM transmit window has room for a new SN: whole SDUs, or segments of
+    /// the head (SNs as TS 38.322 §5.2.2.1 and §5.2.3.1.1 assign them).
+    fn pull_new(&mut self, now: Instant, budget: &mut u32, subheader: &impl Fn(u32) -> u32, pdus: &mut Vec<RlcPdu>) {
         while !self.window_full() {
             let Some(head) = self.queue.sdus.front_mut() else { break };
             let remaining = head.sdu.len - head.offset;
@@ -100,14 +114,14 @@ impl RlcEntity {
             };
             let whole_hdr = data_header(self.mode, sn_bits, true, true);
             let seg_hdr = data_header(self.mode, sn_bits, false, first);
-            let fits_whole = first && remaining + whole_hdr + subheader(remaining + whole_hdr) <= budget;
+            let fits_whole = first && remaining + whole_hdr + subheader(remaining + whole_hdr) <= *budget;
             let (header, take, whole) = if fits_whole {
                 (whole_hdr, remaining, true)
             } else {
-                if budget < seg_hdr + 1 + subheader(seg_hdr + 1) {
+                if *budget < seg_hdr + 1 + subheader(seg_hdr + 1) {
                     break;
                 }
-                let room = budget - seg_hdr - subheader(seg_hdr + remaining.min(budget));
+                let room = *budget - seg_hdr - subheader(seg_hdr + remaining.min(*budget));
                 (seg_hdr, remaining.min(room), false)
             };
             if take == 0 {
@@ -123,7 +137,7 @@ impl RlcEntity {
             } else {
                 head
             };
-            budget -= header + take + subheader(header + take);
+            *budget -= header + take + subheader(header + take);
             let sn = match head.sn {
                 Some(sn) => sn,
                 None => {
@@ -162,7 +176,6 @@ impl RlcEntity {
             let poll = self.mode == RlcMode::Am && self.should_poll(now, take, false);
             pdus.push(RlcPdu::Data { sn, sdu, offset, len: take, header, poll, retx: 0, whole, first_tx, tx: now });
         }
-        pdus
     }
 
     /// AM_Window_Size, TS 38.322 §7.2: 2048 for 12-bit SNs, 131072 for 18-bit.
