@@ -305,11 +305,12 @@ impl Grouped {
                 continue;
             }
             let a = &merged(&self.parts, &self.dicts, id);
+            let pkt = self.ids.id(id);
             let status = if a.t_out != NONE {
                 DELIVERED
             } else if a.t_drop != NONE {
                 DROPPED
-            } else if self.in_flight.contains(&self.ids.id(id)) {
+            } else if self.in_flight.contains(&pkt) {
                 IN_FLIGHT
             } else {
                 INCOMPLETE
@@ -320,112 +321,168 @@ impl Grouped {
             ev.sort_unstable();
             let enq = self.enq.take(id as u32);
             let bins = (&mut self.sojourn_bins, self.bin_ns);
-            crate::sojourn::walk(enq, ev, a.t_in, self.ids.id(id), &self.queue_exec, &mut out.sojourns, bins);
-            let mut mask: u128 = 0;
-            for w in ev.windows(2) {
-                let (e, nx) = (w[0], w[1]);
-                let exec = e & 1 == 1;
-                let (k, nk) = (e >> 1, nx >> 1);
-                let (t, nt) = ((k >> 10) + a.t_in, (nk >> 10) + a.t_in);
-                if nt <= t || (end != NONE && nt > end) {
-                    continue;
-                }
-                let (pc, lc) = (((k >> 6) & 15) as u8, ((k >> 2) & 15) as u8);
-                let (np, nl, nr) = (((nk >> 6) & 15) as u8, ((nk >> 2) & 15) as u8, (nk & 3) as u8);
-                let (cc, layer) = rule(pc, lc, exec, np, nl, nr);
-                let slot = (layer as usize) * 8 + cc as usize;
-                sums[slot] += nt - t;
-                mask |= 1u128 << slot;
-            }
-            let j = out.journeys.len() as u32;
-            let pj = prof.dir.len() as u32;
-            let dir = if a.dir == NULL { 0 } else { a.dir };
-            let slice = if a.slice == NULL { 0 } else { a.slice };
-            let delay = if status == DELIVERED { a.t_out - a.t_in } else { i64::MIN };
-            let span = span_end - a.t_in;
-            let (mut total, mut unattr) = (0i64, 0i64);
-            let mut last_layer = u8::MAX;
-            while mask != 0 {
-                let slot = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                let ns = std::mem::take(&mut sums[slot]);
-                let (lc, cc) = ((slot / 8) as u8, (slot % 8) as u8);
-                let layer = out_layer(lc);
-                total += ns;
-                if cc == c::UNATTRIBUTED {
-                    unattr += ns;
-                }
-                if status == DELIVERED {
-                    closure.by_code[slot] += ns;
-                }
-                let comps = &mut out.components;
-                comps.j.push(j);
-                comps.layer.push(layer);
-                comps.comp.push(cc);
-                comps.ns.push(ns);
-                prof.cj.push(pj);
-                prof.code.push(slot as u8);
-                prof.ns.push(ns);
-                let ld = &mut out.layer_delays;
-                if layer == last_layer {
-                    *ld.ns.last_mut().expect("a row of this layer") += ns;
-                } else {
-                    ld.j.push(j);
-                    ld.layer.push(layer);
-                    ld.ns.push(ns);
-                    last_layer = layer;
-                }
-            }
-            if status == DELIVERED {
-                closure.n += 1;
-                closure.closed += (total == delay) as u64;
-                closure.with_unattributed += (unattr > 0) as u64;
-                closure.unattributed_ns += unattr;
-            }
-            closure.span_n += 1;
-            closure.span_closed += (total == span) as u64;
-            closure.span_with_unattributed += (unattr > 0) as u64;
-            closure.span_unattributed_ns += unattr;
-
-            let jr = &mut out.journeys;
-            jr.pkt.push(self.ids.id(id) as i64);
-            jr.dir.push(dir);
-            jr.ue.push(a.ue);
-            opt(&mut jr.rnti, (a.rnti >= 0).then_some(a.rnti as u32));
-            jr.flow.push(a.flow);
-            jr.slice.push(slice);
-            opt(&mut jr.qfi, (a.qfi >= 0).then_some(a.qfi as u32));
-            opt(&mut jr.drb, (a.drb >= 0).then_some(a.drb as u32));
-            jr.t_in.push(a.t_in);
-            opt(&mut jr.t_out, (a.t_out != NONE).then_some(a.t_out));
-            opt(&mut jr.t_drop, (a.t_drop != NONE).then_some(a.t_drop));
-            opt(&mut jr.drop_layer, (a.drop_layer != NULL).then_some(a.drop_layer));
-            opt(&mut jr.drop_reason, (a.drop_reason != NULL).then_some(a.drop_reason));
-            jr.bytes.push(a.bytes);
-            jr.segments.push(a.segments as i64);
-            jr.harq_retx.push(a.harq_retx as i64);
-            jr.rlc_retx.push(a.rlc_retx as i64);
-            jr.ce.push(a.ce as u8);
-            jr.n_events.push(a.n as i64);
-            jr.status.push(status);
-            opt(&mut jr.delay, (status == DELIVERED).then_some(delay));
-            jr.span.push(span);
-
-            prof.dir.push(dir);
-            prof.ue.push(a.ue);
-            prof.flow.push(a.flow);
-            prof.slice.push(slice);
-            prof.t_in.push(a.t_in);
-            prof.status.push(status);
-            prof.delay.push(delay);
-            prof.span.push(span);
-            prof.bytes.push(a.bytes);
+            crate::sojourn::walk(enq, ev, a.t_in, pkt, &self.queue_exec, &mut out.sojourns, bins);
+            let mask = sum_intervals(ev, a.t_in, end, &mut sums);
+            let (total, unattr) = components(mask, &mut sums, status == DELIVERED, out, prof, closure);
+            let row = Row {
+                status,
+                delay: if status == DELIVERED { a.t_out - a.t_in } else { i64::MIN },
+                span: span_end - a.t_in,
+                dir: if a.dir == NULL { 0 } else { a.dir },
+                slice: if a.slice == NULL { 0 } else { a.slice },
+            };
+            closure.count(&row, total, unattr);
+            out.journeys.push(pkt, a, &row);
+            prof.push(a, &row);
         }
     }
 
     /// Number of grouping slots (walk ranges index these).
     pub fn slots(&self) -> usize {
         self.start.len() - 1
+    }
+}
+
+/// A packet's row values derived from its aggregates (shared by its journey and profile rows).
+struct Row {
+    status: u8,
+    /// One-way delay (delivered packets; [`i64::MIN`] otherwise).
+    delay: i64,
+    span: i64,
+    /// Nulls as code 0.
+    dir: u8,
+    slice: u8,
+}
+
+/// Adds each interval between a packet's consecutive events (sorted keys `ev`, up to its `end`) to
+/// its `layer * 8 + component` slot of `sums`; returns the mask of the slots touched.
+#[inline]
+fn sum_intervals(ev: &[i64], t_in: i64, end: i64, sums: &mut [i64; 128]) -> u128 {
+    let mut mask: u128 = 0;
+    for w in ev.windows(2) {
+        let (e, nx) = (w[0], w[1]);
+        let exec = e & 1 == 1;
+        let (k, nk) = (e >> 1, nx >> 1);
+        let (t, nt) = ((k >> 10) + t_in, (nk >> 10) + t_in);
+        if nt <= t || (end != NONE && nt > end) {
+            continue;
+        }
+        let (pc, lc) = (((k >> 6) & 15) as u8, ((k >> 2) & 15) as u8);
+        let (np, nl, nr) = (((nk >> 6) & 15) as u8, ((nk >> 2) & 15) as u8, (nk & 3) as u8);
+        let (cc, layer) = rule(pc, lc, exec, np, nl, nr);
+        let slot = (layer as usize) * 8 + cc as usize;
+        sums[slot] += nt - t;
+        mask |= 1u128 << slot;
+    }
+    mask
+}
+
+/// Emits the packet's component rows (and its per-layer delays) from the slots in `mask`,
+/// clearing them; returns the attributed total and the unattributed part. The packet's journey
+/// row is the next one of `out.journeys` and of `prof`.
+#[inline]
+fn components(
+    mut mask: u128,
+    sums: &mut [i64; 128],
+    delivered: bool,
+    out: &mut Batch,
+    prof: &mut ProfileInput,
+    closure: &mut Closure,
+) -> (i64, i64) {
+    let j = out.journeys.len() as u32;
+    let pj = prof.dir.len() as u32;
+    let (mut total, mut unattr) = (0i64, 0i64);
+    let mut last_layer = u8::MAX;
+    while mask != 0 {
+        let slot = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        let ns = std::mem::take(&mut sums[slot]);
+        let (lc, cc) = ((slot / 8) as u8, (slot % 8) as u8);
+        let layer = out_layer(lc);
+        total += ns;
+        if cc == c::UNATTRIBUTED {
+            unattr += ns;
+        }
+        if delivered {
+            closure.by_code[slot] += ns;
+        }
+        let comps = &mut out.components;
+        comps.j.push(j);
+        comps.layer.push(layer);
+        comps.comp.push(cc);
+        comps.ns.push(ns);
+        prof.cj.push(pj);
+        prof.code.push(slot as u8);
+        prof.ns.push(ns);
+        let ld = &mut out.layer_delays;
+        if layer == last_layer {
+            *ld.ns.last_mut().expect("a row of this layer") += ns;
+        } else {
+            ld.j.push(j);
+            ld.layer.push(layer);
+            ld.ns.push(ns);
+            last_layer = layer;
+        }
+    }
+    (total, unattr)
+}
+
+impl Closure {
+    /// Counts one packet: whether its components sum to its delay (delivered) and to its span.
+    fn count(&mut self, row: &Row, total: i64, unattr: i64) {
+        if row.status == DELIVERED {
+            self.n += 1;
+            self.closed += (total == row.delay) as u64;
+            self.with_unattributed += (unattr > 0) as u64;
+            self.unattributed_ns += unattr;
+        }
+        self.span_n += 1;
+        self.span_closed += (total == row.span) as u64;
+        self.span_with_unattributed += (unattr > 0) as u64;
+        self.span_unattributed_ns += unattr;
+    }
+}
+
+impl Journeys {
+    /// Appends packet `pkt`'s row.
+    fn push(&mut self, pkt: u64, a: &Acc, row: &Row) {
+        self.pkt.push(pkt as i64);
+        self.dir.push(row.dir);
+        self.ue.push(a.ue);
+        opt(&mut self.rnti, (a.rnti >= 0).then_some(a.rnti as u32));
+        self.flow.push(a.flow);
+        self.slice.push(row.slice);
+        opt(&mut self.qfi, (a.qfi >= 0).then_some(a.qfi as u32));
+        opt(&mut self.drb, (a.drb >= 0).then_some(a.drb as u32));
+        self.t_in.push(a.t_in);
+        opt(&mut self.t_out, (a.t_out != NONE).then_some(a.t_out));
+        opt(&mut self.t_drop, (a.t_drop != NONE).then_some(a.t_drop));
+        opt(&mut self.drop_layer, (a.drop_layer != NULL).then_some(a.drop_layer));
+        opt(&mut self.drop_reason, (a.drop_reason != NULL).then_some(a.drop_reason));
+        self.bytes.push(a.bytes);
+        self.segments.push(a.segments as i64);
+        self.harq_retx.push(a.harq_retx as i64);
+        self.rlc_retx.push(a.rlc_retx as i64);
+        self.ce.push(a.ce as u8);
+        self.n_events.push(a.n as i64);
+        self.status.push(row.status);
+        opt(&mut self.delay, (row.status == DELIVERED).then_some(row.delay));
+        self.span.push(row.span);
+    }
+}
+
+impl ProfileInput {
+    /// Appends a packet's row.
+    fn push(&mut self, a: &Acc, row: &Row) {
+        self.dir.push(row.dir);
+        self.ue.push(a.ue);
+        self.flow.push(a.flow);
+        self.slice.push(row.slice);
+        self.t_in.push(a.t_in);
+        self.status.push(row.status);
+        self.delay.push(row.delay);
+        self.span.push(row.span);
+        self.bytes.push(a.bytes);
     }
 }
 
