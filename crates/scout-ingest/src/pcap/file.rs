@@ -325,142 +325,132 @@ impl CaptureReader {
     }
 
     /// The next frame's fields and where its bytes are in [`Source::all`].
-    #[allow(clippy::type_complexity)]
-    fn load(&mut self) -> io::Result<Option<(u32, i64, u16, u32, u64, usize, usize)>> {
+    fn load(&mut self) -> io::Result<Option<Loaded>> {
         match self.format {
-            Format::Pcap { big, ns, linktype, record, lengths } => {
-                let mut h = [0u8; 24];
-                let record = usize::from(record);
-                match self.src.bytes(record, &mut self.stats.truncated_frames)? {
-                    Some(b) => h[..record].copy_from_slice(b),
-                    None => return Ok(None),
-                }
-                let off = self.offset;
-                let (sec, frac, a, b) =
-                    (u32_at(&h, 0, big), u32_at(&h, 4, big), u32_at(&h, 8, big), u32_at(&h, 12, big));
-                let (cap, orig) = match lengths {
-                    Lengths::Swapped => (b, a),
-                    Lengths::MaybeSwapped if a > b => (b, a),
-                    _ => (a, b),
-                };
-                if cap > MAX_RECORD {
-                    return Err(err(
-                        &self.path,
-                        off,
-                        format!(
-                            "record length {cap} is more than {MAX_RECORD} bytes, the largest packet Wireshark reads"
-                        ),
-                    ));
-                }
-                let Some(data) = self.src.take(cap as usize, &mut self.stats.truncated_frames)? else {
-                    // The record's header was whole: its data is missing.
-                    self.stats.truncated_frames = self.stats.truncated_frames.max(1);
-                    return Ok(None);
-                };
-                self.offset += record as u64 + cap as u64;
-                self.stats.frames += 1;
-                self.stats.bytes += cap as u64;
-                let t_ns = sec as i64 * 1_000_000_000 + if ns { frac as i64 } else { frac as i64 * 1000 };
-                Ok(Some((0, t_ns, linktype, orig, off, data.start, data.end)))
+            Format::Pcap { big, ns, linktype, record, lengths } => self.load_pcap(big, ns, linktype, record, lengths),
+            Format::PcapNg { .. } => self.load_pcapng(),
+        }
+    }
+
+    /// The next record of a classic pcap file.
+    fn load_pcap(
+        &mut self,
+        big: bool,
+        ns: bool,
+        linktype: u16,
+        record: u8,
+        lengths: Lengths,
+    ) -> io::Result<Option<Loaded>> {
+        let mut h = [0u8; 24];
+        let record = usize::from(record);
+        match self.src.bytes(record, &mut self.stats.truncated_frames)? {
+            Some(b) => h[..record].copy_from_slice(b),
+            None => return Ok(None),
+        }
+        let off = self.offset;
+        let (sec, frac, a, b) = (u32_at(&h, 0, big), u32_at(&h, 4, big), u32_at(&h, 8, big), u32_at(&h, 12, big));
+        let (cap, orig) = match lengths {
+            Lengths::Swapped => (b, a),
+            Lengths::MaybeSwapped if a > b => (b, a),
+            _ => (a, b),
+        };
+        if cap > MAX_RECORD {
+            return Err(err(
+                &self.path,
+                off,
+                format!("record length {cap} is more than {MAX_RECORD} bytes, the largest packet Wireshark reads"),
+            ));
+        }
+        let Some(data) = self.src.take(cap as usize, &mut self.stats.truncated_frames)? else {
+            // The record's header was whole: its data is missing.
+            self.stats.truncated_frames = self.stats.truncated_frames.max(1);
+            return Ok(None);
+        };
+        self.offset += record as u64 + cap as u64;
+        self.stats.frames += 1;
+        self.stats.bytes += cap as u64;
+        let t_ns = sec as i64 * 1_000_000_000 + if ns { frac as i64 } else { frac as i64 * 1000 };
+        Ok(Some((0, t_ns, linktype, orig, off, data.start, data.end)))
+    }
+
+    /// The next packet of a pcapng file, reading the section headers, interface descriptions and
+    /// other blocks before it.
+    fn load_pcapng(&mut self) -> io::Result<Option<Loaded>> {
+        loop {
+            let Format::PcapNg { big } = self.format else { unreachable!("a pcapng file") };
+            let mut h = [0u8; 8];
+            match self.src.bytes(8, &mut self.stats.truncated_frames)? {
+                Some(b) => h.copy_from_slice(b),
+                None => return Ok(None),
             }
-            Format::PcapNg { .. } => loop {
-                let Format::PcapNg { big } = self.format else { unreachable!() };
-                let mut h = [0u8; 8];
-                match self.src.bytes(8, &mut self.stats.truncated_frames)? {
-                    Some(b) => h.copy_from_slice(b),
-                    None => return Ok(None),
+            let off = self.offset;
+            let btype = u32_at(&h, 0, big);
+            if btype == 0x0a0d0d0a {
+                // A new section: its own byte order and interfaces (its length is read in
+                // the new order).
+                self.offset += 8;
+                self.section_header_from([h[4], h[5], h[6], h[7]])?;
+                continue;
+            }
+            let len = u32_at(&h, 4, big) as u64;
+            if len < 12 || !len.is_multiple_of(4) || len > 1 << 26 {
+                return Err(err(&self.path, off, format!("bad pcapng block length {len} (type {btype:#x})")));
+            }
+            let Some(block) = self.src.take(len as usize - 8, &mut self.stats.truncated_frames)? else {
+                self.stats.truncated_frames = self.stats.truncated_frames.max(1);
+                return Ok(None);
+            };
+            self.offset += len;
+            let body_at = block.start;
+            let body = &self.src.all()[block.start..block.end - 4];
+            match btype {
+                1 => {
+                    // Interface Description Block.
+                    let Some(ifc) = interface_block(body, big) else {
+                        return Err(err(&self.path, off, "short interface description block"));
+                    };
+                    self.ifaces.push(ifc);
                 }
-                let off = self.offset;
-                let btype = u32_at(&h, 0, big);
-                if btype == 0x0a0d0d0a {
-                    // A new section: its own byte order and interfaces (its length is read in
-                    // the new order).
-                    self.offset += 8;
-                    self.section_header_from([h[4], h[5], h[6], h[7]])?;
-                    continue;
-                }
-                let len = u32_at(&h, 4, big) as u64;
-                if len < 12 || !len.is_multiple_of(4) || len > 1 << 26 {
-                    return Err(err(&self.path, off, format!("bad pcapng block length {len} (type {btype:#x})")));
-                }
-                let Some(block) = self.src.take(len as usize - 8, &mut self.stats.truncated_frames)? else {
-                    self.stats.truncated_frames = self.stats.truncated_frames.max(1);
-                    return Ok(None);
-                };
-                self.offset += len;
-                let body_at = block.start;
-                let body = &self.src.all()[block.start..block.end - 4];
-                match btype {
-                    1 => {
-                        // Interface Description Block.
-                        if body.len() < 8 {
-                            return Err(err(&self.path, off, "short interface description block"));
-                        }
-                        let mut ifc =
-                            Iface { linktype: u16_at(body, 0, big), units_per_s: 1_000_000, ..Iface::default() };
-                        let mut o = 8;
-                        while o + 4 <= body.len() {
-                            let (code, l) = (u16_at(body, o, big), u16_at(body, o + 2, big) as usize);
-                            let v = body.get(o + 4..o + 4 + l).unwrap_or(&[]);
-                            match code {
-                                0 => break,
-                                2 => ifc.name = Some(String::from_utf8_lossy(v).into_owned()),
-                                9 if !v.is_empty() => {
-                                    let r = v[0];
-                                    ifc.units_per_s = if r & 0x80 == 0 {
-                                        10u64.saturating_pow(u32::from(r))
-                                    } else {
-                                        1u64 << (r & 0x7f).min(63)
-                                    };
-                                }
-                                14 if v.len() == 8 => ifc.ts_offset_s = u64_at(v, 0, big) as i64,
-                                _ => {}
-                            }
-                            o += 4 + l.div_ceil(4) * 4;
-                        }
-                        self.ifaces.push(ifc);
+                2 | 6 => {
+                    // Enhanced Packet Block, or the obsolete Packet Block (still written by old
+                    // tools): the same fields but a 16-bit interface id and a drops count.
+                    if body.len() < 20 {
+                        let what = if btype == 6 { "enhanced packet block" } else { "packet block" };
+                        return Err(err(&self.path, off, format!("short {what}")));
                     }
-                    2 | 6 => {
-                        // Enhanced Packet Block, or the obsolete Packet Block (still written by old
-                        // tools): the same fields but a 16-bit interface id and a drops count.
-                        if body.len() < 20 {
-                            let what = if btype == 6 { "enhanced packet block" } else { "packet block" };
-                            return Err(err(&self.path, off, format!("short {what}")));
+                    let iface = if btype == 6 { u32_at(body, 0, big) } else { u32::from(u16_at(body, 0, big)) };
+                    let ts = (u64::from(u32_at(body, 4, big)) << 32) | u64::from(u32_at(body, 8, big));
+                    let (cap, orig) = (u32_at(body, 12, big) as usize, u32_at(body, 16, big));
+                    match self.packet(off, iface, ts, cap, body.len())? {
+                        Some((t_ns, linktype)) => {
+                            let a = body_at + 20;
+                            return Ok(Some((iface, t_ns, linktype, orig, off, a, a + cap)));
                         }
-                        let iface = if btype == 6 { u32_at(body, 0, big) } else { u32::from(u16_at(body, 0, big)) };
-                        let ts = (u64::from(u32_at(body, 4, big)) << 32) | u64::from(u32_at(body, 8, big));
-                        let (cap, orig) = (u32_at(body, 12, big) as usize, u32_at(body, 16, big));
-                        match self.packet(off, iface, ts, cap, body.len())? {
-                            Some((t_ns, linktype)) => {
-                                let a = body_at + 20;
-                                return Ok(Some((iface, t_ns, linktype, orig, off, a, a + cap)));
-                            }
-                            None => continue,
-                        }
-                    }
-                    3 => {
-                        // Simple Packet Block: interface 0, no timestamp.
-                        let Some(ifc) = self.ifaces.first() else {
-                            return Err(err(&self.path, off, "simple packet block before any interface block"));
-                        };
-                        if body.len() < 4 {
-                            // A block of 12 bytes (or 13-15, padded) has no room for its packet length.
-                            return Err(err(&self.path, off, format!("short simple packet block ({len} bytes)")));
-                        }
-                        let orig = u32_at(body, 0, big);
-                        let cap = (orig as usize).min(body.len() - 4);
-                        let linktype = ifc.linktype;
-                        self.stats.frames += 1;
-                        self.stats.bytes += cap as u64;
-                        let a = body_at + 4;
-                        return Ok(Some((0, 0, linktype, orig, off, a, a + cap)));
-                    }
-                    t => {
-                        self.stats.other_blocks += 1;
-                        *self.stats.other_block_types.entry(t).or_insert(0) += 1;
+                        None => continue,
                     }
                 }
-            },
+                3 => {
+                    // Simple Packet Block: interface 0, no timestamp.
+                    let Some(ifc) = self.ifaces.first() else {
+                        return Err(err(&self.path, off, "simple packet block before any interface block"));
+                    };
+                    if body.len() < 4 {
+                        // A block of 12 bytes (or 13-15, padded) has no room for its packet length.
+                        return Err(err(&self.path, off, format!("short simple packet block ({len} bytes)")));
+                    }
+                    let orig = u32_at(body, 0, big);
+                    let cap = (orig as usize).min(body.len() - 4);
+                    let linktype = ifc.linktype;
+                    self.stats.frames += 1;
+                    self.stats.bytes += cap as u64;
+                    let a = body_at + 4;
+                    return Ok(Some((0, 0, linktype, orig, off, a, a + cap)));
+                }
+                t => {
+                    self.stats.other_blocks += 1;
+                    *self.stats.other_block_types.entry(t).or_insert(0) += 1;
+                }
+            }
         }
     }
 
@@ -602,4 +592,35 @@ pub struct Point {
     pub sub: u32,
     /// The frame was sent by this host (SLL packet type 4).
     pub outgoing: bool,
+}
+
+/// A frame as [`CaptureReader::load`] finds it: interface, time (ns), link type, original length,
+/// file offset, and where its bytes start and end in [`Source::all`].
+type Loaded = (u32, i64, u16, u32, u64, usize, usize);
+
+/// An Interface Description Block's body (pcapng §4.2): link type and the options Scout uses
+/// (`if_name`, `if_tsresol`, `if_tsoffset`); `None` when it is too short for its fixed fields.
+fn interface_block(body: &[u8], big: bool) -> Option<Iface> {
+    if body.len() < 8 {
+        return None;
+    }
+    let mut ifc = Iface { linktype: u16_at(body, 0, big), units_per_s: 1_000_000, ..Iface::default() };
+    let mut o = 8;
+    while o + 4 <= body.len() {
+        let (code, l) = (u16_at(body, o, big), u16_at(body, o + 2, big) as usize);
+        let v = body.get(o + 4..o + 4 + l).unwrap_or(&[]);
+        match code {
+            0 => break,
+            2 => ifc.name = Some(String::from_utf8_lossy(v).into_owned()),
+            9 if !v.is_empty() => {
+                let r = v[0];
+                ifc.units_per_s =
+                    if r & 0x80 == 0 { 10u64.saturating_pow(u32::from(r)) } else { 1u64 << (r & 0x7f).min(63) };
+            }
+            14 if v.len() == 8 => ifc.ts_offset_s = u64_at(v, 0, big) as i64,
+            _ => {}
+        }
+        o += 4 + l.div_ceil(4) * 4;
+    }
+    Some(ifc)
 }
