@@ -153,26 +153,7 @@ impl UeMap {
                     self.open(du as u32, rnti.map(|r| r as u16), None, t_ns, (file, e.line), sink);
                 }
             }
-            "DU-F1" => {
-                let Some(du) = num(b, "ue=").map(|u| u as u32) else { return };
-                let rnti = num(b, "c-rnti=").map(|r| r as u16);
-                let du_f1ap = num(b, "GNB-DU-UE-F1AP-ID=").or_else(|| num(b, "du_ue_id=")).or_else(|| num(b, "du_ue="));
-                let cu_f1ap = num(b, "GNB-CU-UE-F1AP-ID=").or_else(|| num(b, "cu_ue_id=")).or_else(|| num(b, "cu_ue="));
-                if b.contains("F1 UE context created") {
-                    self.open(du, rnti, du_f1ap, t_ns, (file, e.line), sink);
-                } else if let Some(&c) = self.by_du.get(&du).and_then(|v| v.last()) {
-                    let conn = &mut self.conns[c];
-                    if conn.end_t_ns.is_some() {
-                        return;
-                    }
-                    conn.cu_f1ap = conn.cu_f1ap.or(cu_f1ap);
-                    conn.du_f1ap = conn.du_f1ap.or(du_f1ap);
-                    if b.contains("F1 UE context removed") {
-                        conn.end_t_ns = Some(t_ns);
-                        self.decide_new(c, "connection ended before its RRC setup said", sink);
-                    }
-                }
-            }
+            "DU-F1" => self.du_f1(b, t_ns, (file, e.line), sink),
             "CU-CP" if b.contains(": UE created") => {
                 let (Some(cp), Some(rnti)) = (num(b, "ue="), num(b, "c-rnti=")) else { return };
                 let found = self.conns.iter().rposition(|c| c.rnti == Some(rnti as u16) && c.cu_cp.is_none());
@@ -199,60 +180,7 @@ impl UeMap {
                     }
                 }
             }
-            "RRC" => {
-                let Some(cp) = num(b, "ue=").map(|u| u as u32) else { return };
-                if !self.cu_cp.contains_key(&cp) {
-                    // 24.04+ RRC lines carry the C-RNTI: `ue=0 c-rnti=0x4601: …`.
-                    if let Some(r) = num(b, "c-rnti=") {
-                        let found = self.conns.iter().rposition(|c| c.rnti == Some(r as u16) && c.cu_cp.is_none());
-                        self.attach_cu_cp(cp, found);
-                    }
-                }
-                let Some(&c) = self.cu_cp.get(&cp) else {
-                    self.unmatched_cu_cp += 1;
-                    return;
-                };
-                if b.contains("Containerized rrc") {
-                    self.rrc_json = true;
-                }
-                if b.contains("Containerized rrcReestablishmentRequest") {
-                    // TS 38.331 §5.3.7: the UE names the C-RNTI it had (`ue-Identity.c-RNTI`).
-                    let old = json_int(e.continuation, "c-RNTI");
-                    let prev = old
-                        .and_then(|r| self.conns[..c].iter().rposition(|p| p.rnti == Some(r as u16) && p.ue.is_some()));
-                    match prev.and_then(|p| self.conns[p].ue) {
-                        Some(ue) if self.conns[c].ue.is_none() => {
-                            self.returning += 1;
-                            self.decide(c, ue, "RRC re-establishment naming an earlier connection's C-RNTI", sink);
-                        }
-                        _ => self.decide_new(c, "new: RRC re-establishment naming no known C-RNTI", sink),
-                    }
-                } else if b.contains("Containerized rrcSetupRequest") {
-                    match json_bits(e.continuation, "ng-5G-S-TMSI-Part1") {
-                        Some((v, 39)) => {
-                            self.conns[c].tmsi39 = Some(v);
-                            self.learned_tmsi(c, "5G-S-TMSI part 1 in RRCSetupRequest", sink);
-                        }
-                        _ => self.conns[c].awaiting_complete = true,
-                    }
-                } else if b.contains("Containerized rrcSetupComplete") {
-                    let conn = &mut self.conns[c];
-                    conn.awaiting_complete = false;
-                    match (json_bits(e.continuation, "ng-5G-S-TMSI"), json_bits(e.continuation, "ng-5G-S-TMSI-Part2")) {
-                        (Some((v, 48)), _) => {
-                            conn.tmsi48 = Some(v);
-                            conn.tmsi39 = Some(v & MASK39);
-                            self.learned_tmsi(c, "5G-S-TMSI in RRCSetupComplete", sink);
-                        }
-                        (_, Some((p2, 9))) => {
-                            if let Some(p1) = conn.tmsi39 {
-                                conn.tmsi48 = Some(p2 << 39 | p1);
-                            }
-                        }
-                        _ => self.decide_new(c, "RRCSetupComplete without a 5G-S-TMSI", sink),
-                    }
-                }
-            }
+            "RRC" => self.rrc(e, b, sink),
             "CU-CP-E1" | "CU-UP-E1" => {
                 let (Some(idx), Some(e1)) = (num(b, "ue="), num(b, "cu_cp_ue=")) else { return };
                 if h.logger == "CU-CP-E1" {
@@ -270,6 +198,86 @@ impl UeMap {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// A DU-F1 line: an F1 UE context created (a connection opens), the F1AP IDs of an open one,
+    /// or its context removed (it ends).
+    fn du_f1<S: Sink>(&mut self, b: &str, t_ns: i64, at: (usize, u64), sink: &mut S) {
+        let Some(du) = num(b, "ue=").map(|u| u as u32) else { return };
+        let rnti = num(b, "c-rnti=").map(|r| r as u16);
+        let du_f1ap = num(b, "GNB-DU-UE-F1AP-ID=").or_else(|| num(b, "du_ue_id=")).or_else(|| num(b, "du_ue="));
+        let cu_f1ap = num(b, "GNB-CU-UE-F1AP-ID=").or_else(|| num(b, "cu_ue_id=")).or_else(|| num(b, "cu_ue="));
+        if b.contains("F1 UE context created") {
+            self.open(du, rnti, du_f1ap, t_ns, at, sink);
+        } else if let Some(&c) = self.by_du.get(&du).and_then(|v| v.last()) {
+            let conn = &mut self.conns[c];
+            if conn.end_t_ns.is_some() {
+                return;
+            }
+            conn.cu_f1ap = conn.cu_f1ap.or(cu_f1ap);
+            conn.du_f1ap = conn.du_f1ap.or(du_f1ap);
+            if b.contains("F1 UE context removed") {
+                conn.end_t_ns = Some(t_ns);
+                self.decide_new(c, "connection ended before its RRC setup said", sink);
+            }
+        }
+    }
+
+    /// An RRC line: the connection's CU-CP index, and what its RRC messages say of the UE
+    /// (re-establishment naming an earlier C-RNTI, the 5G-S-TMSI of setup request and complete).
+    fn rrc<S: Sink>(&mut self, e: &Entry, b: &str, sink: &mut S) {
+        let Some(cp) = num(b, "ue=").map(|u| u as u32) else { return };
+        if !self.cu_cp.contains_key(&cp) {
+            // 24.04+ RRC lines carry the C-RNTI: `ue=0 c-rnti=0x4601: …`.
+            if let Some(r) = num(b, "c-rnti=") {
+                let found = self.conns.iter().rposition(|c| c.rnti == Some(r as u16) && c.cu_cp.is_none());
+                self.attach_cu_cp(cp, found);
+            }
+        }
+        let Some(&c) = self.cu_cp.get(&cp) else {
+            self.unmatched_cu_cp += 1;
+            return;
+        };
+        if b.contains("Containerized rrc") {
+            self.rrc_json = true;
+        }
+        if b.contains("Containerized rrcReestablishmentRequest") {
+            // TS 38.331 §5.3.7: the UE names the C-RNTI it had (`ue-Identity.c-RNTI`).
+            let old = json_int(e.continuation, "c-RNTI");
+            let prev =
+                old.and_then(|r| self.conns[..c].iter().rposition(|p| p.rnti == Some(r as u16) && p.ue.is_some()));
+            match prev.and_then(|p| self.conns[p].ue) {
+                Some(ue) if self.conns[c].ue.is_none() => {
+                    self.returning += 1;
+                    self.decide(c, ue, "RRC re-establishment naming an earlier connection's C-RNTI", sink);
+                }
+                _ => self.decide_new(c, "new: RRC re-establishment naming no known C-RNTI", sink),
+            }
+        } else if b.contains("Containerized rrcSetupRequest") {
+            match json_bits(e.continuation, "ng-5G-S-TMSI-Part1") {
+                Some((v, 39)) => {
+                    self.conns[c].tmsi39 = Some(v);
+                    self.learned_tmsi(c, "5G-S-TMSI part 1 in RRCSetupRequest", sink);
+                }
+                _ => self.conns[c].awaiting_complete = true,
+            }
+        } else if b.contains("Containerized rrcSetupComplete") {
+            let conn = &mut self.conns[c];
+            conn.awaiting_complete = false;
+            match (json_bits(e.continuation, "ng-5G-S-TMSI"), json_bits(e.continuation, "ng-5G-S-TMSI-Part2")) {
+                (Some((v, 48)), _) => {
+                    conn.tmsi48 = Some(v);
+                    conn.tmsi39 = Some(v & MASK39);
+                    self.learned_tmsi(c, "5G-S-TMSI in RRCSetupComplete", sink);
+                }
+                (_, Some((p2, 9))) => {
+                    if let Some(p1) = conn.tmsi39 {
+                        conn.tmsi48 = Some(p2 << 39 | p1);
+                    }
+                }
+                _ => self.decide_new(c, "RRCSetupComplete without a 5G-S-TMSI", sink),
+            }
         }
     }
 
