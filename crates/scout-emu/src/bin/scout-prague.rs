@@ -379,6 +379,17 @@ fn receive(a: &Args) -> std::io::Result<()> {
     Ok(())
 }
 
+/// What the sender counted, for its summary line.
+#[derive(Default)]
+struct Sent {
+    packets: u64,
+    bytes: u64,
+    acks: u64,
+    ce: u64,
+    anbr: u64,
+    retx_events: u64,
+}
+
 fn send(a: &Args) -> std::io::Result<()> {
     let host = a.host.clone().unwrap_or_else(|| usage("send needs the receiver's HOST"));
     let to: SocketAddr =
@@ -389,26 +400,12 @@ fn send(a: &Args) -> std::io::Result<()> {
     // In the UE's namespace (an uplink), Gandalf works here on both legs.
     let mut feed = subscribe(a.compensation, &a.feed)?;
     let t0 = now_ns();
-    let feedback_ns = (a.feedback_ms * 1e6) as i64;
-    let mut ad =
-        Adaptive::new(a.control, a.size as u32, a.start_mbps * 1e6, a.max_mbps * 1e6, feedback_ns, 0).recording();
-    if let Some(fps) = a.video_fps {
-        ad = ad.with_video(VideoShape { fps, size_std_frac: 0.105 });
-    }
-    if feed.is_some() && a.compensation.retx() {
-        ad.compensation = Some(RetxCompensation::reading_late(READ_LATE_NS));
-        ad.ack_compensation = Some(RetxCompensation::reading_late(READ_LATE_NS));
-    }
-    let mut period = feed.as_ref().and_then(|f| f.cell["ul_buffer_period_ns"].as_i64()).unwrap_or(0);
-    if a.compensation.lowpass() && period > 0 {
-        ad.lowpass = Some(Lowpass::new(period));
-    }
+    let (mut ad, mut period) = controller(a, feed.as_ref());
     let mut rng = Rng::new(1, "scout-prague.video");
     let end = (a.seconds * 1e9) as i64;
     let mut payload = vec![0u8; a.size - HEADERS];
     payload[0] = DATA;
-    let (mut seq, mut bytes, mut acks, mut ce, mut recs, mut retx_events) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut buf = [0u8; 64];
+    let mut sent = Sent::default();
     let mut samples = Vec::new();
     let (mut next, mut size) = ad.next_packet(&mut rng);
     loop {
@@ -417,44 +414,14 @@ fn send(a: &Args) -> std::io::Result<()> {
             for ev in f.poll()? {
                 for (dir, on_data_path) in [("ul", true), ("dl", false)] {
                     if let Some(e) = retx_event(f, &ev, dir, t0) {
-                        retx_events += 1;
+                        sent.retx_events += 1;
                         ad.retx_event(on_data_path, e.end, e.delay);
                     }
                 }
             }
         }
         let now = now_ns() - t0;
-        while let Ok(n) = sock.recv(&mut buf) {
-            match buf[0] {
-                ACK if n >= ACK_LEN => {
-                    let field = |i: usize| i64::from_be_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
-                    let (sent, marked, delivered, used, p) =
-                        (field(9) - t0, buf[17] == 1, field(18) - t0, field(26), field(34));
-                    if a.compensation.lowpass() && ad.lowpass.is_none() && p > 0 {
-                        period = p;
-                        ad.lowpass = Some(Lowpass::new(p));
-                    }
-                    // The data's one-way delay: corrected here with this UE's feed, else as the
-                    // receiver reported it (corrected there when it is the UE).
-                    let data = if feed.is_some() { ad.received(sent, delivered) } else { used };
-                    ad.acked(sent, data, delivered, now, marked);
-                    acks += 1;
-                    ce += u64::from(marked);
-                }
-                ACK if n >= 18 => {
-                    let sent = i64::from_be_bytes(buf[9..17].try_into().expect("8 bytes"));
-                    let marked = buf[17] == 1;
-                    ad.report(now, now - (sent - t0), marked);
-                    acks += 1;
-                    ce += u64::from(marked);
-                }
-                ANBR if n >= 9 => {
-                    ad.recommendation_at(now, u64::from_be_bytes(buf[1..9].try_into().expect("8 bytes")) as f64);
-                    recs += 1;
-                }
-                _ => {}
-            }
-        }
+        replies(&sock, a, feed.is_some(), (t0, now), &mut ad, &mut period, &mut sent);
         if let Some(v) = &mut ad.samples {
             samples.append(v);
         }
@@ -462,13 +429,13 @@ fn send(a: &Args) -> std::io::Result<()> {
             break;
         }
         if now >= next {
-            payload[1..9].copy_from_slice(&seq.to_be_bytes());
+            payload[1..9].copy_from_slice(&sent.packets.to_be_bytes());
             payload[9..17].copy_from_slice(&(now + t0).to_be_bytes());
             let len = (size as usize).saturating_sub(HEADERS).max(17);
             match sock.send_to(&payload[..len], to) {
                 Ok(_) => {
-                    seq += 1;
-                    bytes += (len + HEADERS) as u64;
+                    sent.packets += 1;
+                    sent.bytes += (len + HEADERS) as u64;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
@@ -485,6 +452,84 @@ fn send(a: &Args) -> std::io::Result<()> {
         }
         std::fs::write(path, text).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
     }
+    println!("{}", sender_summary(a, &ad, &sent, &samples, period, feed.as_ref()));
+    Ok(())
+}
+
+/// The sender's controller as the arguments configure it, and the UE's uplink buffer period
+/// (from the feed; 0 when unknown) its low-pass filter uses.
+fn controller(a: &Args, feed: Option<&FeedClient>) -> (Adaptive, i64) {
+    let feedback_ns = (a.feedback_ms * 1e6) as i64;
+    let mut ad =
+        Adaptive::new(a.control, a.size as u32, a.start_mbps * 1e6, a.max_mbps * 1e6, feedback_ns, 0).recording();
+    if let Some(fps) = a.video_fps {
+        ad = ad.with_video(VideoShape { fps, size_std_frac: 0.105 });
+    }
+    if feed.is_some() && a.compensation.retx() {
+        ad.compensation = Some(RetxCompensation::reading_late(READ_LATE_NS));
+        ad.ack_compensation = Some(RetxCompensation::reading_late(READ_LATE_NS));
+    }
+    let period = feed.and_then(|f| f.cell["ul_buffer_period_ns"].as_i64()).unwrap_or(0);
+    if a.compensation.lowpass() && period > 0 {
+        ad.lowpass = Some(Lowpass::new(period));
+    }
+    (ad, period)
+}
+
+/// Reads every waiting reply (acknowledgements, bare delay reports, ANBR recommendations) into the
+/// controller. `(t0, now)`: the sender's epoch and the time since it.
+fn replies(
+    sock: &UdpSocket,
+    a: &Args,
+    has_feed: bool,
+    (t0, now): (i64, i64),
+    ad: &mut Adaptive,
+    period: &mut i64,
+    sent: &mut Sent,
+) {
+    let mut buf = [0u8; 64];
+    while let Ok(n) = sock.recv(&mut buf) {
+        match buf[0] {
+            ACK if n >= ACK_LEN => {
+                let field = |i: usize| i64::from_be_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+                let (at, marked, delivered, used, p) =
+                    (field(9) - t0, buf[17] == 1, field(18) - t0, field(26), field(34));
+                if a.compensation.lowpass() && ad.lowpass.is_none() && p > 0 {
+                    *period = p;
+                    ad.lowpass = Some(Lowpass::new(p));
+                }
+                // The data's one-way delay: corrected here with this UE's feed, else as the
+                // receiver reported it (corrected there when it is the UE).
+                let data = if has_feed { ad.received(at, delivered) } else { used };
+                ad.acked(at, data, delivered, now, marked);
+                sent.acks += 1;
+                sent.ce += u64::from(marked);
+            }
+            ACK if n >= 18 => {
+                let at = i64::from_be_bytes(buf[9..17].try_into().expect("8 bytes"));
+                let marked = buf[17] == 1;
+                ad.report(now, now - (at - t0), marked);
+                sent.acks += 1;
+                sent.ce += u64::from(marked);
+            }
+            ANBR if n >= 9 => {
+                ad.recommendation_at(now, u64::from_be_bytes(buf[1..9].try_into().expect("8 bytes")) as f64);
+                sent.anbr += 1;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The sender's summary line (one JSON object).
+fn sender_summary(
+    a: &Args,
+    ad: &Adaptive,
+    sent: &Sent,
+    samples: &[(i64, i64, i64)],
+    period: i64,
+    feed: Option<&FeedClient>,
+) -> Value {
     let mean = |f: fn(&(i64, i64, i64)) -> i64| {
         if samples.is_empty() {
             0.0
@@ -493,8 +538,8 @@ fn send(a: &Args) -> std::io::Result<()> {
         }
     };
     let mut line = serde_json::json!({
-        "role": "sender", "packets": seq, "bytes": bytes, "acks": acks, "ce": ce, "anbr": recs,
-        "mbps": bytes as f64 * 8.0 / a.seconds / 1e6, "final_rate_mbps": ad.rate_bps / 1e6,
+        "role": "sender", "packets": sent.packets, "bytes": sent.bytes, "acks": sent.acks, "ce": sent.ce,
+        "anbr": sent.anbr, "mbps": sent.bytes as f64 * 8.0 / a.seconds / 1e6, "final_rate_mbps": ad.rate_bps / 1e6,
         "alpha": ad.alpha, "srtt_ms": ad.srtt_ns / 1e6,
     });
     if !samples.is_empty() {
@@ -509,9 +554,8 @@ fn send(a: &Args) -> std::io::Result<()> {
         line["compensation"] = serde_json::json!({
             "data_path": c(&ad.compensation), "ack_path": c(&ad.ack_compensation),
             "lowpass_period_ms": if ad.lowpass.is_some() { period as f64 / 1e6 } else { 0.0 },
-            "feed": feed.as_ref().map(|f| serde_json::json!({"events": f.events, "missed": f.missed, "retx_events": retx_events})),
+            "feed": feed.map(|f| serde_json::json!({"events": f.events, "missed": f.missed, "retx_events": sent.retx_events})),
         });
     }
-    println!("{line}");
-    Ok(())
+    line
 }
