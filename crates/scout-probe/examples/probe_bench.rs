@@ -133,55 +133,11 @@ fn main() {
     // Distinct packets (IP identification), each as a G-PDU for N3 and plain for N6.
     let (n3_frames, n6_frames): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
         (0..a.distinct).map(|i| testbench::both_sides(i, 0x1234, 64, n3_mac, n6_mac)).unzip();
-    let d = Duration::from_secs_f64(a.secs);
-    // The senders: with same-cpu pairing each CPU sends half the packets on both sides (half the
-    // rate each); with cross-cpu, CPU 0 sends every packet on N3 and CPU 1 on N6, after CPU 0.
-    let send = {
-        let (bench, n3_frames, n6_frames) = (bench.clone(), n3_frames.clone(), n6_frames.clone());
-        let (rate, same_cpu, senders) = (a.rate, a.same_cpu, a.senders);
-        move || -> u64 {
-            let (g, u) = (bench.gnb.clone(), bench.dn.clone());
-            let part = |f: &[Vec<u8>], k: usize| f.iter().skip(k).step_by(senders).cloned().collect::<Vec<_>>();
-            // Per sender: its CPU, its targets (namespace, device, frames) and its rate per target.
-            type Plan = (usize, Vec<(String, &'static str, Vec<Vec<u8>>)>, f64);
-            let plans: Vec<Plan> = if same_cpu {
-                (0..senders)
-                    .map(|k| {
-                        let t = vec![(g.clone(), "g0", part(&n3_frames, k)), (u.clone(), "d0", part(&n6_frames, k))];
-                        (k, t, rate / senders as f64)
-                    })
-                    .collect()
-            } else {
-                vec![(0, vec![(g, "g0", n3_frames)], rate), (1, vec![(u, "d0", n6_frames)], rate)]
-            };
-            // Cross-cpu: the N6 sender sends no packet before the N3 sender has (a packet leaves
-            // the UPF after it arrived), and the N3 sender stays at most 1 024 packets ahead (the
-            // UPF's queue is bounded), so neither laps the other's 4 096 distinct packets.
-            let (n3_sent, n6_sent) = (AtomicU64::new(0), AtomicU64::new(0));
-            std::thread::scope(|sc| {
-                let threads: Vec<_> = plans
-                    .into_iter()
-                    .map(|(cpu, t, r)| {
-                        let pace = match (same_cpu, cpu) {
-                            (true, _) => Pace::default(),
-                            (false, 0) => Pace { sent: Some(&n3_sent), after: Some((&n6_sent, 1024)) },
-                            (false, _) => Pace { sent: Some(&n6_sent), after: Some((&n3_sent, 0)) },
-                        };
-                        sc.spawn(move || {
-                            let targets: Vec<Target<'_>> =
-                                t.iter().map(|(ns, dev, f)| Target { netns: ns, dev, frames: f }).collect();
-                            testbench::inject(&targets, cpu, r, d, pace).expect("inject")
-                        })
-                    })
-                    .collect();
-                threads.into_iter().map(|t| t.join().unwrap().iter().sum::<u64>()).sum()
-            })
-        }
-    };
     let upf = bench.upf_sides("bench");
     if let Some(floor) = a.floor {
         let mut sent = 0;
-        let (runs, ns) = scout_probe::floor_cost(&upf, floor, || sent = send()).expect("floor");
+        let (runs, ns) =
+            scout_probe::floor_cost(&upf, floor, || sent = send(&bench, &a, &n3_frames, &n6_frames)).expect("floor");
         println!("sent: {sent} frames ({:.0} k/s)", sent as f64 / a.secs / 1e3);
         println!("{floor}: {runs} runs, {:.0} ns each (kernel BPF stats)", ns as f64 / runs.max(1) as f64);
         return;
@@ -200,9 +156,59 @@ fn main() {
         eprintln!("probe_bench: the probe did not attach: {e}");
         std::process::exit(1);
     });
-    let sent = send();
+    let sent = send(&bench, &a, &n3_frames, &n6_frames);
     std::thread::sleep(Duration::from_millis(300));
     let meta = probe.finish().expect("probe");
+    report(&a, pairing, sent, &meta);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The senders: with same-cpu pairing each CPU sends half the packets on both sides (half the
+/// rate each); with cross-cpu, CPU 0 sends every packet on N3 and CPU 1 on N6, after CPU 0.
+fn send(bench: &Bench, a: &Args, n3_frames: &[Vec<u8>], n6_frames: &[Vec<u8>]) -> u64 {
+    let (rate, same_cpu, senders) = (a.rate, a.same_cpu, a.senders);
+    let d = Duration::from_secs_f64(a.secs);
+    let (g, u) = (bench.gnb.clone(), bench.dn.clone());
+    let part = |f: &[Vec<u8>], k: usize| f.iter().skip(k).step_by(senders).cloned().collect::<Vec<_>>();
+    // Per sender: its CPU, its targets (namespace, device, frames) and its rate per target.
+    type Plan = (usize, Vec<(String, &'static str, Vec<Vec<u8>>)>, f64);
+    let plans: Vec<Plan> = if same_cpu {
+        (0..senders)
+            .map(|k| {
+                let t = vec![(g.clone(), "g0", part(n3_frames, k)), (u.clone(), "d0", part(n6_frames, k))];
+                (k, t, rate / senders as f64)
+            })
+            .collect()
+    } else {
+        vec![(0, vec![(g, "g0", n3_frames.to_vec())], rate), (1, vec![(u, "d0", n6_frames.to_vec())], rate)]
+    };
+    // Cross-cpu: the N6 sender sends no packet before the N3 sender has (a packet leaves
+    // the UPF after it arrived), and the N3 sender stays at most 1 024 packets ahead (the
+    // UPF's queue is bounded), so neither laps the other's 4 096 distinct packets.
+    let (n3_sent, n6_sent) = (AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|sc| {
+        let threads: Vec<_> = plans
+            .into_iter()
+            .map(|(cpu, t, r)| {
+                let pace = match (same_cpu, cpu) {
+                    (true, _) => Pace::default(),
+                    (false, 0) => Pace { sent: Some(&n3_sent), after: Some((&n6_sent, 1024)) },
+                    (false, _) => Pace { sent: Some(&n6_sent), after: Some((&n3_sent, 0)) },
+                };
+                sc.spawn(move || {
+                    let targets: Vec<Target<'_>> =
+                        t.iter().map(|(ns, dev, f)| Target { netns: ns, dev, frames: f }).collect();
+                    testbench::inject(&targets, cpu, r, d, pace).expect("inject")
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap().iter().sum::<u64>()).sum()
+    })
+}
+
+/// Prints what was sent, what the kernel and user space counted, whether every sighting is
+/// accounted for, and the probe's cost per packet.
+fn report(a: &Args, pairing: Pairing, sent: u64, meta: &serde_json::Value) {
     let pr = &meta["probe_result"];
     let c = &pr["upfs"][0]["counters"];
     println!(
@@ -241,7 +247,6 @@ fn main() {
             p["ns_per_packet"].as_f64().unwrap_or(f64::NAN)
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--test-run ROUNDS`: the programs run by `BPF_PROG_TEST_RUN` on each distinct packet, N3 ingress
