@@ -1,0 +1,421 @@
+"""`scout experiment`: each named study's runs, summary and comparison report."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+from pathlib import Path
+
+from scout import rundir
+from scout.argtypes import (
+    SECONDS_POSITIVE,
+)
+from scout.cli.analyze import open_run, print_analysis, render_report, run_analysis
+from scout.cli.common import emulator_unavailable, resolve_scenario
+from scout.cli.emulate import cmd_emulate, run_emulation_quietly
+from scout.cli.simulate import run_simulation
+from scout.errors import UsageError
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from scout import analysis, experiment
+
+    if args.list or not args.name:
+        for e in experiment.EXPERIMENTS.values():
+            print(f"{e.name:<10} {e.description}")
+        if not args.list:
+            raise UsageError("give an experiment's name (scout experiment --list names them) and -o OUT")
+        return 0
+    e = experiment.EXPERIMENTS.get(args.name)
+    if e is None:
+        raise UsageError(f"{args.name}: no such experiment; accepted: {', '.join(experiment.EXPERIMENTS)}")
+    if not args.output:
+        raise UsageError("give -o OUT: the directory for the experiment's runs, report and summary.csv")
+    if args.seeds is None:
+        args.seeds = 1 if e.name == "upf-slices" else 5
+    if e.name == "l4s-anbr":
+        return run_l4s_anbr(args)
+    if e.name == "ran-delay":
+        return run_ran_delay(args)
+    if e.name == "rlc-modes":
+        return run_rlc_modes(args)
+    if e.name == "upf-slices":
+        return run_upf_slices(args)
+    if args.duration is None:
+        args.duration = 20.0
+    why = emulator_unavailable(("iperf3",))
+    if why:
+        raise SystemExit(f"error: scout experiment {e.name}: {why}")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    for cfg in e.configurations:
+        rundir.check(out / cfg, force=args.force, what=f"-o {out}: {cfg}:")
+    out.mkdir(parents=True, exist_ok=True)
+    rows, series = [], {}
+    for cfg in e.configurations:
+        print(f"\n== {e.name}: {cfg} ({args.duration:g} s of iperf3)")
+        run_args = argparse.Namespace(
+            scenario=e.scenario,
+            output=str(out / cfg),
+            force=args.force,
+            duration=None,
+            seed=None,
+            set=experiment.tcp_cc_sets(cfg, args.duration),
+            shell=False,
+            no_offload=False,
+            probe=False,
+            capture=False,
+        )
+        with experiment.cubic_hystart(args.hystart if cfg == "cubic" else None) as note:
+            if note:
+                print(note)
+            cmd_emulate(run_args)
+        print_analysis(run_analysis(out / cfg))
+        render_report(analysis.open(out / cfg), None)
+        row, ser = experiment.tcp_cc_metrics(out / cfg, cfg)
+        rows.append(row)
+        series[cfg] = ser
+    csv_path = experiment.write_summary(out, rows, experiment.TCP_CC_COLUMNS)
+    report = experiment.tcp_cc_report(out, rows, series)
+    print(f"\n{e.name}: summary")
+    cols = list(experiment.TCP_CC_COLUMNS)
+    print("  " + "  ".join(f"{c:>19}" for c in cols))
+    for r in rows:
+        print("  " + "  ".join(f"{'' if r[c] is None else r[c]!s:>19}" for c in cols))
+    print(f"  summary: {csv_path}\n  report: {report}")
+    return 0
+
+
+def run_l4s_anbr(args: argparse.Namespace) -> int:
+    """`scout experiment l4s-anbr`: every configuration at every load and seed, simulated; the
+    flow's figures per run, a row per configuration and load, the comparison report."""
+    from scout import experiment
+    from scout import experiment_l4s as xl
+
+    binary = None
+    if args.emulate:
+        why = emulator_unavailable(("iperf3",))
+        if why:
+            raise SystemExit(f"error: scout experiment l4s-anbr --emulate: {why}")
+        binary = experiment.prague_binary()
+        if binary is None:
+            raise SystemExit(
+                "error: scout experiment l4s-anbr --emulate: scout-prague (the emulator's adaptive sender) is not "
+                "built: cargo build --release -p scout-emu --bin scout-prague"
+            )
+    cfgs = xl.configurations()
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
+        names = {c.name for c in cfgs}
+        bad = [w for w in wanted if w not in names]
+        if bad:
+            raise UsageError(f"--only {','.join(bad)}: no such configuration; accepted: {', '.join(sorted(names))}")
+        cfgs = [c for c in cfgs if c.name in wanted]
+    if args.seeds < 1:
+        raise UsageError(f"--seeds {args.seeds}: accepted: 1 or more")
+    loads = [w.strip() for w in args.loads.split(",") if w.strip()]
+    if not loads or any(w not in xl.LOADS for w in loads):
+        raise UsageError(f"--loads {args.loads}: accepted: a comma list of {', '.join(xl.LOADS)}")
+    duration = args.duration if args.duration is not None else 30.0
+    if duration <= xl.WARMUP_S:
+        raise UsageError(f"--duration {duration:g}: accepted: more than the {xl.WARMUP_S:g} s warm-up")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    seeds = list(range(1, args.seeds + 1))
+    runs = [(c, load, seed) for c in cfgs for load in loads for seed in seeds]
+    for c, load, seed in runs:
+        rundir.check(out / f"{c.name}-{load}" / f"seed{seed}", force=args.force, what=f"-o {out}:")
+    out.mkdir(parents=True, exist_ok=True)
+    scenario = resolve_scenario("l4s-anbr")
+    where = "emulated (scout-prague, iperf3)" if binary else "simulated"
+    print(
+        f"l4s-anbr: {len(cfgs)} configurations x {len(loads)} loads x {len(seeds)} seeds = {len(runs)} runs of "
+        f"{duration:g} s, {where}"
+    )
+    rows = []
+    links: dict[tuple[str, str], list[str]] = {}
+    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
+    done = 0
+    for c in cfgs:
+        for load in loads:
+            per_seed = []
+            for seed in seeds:
+                run = out / f"{c.name}-{load}" / f"seed{seed}"
+                if binary is None:
+                    run_simulation(scenario, run, seed, duration, xl.scenario_sets(c, load), args.force, quiet=True)
+                    per_seed.append(xl.flow_metrics(run))
+                else:
+                    run_emulation_quietly(
+                        "l4s-anbr", run, seed, duration + 1.5, xl.emulate_sets(c, load, duration, binary), args.force
+                    )
+                    per_seed.append(xl.emulated_metrics(run))
+                if seed in reported:
+                    # The run's ordinary report (analysis first), as `scout report RUN` writes it.
+                    with contextlib.redirect_stderr(io.StringIO()):
+                        render_report(open_run(str(run)))
+                    links.setdefault((c.name, load), []).append(f"../{c.name}-{load}/seed{seed}/report/index.html")
+                done += 1
+            row = xl.summary_row(c, load, per_seed)
+            rows.append(row)
+            print(
+                f"  [{done}/{len(runs)}] {c.name:<14} {load:<4}  latency {row['latency_ms']:9.2f} ms "
+                f"(±{row['latency_ci_ms']:.2f})  throughput {row['throughput_mbps']:6.2f} Mbit/s "
+                f"(±{row['throughput_ci_mbps']:.2f})  loss {row['loss']:.4f}"
+            )
+    csv_path = xl.write_summary(out, rows)
+    page = xl.report(out, rows, links)
+    runs_reported = {"all": "every run's report", "first": "seed 1's report", "none": "no run reports"}[args.reports]
+    print(
+        f"  summary: {csv_path}\n  report: {page} (links {runs_reported} per configuration)\n"
+        f"  each run: scout report {out}/CONFIG-LOAD/seedN"
+    )
+    return 0
+
+
+def _sweep_runs(args: argparse.Namespace, select, cfgs: list, default_s: float, floor_s: float, floor_text: str):
+    """A seeded sweep's arguments checked and its output prepared: the configurations `--only`
+    keeps (``select``), the seeds, the duration (more than ``floor_s``), and OUT with no run of
+    the sweep in the way (``OUT/CONFIG/seedN``, unless ``--force``)."""
+    try:
+        cfgs = select(cfgs, args.only)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not cfgs:
+        raise UsageError(f"--only {args.only}: selects no configuration")
+    if args.seeds < 1:
+        raise UsageError(f"--seeds {args.seeds}: accepted: 1 or more")
+    duration = args.duration if args.duration is not None else default_s
+    if duration <= floor_s:
+        raise UsageError(f"--duration {duration:g}: accepted: more than {floor_text}")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: exists and is not a directory")
+    seeds = list(range(1, args.seeds + 1))
+    for c in cfgs:
+        for seed in seeds:
+            rundir.check(out / c.name / f"seed{seed}", force=args.force, what=f"-o {out}:")
+    out.mkdir(parents=True, exist_ok=True)
+    return cfgs, seeds, duration, out
+
+
+def run_ran_delay(args: argparse.Namespace) -> int:
+    """`scout experiment ran-delay`: Copa with each of Gandalf's compensations, both directions,
+    both channels, both TDD patterns, every seed, simulated; a row per configuration, the
+    comparison report."""
+    from scout import experiment
+    from scout import experiment_ran_delay as xr
+
+    binary = None
+    if args.emulate:
+        why = emulator_unavailable(())
+        if why:
+            raise SystemExit(f"error: scout experiment ran-delay --emulate: {why}")
+        binary = experiment.prague_binary()
+        if binary is None:
+            raise SystemExit(
+                "error: scout experiment ran-delay --emulate: scout-prague (the emulator's adaptive sender) is not "
+                "built: cargo build --release -p scout-emu --bin scout-prague"
+            )
+    warmup = f"the {xr.WARMUP_S:g} s warm-up"
+    cfgs, seeds, duration, out = _sweep_runs(args, xr.select, xr.configurations(), 20.0, xr.WARMUP_S, warmup)
+    scenario = resolve_scenario("ran-delay")
+    where = "emulated (scout-prague; a run takes its duration in wall time)" if binary else "simulated"
+    print(
+        f"ran-delay: {len(cfgs)} configurations x {len(seeds)} seeds = {len(cfgs) * len(seeds)} runs of {duration:g} s, {where}"
+    )
+    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
+    rows, links, done = [], {}, 0
+    for c in cfgs:
+        per_seed = []
+        for seed in seeds:
+            run = out / c.name / f"seed{seed}"
+            if binary is None:
+                run_simulation(scenario, run, seed, duration, xr.scenario_sets(c), args.force, quiet=True)
+                per_seed.append(xr.run_metrics(run))
+            else:
+                run_emulation_quietly(
+                    "ran-delay", run, seed, duration + 1.5, xr.emulate_sets(c, run, duration, binary), args.force
+                )
+                per_seed.append(xr.emulated_metrics(run))
+            if seed in reported:
+                with contextlib.redirect_stderr(io.StringIO()):
+                    render_report(open_run(str(run)))
+                links.setdefault(c.name, []).append(f"../{c.name}/seed{seed}/report/index.html")
+            done += 1
+        row = xr.summary_row(c, per_seed)
+        rows.append(row)
+        print(
+            f"  [{done}/{len(cfgs) * len(seeds)}] {c.cc:<4} {c.compensation:<8} {c.dir} {c.channel:<4} {c.tdd:<10}  throughput "
+            f"{row['throughput_mbps']:6.2f} Mbit/s (±{row['throughput_ci_mbps']:.2f})  delay {row['delay_ms']:7.2f} ms "
+            f"(±{row['delay_ci_ms']:.2f})  HARQ retx {row['harq_retx']:g}"
+        )
+    csv_path = xr.write_summary(out, rows)
+    page = xr.report(out, rows, links)
+    print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout report {out}/CONFIG/seedN")
+    return 0
+
+
+def run_rlc_modes(args: argparse.Namespace) -> int:
+    """`scout experiment rlc-modes`: iperf3 TCP and UDP over RLC AM and UM on a good and a poor
+    channel, every seed, through the emulator; a row per configuration, the comparison report."""
+    from scout import experiment_rlc as xm
+
+    if args.emulate:
+        raise UsageError("--emulate: rlc-modes always runs through the emulator (iperf3 and the kernel's TCP)")
+    why = emulator_unavailable(("iperf3",))
+    if why:
+        raise SystemExit(f"error: scout experiment rlc-modes: {why}")
+    floor = xm.WARMUP_S + 1
+    cfgs, seeds, duration, out = _sweep_runs(args, xm.select, xm.configurations(), 40.0, floor, f"{floor:g} s")
+    n = len(cfgs) * len(seeds)
+    print(f"rlc-modes: {len(cfgs)} configurations x {len(seeds)} seeds = {n} runs of {duration:g} s of iperf3, emulated")
+    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
+    rows, links, series, layers, done = [], {}, {}, {}, 0
+    for c in cfgs:
+        per_seed = []
+        for seed in seeds:
+            run = out / c.name / f"seed{seed}"
+            run_emulation_quietly("rlc-modes", run, seed, duration + 3, xm.scenario_sets(c, duration), args.force)
+            m, ser = xm.run_metrics(run, c.proto)
+            per_seed.append(m)
+            if seed == seeds[0]:
+                if c.proto == "tcp":
+                    series[c.name] = ser
+                with contextlib.redirect_stderr(io.StringIO()):
+                    a = open_run(str(run))
+                layers[c.name] = xm.layer_means(run)
+                if seed in reported:
+                    with contextlib.redirect_stderr(io.StringIO()):
+                        render_report(a)
+                    links.setdefault(c.name, []).append(f"../{c.name}/seed{seed}/report/index.html")
+            done += 1
+        row = xm.summary_row(c, per_seed)
+        rows.append(row)
+        cwnd = "" if row["cwnd_mean"] is None else f"  cwnd {row['cwnd_mean']:7.1f} (±{row['cwnd_ci']:.1f})"
+        print(
+            f"  [{done}/{n}] {c.proto} {c.rlc_mode} {c.channel:<4}  throughput {row['throughput_mbps']:7.2f} Mbit/s "
+            f"(±{row['throughput_ci_mbps']:.2f}){cwnd}  RLC retx {row['rlc_retx']:g}  HARQ retx {row['harq_retx']:g}"
+        )
+    csv_path = xm.write_summary(out, rows)
+    page = xm.report(out, rows, series, layers, links)
+    print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout report {out}/CONFIG/seedN")
+    return 0
+
+
+def run_upf_slices(args: argparse.Namespace) -> int:
+    """`scout experiment upf-slices`: three slices with a real UPF each, eMBB's uplink at the
+    light, medium and heavy load, the probe on every UPF; a row per slice, load and pairing, the
+    comparison report."""
+    from scout import experiment
+    from scout import experiment_upf as xu
+
+    if args.emulate:
+        raise UsageError("--emulate: upf-slices always runs through the emulator (real UPF processes)")
+    why = emulator_unavailable(("iperf3",))
+    if why:
+        raise SystemExit(f"error: scout experiment upf-slices: {why}")
+    if experiment.upf_binary() is None:
+        raise SystemExit(
+            "error: scout experiment upf-slices: scout-upf is not built (cargo build --release -p scout-emu --bin scout-upf)"
+        )
+    cfgs, seeds, duration, out = _sweep_runs(args, xu.select, xu.configurations(), 20.0, 2.0, "2 s")
+    n = len(cfgs) * len(seeds)
+    print(f"upf-slices: {len(cfgs)} loads x {len(seeds)} seeds = {n} runs of {duration:g} s, emulated with 3 real UPFs")
+    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
+    rows, links, delays, done = [], {}, {}, 0
+    for c in cfgs:
+        merged: dict | None = None
+        for seed in seeds:
+            run = out / c.name / f"seed{seed}"
+            run_emulation_quietly("upf-slices", run, seed, duration + 3, xu.scenario_sets(c, duration), args.force, probe=True)
+            m = xu.run_metrics(run)
+            if merged is None:
+                merged = m
+            else:
+                for s in xu.SLICES:
+                    for k in ("identity", "nearest", "pfcp_mod_us"):
+                        merged[s][k] = merged[s][k] + m[s][k]
+            if seed in reported:
+                with contextlib.redirect_stderr(io.StringIO()):
+                    render_report(open_run(str(run / "upf")))
+                links.setdefault(c.name, []).append(f"../{c.name}/seed{seed}/upf/report/index.html")
+            done += 1
+        delays[c.name] = merged
+        new = xu.summary_rows(c, merged)
+        rows.extend(new)
+        for r in new:
+            if r["pairing"] == "identity":
+                print(
+                    f"  [{done}/{n}] {c.load:<6} {r['slice']:<5} {r['pairs']:>7,} pairs  N3->N6 p50 {r['p50_us']} µs, "
+                    f"p99 {r['p99_us']} µs, p99.9 {r['p999_us']} µs; PFCP modification p50 {r['pfcp_mod_p50_us']} µs"
+                )
+    csv_path = xu.write_summary(out, rows)
+    page = xu.report(out, rows, delays, links)
+    print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout analyze {out}/LOAD/seedN/upf (the probe's run)")
+    return 0
+
+
+def add_experiment(sub) -> None:
+    """`scout experiment`'s options."""
+    xp = sub.add_parser(
+        "experiment",
+        help="run a named study: its runs, a comparison report and summary.csv (tcp-cc: emulator, root)",
+        description="Runs the experiment NAME (tcp-cc and rlc-modes through the emulator, as root; l4s-anbr and "
+        "ran-delay in the simulator, or with --emulate through the emulator): run directories under OUT, "
+        "each analysed and reported, then OUT/report/index.html comparing them and OUT/summary.csv (one row per "
+        "configuration, columns in docs/experiments.md). --list names every experiment.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  scout experiment tcp-cc -o runs/tcp-cc",
+    )
+    xp.add_argument("name", nargs="?", help="the experiment (see --list)")
+    xp.add_argument("--list", action="store_true", help="name every experiment and what it does")
+    xp.add_argument("-o", "--output", help="directory for the experiment's runs, report and summary.csv")
+    xp.add_argument(
+        "--duration",
+        type=SECONDS_POSITIVE,
+        default=None,
+        metavar="S",
+        help="seconds of traffic per run (default: tcp-cc 20, l4s-anbr 30, ran-delay 20, rlc-modes 40)",
+    )
+    xp.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="l4s-anbr, ran-delay, rlc-modes, upf-slices: runs per configuration (and load; default 5, upf-slices 1)",
+    )
+    xp.add_argument("--loads", default="low,high", help="l4s-anbr: background loads to run (default low,high)")
+    xp.add_argument(
+        "--only",
+        default=None,
+        metavar="NAMES",
+        help="l4s-anbr: only these configurations (e.g. constant,l4s-5-7,anbr-40); ran-delay, rlc-modes: only these "
+        "values of its dimensions (e.g. dl,poor or none,all,dddsu; udp,poor)",
+    )
+    xp.add_argument(
+        "--emulate",
+        action="store_true",
+        help="l4s-anbr, ran-delay: real packets through the emulator instead (root; a run takes its duration in wall "
+        "time). l4s-anbr: scout-prague from the DN to UE 0, iperf3 UDP to UE 1; ran-delay: scout-prague's Copa or GCC "
+        "between the DN and UE 0, Gandalf on the UE's side reading its live RAN feed",
+    )
+    xp.add_argument(
+        "--reports",
+        choices=("first", "all", "none"),
+        default="first",
+        help="l4s-anbr, ran-delay, rlc-modes: write the ordinary report (scout report) of seed 1's run of each configuration "
+        "(first, the default), of every run (all: ~3 s a run), or of none; the comparison links them",
+    )
+    xp.add_argument("--force", action="store_true", help="replace the experiment's earlier runs in OUT")
+    xp.add_argument(
+        "--hystart",
+        choices=("off", "on", "keep"),
+        default="off",
+        help="tcp-cc: CUBIC's HyStart during the CUBIC run (default off: slow start then fills the RLC queue, and "
+        "the sawtooth of drops at its limit shows within 20 s; on: it leaves slow start early and needs ~30 s; "
+        "keep: the machine's setting). The machine-wide tcp_cubic parameter is restored afterwards",
+    )
+    xp.set_defaults(func=cmd_experiment)
