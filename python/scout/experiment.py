@@ -166,6 +166,27 @@ def tcp_cc_metrics(run: Path, cc: str, bin_ns: int = 100_000_000) -> tuple[dict,
     return row, series
 
 
+#: Student's t, 97.5th percentile, by degrees of freedom 1..30; the normal's 1.96 beyond (within
+#: 4 % of t at 31 and less after).
+T975 = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+]  # fmt: skip
+
+
+def mean_ci(values: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95 % confidence interval (Student's t; 0 for a single
+    value): the statistic every experiment's summary gives per configuration."""
+    n = len(values)
+    m = sum(values) / n
+    if n < 2:
+        return m, 0.0
+    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+    t = T975[n - 2] if n - 2 < len(T975) else 1.96
+    return m, t * sd / math.sqrt(n)
+
+
 def write_summary(out: Path, rows: list[dict], columns: dict) -> Path:
     path = out / "summary.csv"
     with path.open("w", newline="") as f:

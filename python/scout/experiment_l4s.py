@@ -23,7 +23,7 @@ from pathlib import Path
 
 from scout import experiment
 from scout.events import parquet_source
-from scout.experiment import _png, sweep_report
+from scout.experiment import _png, mean_ci, sweep_report
 
 #: The seed's L4S threshold pairs (min, max ms) and ANBR windows (ms); the hybrid takes the pairs
 #: but 60-100 (rarely marks: ANBR would decide alone) at a 40 ms window (seed §4.1.5).
@@ -136,21 +136,6 @@ def flow_metrics(run: Path, warmup_s: float = WARMUP_S) -> dict:
         "throughput_mbps": nbytes * 8 / secs / 1e6,
         "loss": dropped / sent if sent else 0.0,
     }
-
-
-# Student's t, 97.5th percentile, by degrees of freedom (1..30); the normal's beyond.
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131]
-
-
-def mean_ci(values: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95 % confidence interval (0 for a single value)."""
-    n = len(values)
-    m = sum(values) / n
-    if n < 2:
-        return m, 0.0
-    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
-    t = _T975[n - 2] if n - 2 < len(_T975) else 1.96
-    return m, t * sd / math.sqrt(n)
 
 
 def summary_row(cfg: Config, load: str, runs: list[dict]) -> dict:

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scout import experiment
-from scout.experiment import _png, sweep_report
-from scout.experiment_l4s import flow_metrics, mean_ci
+from scout.experiment import _png, mean_ci, sweep_report
+from scout.experiment_l4s import flow_metrics
 
 CCS = ["copa", "gcc"]
 COMPENSATIONS = ["none", "retx", "lowpass", "all"]

@@ -21,8 +21,7 @@ from pathlib import Path
 
 from scout import experiment
 from scout.events import parquet_source
-from scout.experiment import _png, sweep_report
-from scout.experiment_l4s import mean_ci
+from scout.experiment import _png, mean_ci, sweep_report
 
 PROTOS = ["tcp", "udp"]
 MODES = ["am", "um"]

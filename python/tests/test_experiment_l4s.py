@@ -64,3 +64,20 @@ def test_a_bad_configuration_or_load_is_refused(tmp_path: Path) -> None:
     r = scout("experiment", "l4s-anbr", "-o", str(tmp_path / "x"), "--loads", "medium")
     assert r.returncode == 2 and "accepted: a comma list of low, high" in r.stderr, r.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_mean_ci_is_students_t_up_to_30_degrees_of_freedom() -> None:
+    """The 95 % interval's half-width is t(0.975, n-1)·s/√n: 2.776 at 4 degrees of freedom, 2.120 at
+    16 and 2.042 at 30 (the table's last), the normal's 1.96 beyond; one value has none."""
+    import math
+
+    from scout.experiment import mean_ci
+
+    assert mean_ci([3.0]) == (3.0, 0.0)
+    for n, t in ((5, 2.776), (17, 2.120), (31, 2.042), (41, 1.96)):
+        values = [float(i % 2) for i in range(n)]  # a sample with a known spread
+        m = sum(values) / n
+        sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1))
+        mean, half = mean_ci(values)
+        assert mean == m
+        assert math.isclose(half, t * sd / math.sqrt(n), rel_tol=1e-12), n
