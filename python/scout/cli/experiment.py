@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scout import rundir
 from scout.argtypes import (
@@ -88,85 +91,142 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass
+class Sweep:
+    """A seeded sweep: a run per configuration and seed under ``OUT/NAME/seedN`` (``NAME`` the
+    configuration's ``name``), a configuration's summary rows from its seeds' figures, each run's
+    ordinary report as ``--reports`` asks. What differs between the experiments is in the three
+    functions; `run_sweep` is the loop they share."""
+
+    cfgs: list
+    seeds: list[int]
+    out: Path
+    #: Runs configuration ``c`` for ``seed`` into ``run``; returns the run's figures.
+    run: Callable[[Any, Path, int], Any]
+    #: A configuration's summary rows from its seeds' figures.
+    summarize: Callable[[Any, list], list[dict]]
+    #: The progress lines of a configuration, from its summary rows.
+    lines: Callable[[Any, list[dict]], list[str]]
+    reports: str = "first"
+    #: The run directory whose report is written (the probe's run, for upf-slices).
+    report_of: Callable[[Path], Path] = lambda run: run
+
+
+def run_sweep(sw: Sweep) -> tuple[list[dict], dict[str, list[str]]]:
+    """Every run of the sweep, in order; returns the summary rows and, per configuration, the
+    links (from ``OUT/report/``) to the runs' reports."""
+    reported = {"all": sw.seeds, "first": sw.seeds[:1], "none": []}[sw.reports]
+    total = len(sw.cfgs) * len(sw.seeds)
+    rows: list[dict] = []
+    links: dict[str, list[str]] = {}
+    done = 0
+    for c in sw.cfgs:
+        per_seed = []
+        for seed in sw.seeds:
+            run = sw.out / c.name / f"seed{seed}"
+            per_seed.append(sw.run(c, run, seed))
+            if seed in reported:
+                # The run's ordinary report (analysis first), as `scout report RUN` writes it.
+                target = sw.report_of(run)
+                with contextlib.redirect_stderr(io.StringIO()):
+                    render_report(open_run(str(target)))
+                links.setdefault(c.name, []).append(f"../{target.relative_to(sw.out).as_posix()}/report/index.html")
+            done += 1
+        new = sw.summarize(c, per_seed)
+        rows.extend(new)
+        for line in sw.lines(c, new):
+            print(f"  [{done}/{total}] {line}")
+    return rows, links
+
+
+def _prague(args: argparse.Namespace, name: str, tools: tuple[str, ...]) -> Path | None:
+    """scout-prague, the emulator's adaptive sender, for ``--emulate``; None without it."""
+    from scout import experiment
+
+    if not args.emulate:
+        return None
+    why = emulator_unavailable(tools)
+    if why:
+        raise SystemExit(f"error: scout experiment {name} --emulate: {why}")
+    binary = experiment.prague_binary()
+    if binary is None:
+        raise SystemExit(
+            f"error: scout experiment {name} --emulate: scout-prague (the emulator's adaptive sender) is not "
+            "built: cargo build --release -p scout-emu --bin scout-prague"
+        )
+    return binary
+
+
+@dataclass
+class LoadPoint:
+    """An l4s-anbr configuration at one background load (its runs in ``OUT/CONFIG-LOAD``)."""
+
+    cfg: Any
+    load: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.cfg.name}-{self.load}"
+
+
 def run_l4s_anbr(args: argparse.Namespace) -> int:
     """`scout experiment l4s-anbr`: every configuration at every load and seed, simulated; the
     flow's figures per run, a row per configuration and load, the comparison report."""
-    from scout import experiment
     from scout import experiment_l4s as xl
 
-    binary = None
-    if args.emulate:
-        why = emulator_unavailable(("iperf3",))
-        if why:
-            raise SystemExit(f"error: scout experiment l4s-anbr --emulate: {why}")
-        binary = experiment.prague_binary()
-        if binary is None:
-            raise SystemExit(
-                "error: scout experiment l4s-anbr --emulate: scout-prague (the emulator's adaptive sender) is not "
-                "built: cargo build --release -p scout-emu --bin scout-prague"
-            )
-    cfgs = xl.configurations()
-    if args.only:
-        wanted = [w.strip() for w in args.only.split(",") if w.strip()]
-        names = {c.name for c in cfgs}
-        bad = [w for w in wanted if w not in names]
-        if bad:
-            raise UsageError(f"--only {','.join(bad)}: no such configuration; accepted: {', '.join(sorted(names))}")
-        cfgs = [c for c in cfgs if c.name in wanted]
-    if args.seeds < 1:
-        raise UsageError(f"--seeds {args.seeds}: accepted: 1 or more")
+    binary = _prague(args, "l4s-anbr", ("iperf3",))
     loads = [w.strip() for w in args.loads.split(",") if w.strip()]
     if not loads or any(w not in xl.LOADS for w in loads):
         raise UsageError(f"--loads {args.loads}: accepted: a comma list of {', '.join(xl.LOADS)}")
-    duration = args.duration if args.duration is not None else 30.0
-    if duration <= xl.WARMUP_S:
-        raise UsageError(f"--duration {duration:g}: accepted: more than the {xl.WARMUP_S:g} s warm-up")
-    out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"-o {out}: exists and is not a directory")
-    seeds = list(range(1, args.seeds + 1))
-    runs = [(c, load, seed) for c in cfgs for load in loads for seed in seeds]
-    for c, load, seed in runs:
-        rundir.check(out / f"{c.name}-{load}" / f"seed{seed}", force=args.force, what=f"-o {out}:")
-    out.mkdir(parents=True, exist_ok=True)
+
+    def select(cfgs: list, only: str | None) -> list[LoadPoint]:
+        if only:
+            wanted = [w.strip() for w in only.split(",") if w.strip()]
+            names = {c.name for c in cfgs}
+            bad = [w for w in wanted if w not in names]
+            if bad:
+                raise ValueError(f"--only {','.join(bad)}: no such configuration; accepted: {', '.join(sorted(names))}")
+            cfgs = [c for c in cfgs if c.name in wanted]
+        return [LoadPoint(c, load) for c in cfgs for load in loads]
+
+    warmup = f"the {xl.WARMUP_S:g} s warm-up"
+    points, seeds, duration, out = _sweep_runs(args, select, xl.configurations(), 30.0, xl.WARMUP_S, warmup)
     scenario = resolve_scenario("l4s-anbr")
     where = "emulated (scout-prague, iperf3)" if binary else "simulated"
+    n_cfgs = len(points) // len(loads)
     print(
-        f"l4s-anbr: {len(cfgs)} configurations x {len(loads)} loads x {len(seeds)} seeds = {len(runs)} runs of "
-        f"{duration:g} s, {where}"
+        f"l4s-anbr: {n_cfgs} configurations x {len(loads)} loads x {len(seeds)} seeds = {len(points) * len(seeds)} "
+        f"runs of {duration:g} s, {where}"
     )
-    rows = []
-    links: dict[tuple[str, str], list[str]] = {}
-    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
-    done = 0
-    for c in cfgs:
-        for load in loads:
-            per_seed = []
-            for seed in seeds:
-                run = out / f"{c.name}-{load}" / f"seed{seed}"
-                if binary is None:
-                    run_simulation(scenario, run, seed, duration, xl.scenario_sets(c, load), args.force, quiet=True)
-                    per_seed.append(xl.flow_metrics(run))
-                else:
-                    run_emulation_quietly(
-                        "l4s-anbr", run, seed, duration + 1.5, xl.emulate_sets(c, load, duration, binary), args.force
-                    )
-                    per_seed.append(xl.emulated_metrics(run))
-                if seed in reported:
-                    # The run's ordinary report (analysis first), as `scout report RUN` writes it.
-                    with contextlib.redirect_stderr(io.StringIO()):
-                        render_report(open_run(str(run)))
-                    links.setdefault((c.name, load), []).append(f"../{c.name}-{load}/seed{seed}/report/index.html")
-                done += 1
-            row = xl.summary_row(c, load, per_seed)
-            rows.append(row)
-            print(
-                f"  [{done}/{len(runs)}] {c.name:<14} {load:<4}  latency {row['latency_ms']:9.2f} ms "
-                f"(±{row['latency_ci_ms']:.2f})  throughput {row['throughput_mbps']:6.2f} Mbit/s "
-                f"(±{row['throughput_ci_mbps']:.2f})  loss {row['loss']:.4f}"
-            )
+
+    def run(p: LoadPoint, run: Path, seed: int) -> dict:
+        if binary is None:
+            run_simulation(scenario, run, seed, duration, xl.scenario_sets(p.cfg, p.load), args.force, quiet=True)
+            return xl.flow_metrics(run)
+        sets = xl.emulate_sets(p.cfg, p.load, duration, binary)
+        run_emulation_quietly("l4s-anbr", run, seed, duration + 1.5, sets, args.force)
+        return xl.emulated_metrics(run)
+
+    def lines(p: LoadPoint, rows: list[dict]) -> list[str]:
+        (row,) = rows
+        return [
+            f"{p.cfg.name:<14} {p.load:<4}  latency {row['latency_ms']:9.2f} ms (±{row['latency_ci_ms']:.2f})  "
+            f"throughput {row['throughput_mbps']:6.2f} Mbit/s (±{row['throughput_ci_mbps']:.2f})  loss {row['loss']:.4f}"
+        ]
+
+    rows, links = run_sweep(
+        Sweep(
+            points,
+            seeds,
+            out,
+            run,
+            lambda p, per_seed: [xl.summary_row(p.cfg, p.load, per_seed)],
+            lines,
+            args.reports,
+        )
+    )
     csv_path = xl.write_summary(out, rows)
-    page = xl.report(out, rows, links)
+    page = xl.report(out, rows, {(p.cfg.name, p.load): links[p.name] for p in points if p.name in links})
     runs_reported = {"all": "every run's report", "first": "seed 1's report", "none": "no run reports"}[args.reports]
     print(
         f"  summary: {csv_path}\n  report: {page} (links {runs_reported} per configuration)\n"
@@ -205,20 +265,9 @@ def run_ran_delay(args: argparse.Namespace) -> int:
     """`scout experiment ran-delay`: Copa with each of Gandalf's compensations, both directions,
     both channels, both TDD patterns, every seed, simulated; a row per configuration, the
     comparison report."""
-    from scout import experiment
     from scout import experiment_ran_delay as xr
 
-    binary = None
-    if args.emulate:
-        why = emulator_unavailable(())
-        if why:
-            raise SystemExit(f"error: scout experiment ran-delay --emulate: {why}")
-        binary = experiment.prague_binary()
-        if binary is None:
-            raise SystemExit(
-                "error: scout experiment ran-delay --emulate: scout-prague (the emulator's adaptive sender) is not "
-                "built: cargo build --release -p scout-emu --bin scout-prague"
-            )
+    binary = _prague(args, "ran-delay", ())
     warmup = f"the {xr.WARMUP_S:g} s warm-up"
     cfgs, seeds, duration, out = _sweep_runs(args, xr.select, xr.configurations(), 20.0, xr.WARMUP_S, warmup)
     scenario = resolve_scenario("ran-delay")
@@ -226,32 +275,23 @@ def run_ran_delay(args: argparse.Namespace) -> int:
     print(
         f"ran-delay: {len(cfgs)} configurations x {len(seeds)} seeds = {len(cfgs) * len(seeds)} runs of {duration:g} s, {where}"
     )
-    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
-    rows, links, done = [], {}, 0
-    for c in cfgs:
-        per_seed = []
-        for seed in seeds:
-            run = out / c.name / f"seed{seed}"
-            if binary is None:
-                run_simulation(scenario, run, seed, duration, xr.scenario_sets(c), args.force, quiet=True)
-                per_seed.append(xr.run_metrics(run))
-            else:
-                run_emulation_quietly(
-                    "ran-delay", run, seed, duration + 1.5, xr.emulate_sets(c, run, duration, binary), args.force
-                )
-                per_seed.append(xr.emulated_metrics(run))
-            if seed in reported:
-                with contextlib.redirect_stderr(io.StringIO()):
-                    render_report(open_run(str(run)))
-                links.setdefault(c.name, []).append(f"../{c.name}/seed{seed}/report/index.html")
-            done += 1
-        row = xr.summary_row(c, per_seed)
-        rows.append(row)
-        print(
-            f"  [{done}/{len(cfgs) * len(seeds)}] {c.cc:<4} {c.compensation:<8} {c.dir} {c.channel:<4} {c.tdd:<10}  throughput "
+
+    def run(c, run: Path, seed: int) -> dict:
+        if binary is None:
+            run_simulation(scenario, run, seed, duration, xr.scenario_sets(c), args.force, quiet=True)
+            return xr.run_metrics(run)
+        run_emulation_quietly("ran-delay", run, seed, duration + 1.5, xr.emulate_sets(c, run, duration, binary), args.force)
+        return xr.emulated_metrics(run)
+
+    def lines(c, rows: list[dict]) -> list[str]:
+        (row,) = rows
+        return [
+            f"{c.cc:<4} {c.compensation:<8} {c.dir} {c.channel:<4} {c.tdd:<10}  throughput "
             f"{row['throughput_mbps']:6.2f} Mbit/s (±{row['throughput_ci_mbps']:.2f})  delay {row['delay_ms']:7.2f} ms "
             f"(±{row['delay_ci_ms']:.2f})  HARQ retx {row['harq_retx']:g}"
-        )
+        ]
+
+    rows, links = run_sweep(Sweep(cfgs, seeds, out, run, lambda c, per_seed: [xr.summary_row(c, per_seed)], lines, args.reports))
     csv_path = xr.write_summary(out, rows)
     page = xr.report(out, rows, links)
     print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout report {out}/CONFIG/seedN")
@@ -272,33 +312,29 @@ def run_rlc_modes(args: argparse.Namespace) -> int:
     cfgs, seeds, duration, out = _sweep_runs(args, xm.select, xm.configurations(), 40.0, floor, f"{floor:g} s")
     n = len(cfgs) * len(seeds)
     print(f"rlc-modes: {len(cfgs)} configurations x {len(seeds)} seeds = {n} runs of {duration:g} s of iperf3, emulated")
-    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
-    rows, links, series, layers, done = [], {}, {}, {}, 0
-    for c in cfgs:
-        per_seed = []
-        for seed in seeds:
-            run = out / c.name / f"seed{seed}"
-            run_emulation_quietly("rlc-modes", run, seed, duration + 3, xm.scenario_sets(c, duration), args.force)
-            m, ser = xm.run_metrics(run, c.proto)
-            per_seed.append(m)
-            if seed == seeds[0]:
-                if c.proto == "tcp":
-                    series[c.name] = ser
-                with contextlib.redirect_stderr(io.StringIO()):
-                    a = open_run(str(run))
-                layers[c.name] = xm.layer_means(run)
-                if seed in reported:
-                    with contextlib.redirect_stderr(io.StringIO()):
-                        render_report(a)
-                    links.setdefault(c.name, []).append(f"../{c.name}/seed{seed}/report/index.html")
-            done += 1
-        row = xm.summary_row(c, per_seed)
-        rows.append(row)
+    series, layers = {}, {}
+
+    def run(c, run: Path, seed: int) -> dict:
+        run_emulation_quietly("rlc-modes", run, seed, duration + 3, xm.scenario_sets(c, duration), args.force)
+        m, ser = xm.run_metrics(run, c.proto)
+        if seed == seeds[0]:
+            # The first seed's run stands for its configuration in the report's figures.
+            if c.proto == "tcp":
+                series[c.name] = ser
+            with contextlib.redirect_stderr(io.StringIO()):
+                open_run(str(run))
+            layers[c.name] = xm.layer_means(run)
+        return m
+
+    def lines(c, rows: list[dict]) -> list[str]:
+        (row,) = rows
         cwnd = "" if row["cwnd_mean"] is None else f"  cwnd {row['cwnd_mean']:7.1f} (±{row['cwnd_ci']:.1f})"
-        print(
-            f"  [{done}/{n}] {c.proto} {c.rlc_mode} {c.channel:<4}  throughput {row['throughput_mbps']:7.2f} Mbit/s "
+        return [
+            f"{c.proto} {c.rlc_mode} {c.channel:<4}  throughput {row['throughput_mbps']:7.2f} Mbit/s "
             f"(±{row['throughput_ci_mbps']:.2f}){cwnd}  RLC retx {row['rlc_retx']:g}  HARQ retx {row['harq_retx']:g}"
-        )
+        ]
+
+    rows, links = run_sweep(Sweep(cfgs, seeds, out, run, lambda c, per_seed: [xm.summary_row(c, per_seed)], lines, args.reports))
     csv_path = xm.write_summary(out, rows)
     page = xm.report(out, rows, series, layers, links)
     print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout report {out}/CONFIG/seedN")
@@ -324,34 +360,31 @@ def run_upf_slices(args: argparse.Namespace) -> int:
     cfgs, seeds, duration, out = _sweep_runs(args, xu.select, xu.configurations(), 20.0, 2.0, "2 s")
     n = len(cfgs) * len(seeds)
     print(f"upf-slices: {len(cfgs)} loads x {len(seeds)} seeds = {n} runs of {duration:g} s, emulated with 3 real UPFs")
-    reported = {"all": seeds, "first": seeds[:1], "none": []}[args.reports]
-    rows, links, delays, done = [], {}, {}, 0
-    for c in cfgs:
-        merged: dict | None = None
-        for seed in seeds:
-            run = out / c.name / f"seed{seed}"
-            run_emulation_quietly("upf-slices", run, seed, duration + 3, xu.scenario_sets(c, duration), args.force, probe=True)
-            m = xu.run_metrics(run)
-            if merged is None:
-                merged = m
-            else:
-                for s in xu.SLICES:
-                    for k in ("identity", "nearest", "pfcp_mod_us"):
-                        merged[s][k] = merged[s][k] + m[s][k]
-            if seed in reported:
-                with contextlib.redirect_stderr(io.StringIO()):
-                    render_report(open_run(str(run / "upf")))
-                links.setdefault(c.name, []).append(f"../{c.name}/seed{seed}/upf/report/index.html")
-            done += 1
+    delays: dict[str, dict] = {}
+
+    def run(c, run: Path, seed: int) -> dict:
+        run_emulation_quietly("upf-slices", run, seed, duration + 3, xu.scenario_sets(c, duration), args.force, probe=True)
+        return xu.run_metrics(run)
+
+    def summarize(c, per_seed: list[dict]) -> list[dict]:
+        # The seeds' delays pooled per slice.
+        merged = per_seed[0]
+        for m in per_seed[1:]:
+            for s in xu.SLICES:
+                for k in ("identity", "nearest", "pfcp_mod_us"):
+                    merged[s][k] = merged[s][k] + m[s][k]
         delays[c.name] = merged
-        new = xu.summary_rows(c, merged)
-        rows.extend(new)
-        for r in new:
-            if r["pairing"] == "identity":
-                print(
-                    f"  [{done}/{n}] {c.load:<6} {r['slice']:<5} {r['pairs']:>7,} pairs  N3->N6 p50 {r['p50_us']} µs, "
-                    f"p99 {r['p99_us']} µs, p99.9 {r['p999_us']} µs; PFCP modification p50 {r['pfcp_mod_p50_us']} µs"
-                )
+        return xu.summary_rows(c, merged)
+
+    def lines(c, rows: list[dict]) -> list[str]:
+        return [
+            f"{c.load:<6} {r['slice']:<5} {r['pairs']:>7,} pairs  N3->N6 p50 {r['p50_us']} µs, "
+            f"p99 {r['p99_us']} µs, p99.9 {r['p999_us']} µs; PFCP modification p50 {r['pfcp_mod_p50_us']} µs"
+            for r in rows
+            if r["pairing"] == "identity"
+        ]
+
+    rows, links = run_sweep(Sweep(cfgs, seeds, out, run, summarize, lines, args.reports, lambda run: run / "upf"))
     csv_path = xu.write_summary(out, rows)
     page = xu.report(out, rows, delays, links)
     print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout analyze {out}/LOAD/seedN/upf (the probe's run)")
