@@ -43,13 +43,19 @@ impl Lateness {
         self.max_ns = self.max_ns.max(other.max_ns);
     }
 
-    /// How many, p50, p99 and the largest, in µs; and how many were over 1 s.
+    /// How many were 1 ms late or more (those over 1 s among them).
+    pub fn over_1_ms(&self) -> u64 {
+        self.counts[1000..].iter().sum::<u64>() + self.over_1_s
+    }
+
+    /// How many, p50, p99 and the largest, in µs; and how many were 1 ms late or more, and over 1 s.
     pub fn json(&self) -> serde_json::Value {
         serde_json::json!({
             "n": self.n,
             "p50_us": self.quantile_us(0.5),
             "p99_us": self.quantile_us(0.99),
             "max_us": self.max_ns / 1000,
+            "over_1_ms": self.over_1_ms(),
             "over_1_s": self.over_1_s,
         })
     }
@@ -224,6 +230,11 @@ mod tests {
         }
         assert_eq!((l.quantile_us(0.5), l.quantile_us(0.75), l.quantile_us(1.0)), (Some(2), Some(3), Some(1_000_000)));
         assert_eq!((l.n, l.over_1_s, l.max_ns), (4, 1, 9_999_999_999));
+        // 1 ms or later: the one over 1 s, and 1 ms itself, not 999.999 µs.
+        assert_eq!(l.over_1_ms(), 1);
+        l.add(999_999);
+        l.add(1_000_000);
+        assert_eq!((l.over_1_ms(), l.json()["over_1_ms"].as_u64()), (2, Some(2)));
     }
 
     #[test]

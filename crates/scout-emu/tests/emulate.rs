@@ -186,13 +186,13 @@ fn ping_through_an_idle_cell_costs_the_models_latency_and_little_more() {
     // The model's own floor: at least one slot each way, and an SR wait on the uplink.
     assert!(model.values().all(|&m| m > 1.0), "{model:?}");
     let timing = &meta["emulator"]["timing"];
-    assert!(timing["actions"]["p99_us"].as_u64().unwrap() < 1000, "{timing}");
-    // Every slot of the run was kept (and measured), and an idle cell keeps them on time.
+    // Every slot of the run was kept (and measured), and an idle cell keeps them and the model's
+    // actions on time, but for the pauses its loop counted.
     let (timed, slots) = (timing["slots"]["n"].as_u64().unwrap(), meta["summary"]["slots"].as_u64().unwrap());
-    assert!(
-        timed * 100 >= slots * 99 && timing["slots"]["p99_us"].as_u64().unwrap() < 1000,
-        "{timed} of {slots}: {timing}"
-    );
+    assert!(timed * 100 >= slots * 99, "{timed} of {slots}: {timing}");
+    let slot_ms = meta["summary"]["duration_s"].as_f64().unwrap() * 1e3 / slots as f64;
+    on_time_but_for_long_turns(timing, "slots", slot_ms);
+    on_time_but_for_long_turns(timing, "actions", slot_ms);
     let c = &meta["counts"];
     assert_eq!(
         c["offered_packets"].as_u64().unwrap(),
@@ -207,6 +207,25 @@ fn ping_through_an_idle_cell_costs_the_models_latency_and_little_more() {
             + c["in_flight_packets"].as_u64().unwrap()
     );
     assert!(out.join("events/packet.parquet").exists());
+}
+
+/// At most 1 % of `what` (`slots` or `actions`) ran 1 ms late or more, besides those due during
+/// the long turns the loop counted. A long turn is the loop's thread kept from its CPU — on the CI
+/// host, a virtual machine whose host takes the busy vCPU away for 2–20 ms at a time, up to 180
+/// times in 5 s (377 ms of 5 s in one run), which no emulator can help — and every slot due
+/// meanwhile is late: of a turn of `L` ms, about `L / slot_ms + 1` slots, and their actions. A
+/// p99 bound alone fails whenever such pauses cover more than 1 % of the run; this one still fails
+/// when the emulator is late outside them.
+fn on_time_but_for_long_turns(timing: &Value, what: &str, slot_ms: f64) {
+    let long = &timing["long_turns"];
+    let (n_long, long_ms) = (long["n"].as_f64().unwrap(), long["total_ms"].as_f64().unwrap());
+    let per_slot = timing[what]["n"].as_f64().unwrap() / timing["slots"]["n"].as_f64().unwrap();
+    let excused = ((long_ms / slot_ms + n_long) * per_slot).ceil();
+    let (n, late) = (timing[what]["n"].as_f64().unwrap(), timing[what]["over_1_ms"].as_f64().unwrap());
+    assert!(
+        late <= 0.01 * n + excused,
+        "{late} of {n} {what} 1 ms late or more; {excused} due during {n_long} long turns of {long_ms} ms: {timing}"
+    );
 }
 
 /// A namespace of an emulator that was killed (named for a process that is gone) is removed by the
