@@ -55,6 +55,7 @@ macro_rules! counters {
 
 counters! {
     n3_rx: "datagrams received on N3",
+    n3_socket_drops: "datagrams for N3 the kernel dropped before the UPF read them (its socket's receive buffer full while the UPF was kept from its CPU): the socket's `drops` in /proc/net/udp, read when the UPF stops",
     ul_forwarded: "uplink packets decapsulated and sent to N6",
     ul_no_rule: "G-PDUs whose TEID, UE address or QFI no PDR matches",
     ul_far_drop: "uplink packets a FAR drops (or says to buffer)",
@@ -80,6 +81,8 @@ counters! {
 /// A running UPF.
 pub struct Upf {
     stop: Arc<AtomicBool>,
+    /// The N3 socket's inode, to find its drops in /proc/net/udp.
+    n3_inode: Option<u64>,
     threads: Vec<JoinHandle<()>>,
     pub counters: Arc<Counters>,
     pub node: Arc<RwLock<Node>>,
@@ -98,6 +101,7 @@ impl Upf {
         for s in [&n3, &n4] {
             s.set_read_timeout(Some(IDLE))?;
         }
+        let n3_inode = socket_inode(&n3);
         let (ul_tx, ul_rx) = sync_channel::<Item>(queue.max(1));
         let (dl_tx, dl_rx) = sync_channel::<Item>(queue.max(1));
         let n3_out = n3.try_clone()?;
@@ -124,16 +128,38 @@ impl Upf {
             let (stop, c, t, node) = (stop.clone(), c.clone(), table.clone(), node.clone());
             threads.push(spawn("upf-n4", Box::new(move || n4_loop(&n4, &node, &t, &stop, &c)))?);
         }
-        Ok(Upf { stop, threads, counters: c, node })
+        Ok(Upf { stop, n3_inode, threads, counters: c, node })
     }
 
-    /// Stops every thread (within [`IDLE`]) and waits for them.
+    /// Stops every thread (within [`IDLE`]) and waits for them; then counts what the N3 socket
+    /// dropped.
     pub fn stop(mut self) {
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        let udp = std::fs::read_to_string("/proc/self/net/udp").unwrap_or_default();
+        if let Some(d) = self.n3_inode.and_then(|i| udp_drops(&udp, i)) {
+            self.counters.n3_socket_drops.store(d, Ordering::Relaxed);
+        }
     }
+}
+
+fn socket_inode(s: &UdpSocket) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fstat writes into the zeroed struct it is given; the fd is the socket's, open.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstat(s.as_raw_fd(), &mut st) } == 0).then_some(st.st_ino)
+}
+
+/// The `drops` column of the socket with `inode` in a /proc/net/udp table (the kernel's
+/// `sk_drops`: datagrams it could not queue to the socket), if it is there.
+fn udp_drops(table: &str, inode: u64) -> Option<u64> {
+    // sl local rem st tx:rx tr:tm retrnsmt uid timeout inode ref pointer drops
+    table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        (f.len() >= 13 && f[9].parse() == Ok(inode)).then(|| f[12].parse().ok()).flatten()
+    })
 }
 
 fn bump(c: &AtomicU64) {
@@ -303,5 +329,35 @@ fn n4_loop(sock: &UdpSocket, node: &RwLock<Node>, table: &RwLock<Arc<Table>>, st
         if sock.send_to(&pfcp::encode(&resp), from).is_ok() {
             bump(&c.n4_answered);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_socket_that_is_not_read_counts_what_it_dropped() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let inode = socket_inode(&rx).unwrap();
+        let table = || std::fs::read_to_string("/proc/self/net/udp").unwrap();
+        assert_eq!(udp_drops(&table(), inode), Some(0));
+        // Far more than any receive buffer holds (rmem_max is at most a few MiB here).
+        let pkt = [0u8; 1400];
+        for _ in 0..20_000 {
+            tx.send_to(&pkt, rx.local_addr().unwrap()).unwrap();
+        }
+        let dropped = udp_drops(&table(), inode).unwrap();
+        let mut buf = [0u8; 2048];
+        rx.set_nonblocking(true).unwrap();
+        let mut read = 0;
+        while rx.recv(&mut buf).is_ok() {
+            read += 1;
+        }
+        assert!(dropped > 0, "{read} read");
+        assert_eq!(read + dropped, 20_000, "every datagram read or counted as dropped");
+        // Not there: no number.
+        assert_eq!(udp_drops(&table(), u64::MAX), None);
     }
 }
