@@ -99,7 +99,7 @@ def test_a_slice_served_by_a_real_upf_process(tmp_path: Path) -> None:
     assert "error" not in pr, pr
     counters = json.loads((out / "run.json").read_text())["emulator"]["core"][0]["upf"]["counters"]
     assert (pr["pairs"]["ul"], pr["pairs"]["dl"]) == (counters["ul_forwarded"], counters["dl_forwarded"]), (pr, counters)
-    assert pr["unmatched"] == {"n3": 0, "n6": 0}, pr
+    assert (pr["unmatched"]["n3"]["total"], pr["unmatched"]["n6"]["total"]) == (0, 0), pr
     r = scout("analyze", str(out / "upf"))
     assert r.returncode == 0 and "UPF forwarding delay UL, slice embb" in r.stdout, r.stdout + r.stderr
     # A capture of the same UPF's N3, N6 and N4, taken during the run, ingested as a testbed's
@@ -755,10 +755,23 @@ def test_the_upf_slices_study_measures_each_slices_real_upf_by_identity(tmp_path
     for x in loads:
         meta = json.loads((out / x / "seed1" / "run.json").read_text())
         probe = meta["emulator"]["probe"]
-        # Every pair is an identity pair: each packet the UPF forwarded, paired with itself.
-        assert probe["unmatched"] == {"n3": 0, "n6": 0}, probe  # unmatched_by_reason says why
+        # Every pair is an identity pair: each packet the UPF forwarded, paired with itself. A
+        # sighting without its twin is a packet the UPF lost, and the UPF counts every one (on a
+        # loaded host, those its N3 socket dropped while it was kept from its CPU); or the twin of
+        # one of two identical packets in the UPF at once (a TCP ACK re-sent from TIME_WAIT has IP
+        # ID 0), the other a duplicate the probe counted.
+        lost = ("n3_socket_drops", "ul_queue_full", "ul_no_rule", "ul_far_drop", "ul_malformed", "ul_device_full")
+        lost += ("dl_no_rule", "dl_far_drop", "dl_not_buffered", "dl_no_tunnel", "dl_queue_full", "dl_not_ipv4")
+        upf_lost = sum(c["upf"]["counters"][k] for c in meta["emulator"]["core"] for k in lost)
+        upfs = json.loads((out / x / "seed1" / "upf" / "run.json").read_text())["probe_result"]["upfs"]
+        duplicates = sum(u["counters"]["duplicates"] for u in upfs)
+        unmatched = probe["unmatched"]["n3"]["total"] + probe["unmatched"]["n6"]["total"]
+        assert unmatched == upf_lost + duplicates, (probe, upf_lost, duplicates)
+        assert duplicates <= 3 and upf_lost * 1000 <= sum(c["upf"]["counters"]["n3_rx"] for c in meta["emulator"]["core"])
+        dups = {u["slice"]: u["counters"]["duplicates"] for u in upfs}
         for c in meta["emulator"]["core"]:
-            assert int(rows[(c["slice"], x, "identity")]["pairs"]) == c["upf"]["counters"]["ul_forwarded"], (x, c)
+            pairs, forwarded = int(rows[(c["slice"], x, "identity")]["pairs"]), c["upf"]["counters"]["ul_forwarded"]
+            assert forwarded - dups[c["slice"]] <= pairs <= forwarded, (x, c, dups)
             # PFCP modification latency under this load, every 200 ms.
             assert len(c["pfcp"]["modification_ms"]) >= 15 and not c["pfcp"]["modification_errors"], c["pfcp"]
         for s in slices:

@@ -61,6 +61,15 @@ def test_every_producer_writes_only_the_vocabulary(tmp_path: Path, args: list[st
     written = kinds_of(out)
     assert written, "the run wrote control events"
     assert written <= set(vocabulary()), f"outside the vocabulary: {sorted(written - set(vocabulary()))}"
+    # One header, whoever wrote the run (scout_events::header): what it covers is a field of it.
+    meta = json.loads((out / "run.json").read_text())
+    header = {"source", "covers", "tool", "wall_clock_epoch_s", "clock_domains", "slices"}
+    assert header <= set(meta), f"run.json header fields missing: {sorted(header - set(meta))}"
+    covers = {"simulate": "end_to_end", "srsran": "gnb", "pcap": "upf"}[args[1] if args[0] == "ingest" else args[0]]
+    assert meta["covers"] == covers and meta["tool"]["name"] == "scout", meta
+    if covers == "upf":
+        un = meta["unmatched"]
+        assert all(un[s]["total"] == sum(un[s]["by_reason"].values()) for s in ("n3", "n6")), un
     # `sn` means one thing on RLC SDU rows whoever wrote them (issue 52): the packet's PDCP COUNT,
     # the `sn` of its PDCP rows (RLC's own SN is on its segment, tx and rx rows only).
     pe = f"read_parquet('{out}/events/packet.parquet')"

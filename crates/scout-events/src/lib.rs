@@ -9,6 +9,8 @@
 
 #[cfg(feature = "parquet")]
 mod chunk;
+#[cfg(feature = "parquet")]
+pub mod header;
 pub mod quantile;
 #[cfg(feature = "parquet")]
 pub mod read;

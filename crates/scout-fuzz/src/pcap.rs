@@ -57,10 +57,10 @@ pub fn check(meta: &Value, size: u64) {
     assert_eq!(accounted, frames, "frames not accounted for: {meta}");
     // Each sighting is one side of a journey, a duplicate or unmatched.
     let journeys = n(&meta["counts"]["offered_packets"]);
-    let unmatched: u64 = ["n3", "n6"]
-        .iter()
-        .map(|s| n(&pc["unmatched"][s]["no_twin_within_window"]) + n(&pc["unmatched"][s]["capture_ended"]))
-        .sum();
+    let un = &meta["unmatched"];
+    let by_reason = |s: &str| un[s]["by_reason"].as_object().map_or(0, |r| r.values().map(n).sum::<u64>());
+    let unmatched: u64 = ["n3", "n6"].iter().map(|s| n(&un[s]["total"])).sum();
+    assert_eq!(unmatched, by_reason("n3") + by_reason("n6"), "unmatched totals are their reasons' sums: {un}");
     let dups = n(&pc["duplicate_sightings"]["n3"]) + n(&pc["duplicate_sightings"]["n6"]);
     assert_eq!(2 * journeys + unmatched + dups, sightings, "sightings not accounted for: {pc}");
     assert_eq!(n(&pc["upf_delay"]["ul"]["pairs"]) + n(&pc["upf_delay"]["dl"]["pairs"]), journeys, "{pc}");

@@ -210,6 +210,7 @@ fn send(bench: &Bench, a: &Args, n3_frames: &[Vec<u8>], n6_frames: &[Vec<u8>]) -
 /// accounted for, and the probe's cost per packet.
 fn report(a: &Args, pairing: Pairing, sent: u64, meta: &serde_json::Value) {
     let pr = &meta["probe_result"];
+    let un = &meta["unmatched"];
     let c = &pr["upfs"][0]["counters"];
     println!(
         "sent: {sent} frames ({:.0} k/s), {} traffic, probe pairing {}, {} distinct packets, {} sets",
@@ -225,11 +226,10 @@ fn report(a: &Args, pairing: Pairing, sent: u64, meta: &serde_json::Value) {
     );
     println!(
         "user space: pairs {} + {}, unmatched N3 {} N6 {} {}",
-        pr["pairs"]["ul"], pr["pairs"]["dl"], pr["unmatched"]["n3"], pr["unmatched"]["n6"], pr["unmatched_by_reason"]
+        pr["pairs"]["ul"], pr["pairs"]["dl"], un["n3"]["total"], un["n6"]["total"], un
     );
     let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
-    let accounted =
-        2 * n(&pr["pairs_in_kernel"]) + n(&c["duplicates"]) + n(&pr["unmatched"]["n3"]) + n(&pr["unmatched"]["n6"]);
+    let accounted = 2 * n(&pr["pairs_in_kernel"]) + n(&c["duplicates"]) + n(&un["n3"]["total"]) + n(&un["n6"]["total"]);
     println!(
         "every sighting accounted for: {} (2 x pairs + duplicates + unmatched = {accounted}, sightings = {})",
         accounted == n(&c["n3_sightings"]) + n(&c["n6_sightings"]),

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use scout_events::header::{Header, NoTwin, Source, Unmatched};
 use scout_events::writer::RunWriter;
 use scout_ingest::pcap::journey::{Inner, Journeys, Seen};
 use serde_json::{json, Value};
@@ -40,15 +41,18 @@ fn pair_to_journey(
     journeys.pair(a, b, &inner, slice, &json!({"upf": upf, "slice": slice_name}), w);
 }
 
-/// One side's unmatched sightings by reason: `[expired, evicted, busy, waiting at the end]`, and how
-/// many of those waiting had already waited longer than the window.
-fn unmatched_json(u: [u64; 4], waiting_beyond_window: u64) -> Value {
-    json!({
-        "no_twin_within_window": u[0] + waiting_beyond_window,
-        "table_full": u[1],
-        "set_busy": u[2],
-        "probe_ended": u[3] - waiting_beyond_window,
-    })
+/// The unmatched sightings by side and reason, from each side's `[expired, evicted, busy, waiting
+/// at the end]` and how many of those waiting had already waited longer than the window.
+fn unmatched(u: &[[u64; 4]; 2], waiting_beyond_window: &[u64; 2]) -> Unmatched {
+    let mut out = Unmatched::new(&[NoTwin::WithinWindow, NoTwin::TableFull, NoTwin::SetBusy, NoTwin::CaptureEnded]);
+    for (side, n3) in [(0, true), (1, false)] {
+        let (u, beyond) = (u[side], waiting_beyond_window[side]);
+        out.add(n3, NoTwin::WithinWindow, u[0] + beyond);
+        out.add(n3, NoTwin::TableFull, u[1]);
+        out.add(n3, NoTwin::SetBusy, u[2]);
+        out.add(n3, NoTwin::CaptureEnded, u[3] - beyond);
+    }
+    out
 }
 
 /// What the probe has seen so far (for progress lines).
@@ -141,16 +145,13 @@ fn detached(loaded: &mut [Loaded], e: ProbeError) -> ProbeError {
 
 /// The run's header: the UPFs probed, the clock, how sightings are paired.
 fn run_meta(opts: &Options, slices: &[String], real0: i64) -> Value {
-    json!({
-        "source": "probe",
-        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
-        "wall_clock_epoch_s": real0 as f64 / 1e9,
-        "clock_domains": [{"name": "bpf_ktime", "offset_ns": 0, "note": "CLOCK_MONOTONIC of the probe's host (bpf_ktime_get_ns), from the probe's start"}],
-        "slices": slices.iter().map(|n| json!({"name": n})).collect::<Vec<_>>(),
+    let clock = json!({"name": "bpf_ktime", "offset_ns": 0, "note": "CLOCK_MONOTONIC of the probe's host (bpf_ktime_get_ns), from the probe's start"});
+    let slice_list = slices.iter().map(|n| json!({"name": n})).collect();
+    Header::new(Source::Probe, real0 as f64 / 1e9, vec![clock], slice_list).json(json!({
         "upfs": opts.upfs.iter().map(|u| json!({"n3": u.n3.to_string(), "n6": u.n6.to_string(), "slice": u.slice})).collect::<Vec<_>>(),
         "links": {"n3_to_n6": "stated by identity, in the kernel: the key of scout_wire::ip::identity (inner IP fields the UPF does not change and 16 bytes after the fixed IP header)"},
         "probe": {"histogram_only": opts.histogram_only, "window_s": opts.window.as_secs_f64(), "gtp_port": opts.gtp_port, "table_sets": opts.table_sets, "table_sightings": opts.table_sets as usize * WAYS, "pairing": opts.pairing.name()},
-    })
+    }))
 }
 
 /// The UPFs' loaded probes, their slices, and the probe's start on the kernel's clock.
@@ -331,7 +332,7 @@ fn finish_pfcp(
 
 /// `run.json`'s closing part: the pairs, what did not pair and why, the programs' cost, N4.
 fn result_json(start: Instant, journeys: &Journeys, end: &End, per_upf: Vec<Value>, pfcp_json: Vec<Value>) -> Value {
-    let (unmatched, waiting_beyond_window, unread) = (&end.unmatched, &end.waiting_beyond_window, &end.unread);
+    let unread = &end.unread;
     let total_counter =
         |i: usize| -> u64 { per_upf.iter().map(|u| u["counters"][COUNTERS[i]].as_u64().unwrap_or(0)).sum() };
     let (runs, run_ns): (u64, u64) = per_upf
@@ -342,16 +343,12 @@ fn result_json(start: Instant, journeys: &Journeys, end: &End, per_upf: Vec<Valu
     json!({
         "flows": journeys.flows,
         "ues": journeys.ues_json(),
+        "unmatched": unmatched(&end.unmatched, &end.waiting_beyond_window).json(),
         "probe_result": {
             "duration_s": start.elapsed().as_secs_f64(),
             "pairs": {"ul": journeys.pairs[0], "dl": journeys.pairs[1]},
             "pairs_in_kernel": total_counter(2),
             "ringbuf_lost": total_counter(3),
-            "unmatched": {"n3": unmatched[0].iter().sum::<u64>(), "n6": unmatched[1].iter().sum::<u64>()},
-            "unmatched_by_reason": {
-                "n3": unmatched_json(unmatched[0], waiting_beyond_window[0]),
-                "n6": unmatched_json(unmatched[1], waiting_beyond_window[1]),
-            },
             "pending_table_unread": unread,
             "cost_ns_per_packet": if runs > 0 { Some(run_ns as f64 / runs as f64) } else { None },
             "pfcp": pfcp_json,

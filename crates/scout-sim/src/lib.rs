@@ -20,6 +20,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use scout_events::header::{self, Header};
 use scout_events::writer::{RunWriter, WriteError};
 use scout_events::{Dir, Sink};
 use scout_ran::config::McsTableName;
@@ -589,19 +590,16 @@ pub fn closing(outcome: &mut Outcome) -> Value {
 
 /// What a model run's `run.json` says first: the source, the scenario, seed and duration, the wall
 /// clock at the start, the run's clock domain and the slices (the simulator and the emulator).
-pub fn run_meta(loaded: &Loaded, source: &str, seed: u64, duration_s: f64, clock: Value) -> Value {
+pub fn run_meta(loaded: &Loaded, source: header::Source, seed: u64, duration_s: f64, clock: Value) -> Value {
     let epoch =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-    json!({
-        "source": source,
-        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
+    let slices =
+        loaded.scenario.core.slices.iter().map(|s| json!({"name": s.name, "sst": s.sst, "sd": s.sd})).collect();
+    Header::new(source, epoch, vec![clock], slices).json(json!({
         "scenario": {"name": loaded.scenario.name, "file": loaded.file, "description": loaded.scenario.description, "resolved": loaded.resolved},
         "seed": seed,
         "duration_s": duration_s,
-        "wall_clock_epoch_s": epoch,
-        "clock_domains": [clock],
-        "slices": loaded.scenario.core.slices.iter().map(|s| json!({"name": s.name, "sst": s.sst, "sd": s.sd})).collect::<Vec<_>>(),
-    })
+    }))
 }
 
 /// `scout simulate`: runs a scenario file into a new run directory and returns the summary.
@@ -625,7 +623,7 @@ pub fn simulate(
     build(&loaded, seed, duration)?;
     let meta = run_meta(
         &loaded,
-        "simulator",
+        header::Source::Simulator,
         seed,
         duration,
         json!({"name": "sim", "offset_ns": 0, "note": "virtual clock; t_ns is exact model time"}),

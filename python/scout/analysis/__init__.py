@@ -29,7 +29,7 @@ import ibis.expr.types as ir
 from scout import attribution
 from scout.analysis import engine as engine_ibis
 from scout.analysis.derived import correlation, metrics_check, phases
-from scout.analysis.headline import headline
+from scout.analysis.headline import coverage, headline
 from scout.attribution import DEFAULT_BIN_S, DEFAULT_WINDOW_S, Started, check_run
 from scout.errors import interrupted
 from scout.events import TABLES, RunError, parquet_files, parquet_source
@@ -447,6 +447,7 @@ def _summary(meta, j: ir.Table, comp: ir.Table, drops: ir.Table, pe: ir.Table, p
     return {
         "run": meta.get("scenario", {}).get("name") or meta.get("source"),
         "source": meta.get("source"),
+        "coverage": coverage(meta),
         "packets": status,
         "closure": {k: int(v or 0) for k, v in closure.items()},
         "delay_ns": by_dir,

@@ -1,4 +1,4 @@
-"""What each source measures: the headline figures of a run, and the figures it cannot give.
+"""What each kind of run measures: the headline figures of a run, and the figures it cannot give.
 
 A simulated or emulated run sees every packet from ingress to egress, so its headline is one-way
 delay, throughput, drops and the closure of the attribution. A capture of a UPF (pcap, probe)
@@ -16,18 +16,24 @@ import ibis.expr.types as ir
 from scout.quantiles import fmt_ms as _ms
 from scout.quantiles import pcts
 
-#: Sources that see a packet from ingress to egress (one-way delay, throughput, closure).
-END_TO_END = ("simulator", "emulator")
-UPF_CAPTURES = ("pcap", "probe")
+#: What runs written before ``run.json`` said what they cover (``covers``) covered, by producer.
+_COVERED_BEFORE = {"simulator": "end_to_end", "emulator": "end_to_end", "srsran": "gnb", "pcap": "upf", "probe": "upf"}
+
+
+def coverage(meta: dict) -> str:
+    """What part of a packet's path the run's events cover (``run.json`` ``covers``): ``end_to_end``
+    (ingress to egress), ``gnb`` (a gNB's log) or ``upf`` (a UPF's N3 and N6). The analysis
+    branches on this, never on the producer's name."""
+    return meta.get("covers") or _COVERED_BEFORE.get(meta.get("source"), "unknown")
 
 
 def headline(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table, ce: ir.Table) -> dict:
-    """``{"covers", "figures": [{"name", "value"}], "absent": [{"name", "why"}]}`` for the run's
-    source, from its journeys, layer delays, slot and control events."""
-    source = meta.get("source")
-    if source in UPF_CAPTURES:
+    """``{"covers", "figures": [{"name", "value"}], "absent": [{"name", "why"}]}`` for what the
+    run covers, from its journeys, layer delays, slot and control events."""
+    covers = coverage(meta)
+    if covers == "upf":
         return _upf(meta, j, ce)
-    if source == "srsran":
+    if covers == "gnb":
         return _gnb(meta, j, ld, se, ce)
     covers = "every packet from ingress to egress (N6 to the UE's application, and back)"
     real = [c["slice"] for c in (meta.get("emulator") or {}).get("core") or []]
@@ -104,11 +110,9 @@ def _sightings(meta: dict) -> dict:
 
 
 def _unmatched(meta: dict) -> dict:
-    """Unmatched sightings per side and reason, as the pcap ingest or the probe counted them."""
-    if "pcap" in meta:
-        return {side: dict(v) for side, v in meta["pcap"].get("unmatched", {}).items()}
-    pr = meta.get("probe_result") or {}
-    return {side: {k: v for k, v in why.items()} for side, why in (pr.get("unmatched_by_reason") or {}).items()}
+    """Unmatched sightings per side and reason (``run.json`` ``unmatched``, one shape for every
+    capture of a UPF)."""
+    return {side: dict(v.get("by_reason") or {}) for side, v in (meta.get("unmatched") or {}).items()}
 
 
 def _gnb(meta: dict, j: ir.Table, ld: ir.Table, se: ir.Table, ce: ir.Table) -> dict:

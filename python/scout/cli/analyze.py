@@ -136,7 +136,7 @@ def print_analysis(s: dict) -> None:
     cl = s["closure"]
     print(f"analysis of {s['run']} ({s['source']}): {s['events']:,} events in {s['wall_s']:.2f} s")
     pk = s["packets"]
-    if s.get("source") in ("simulator", "emulator") or not pk:
+    if s.get("coverage") == "end_to_end" or not pk:
         print("  packets: " + (", ".join(f"{k} {v:,}" for k, v in sorted(pk.items())) or "none"))
     else:
         # The source sees part of each packet's path: a journey ends where the source stops seeing it.

@@ -158,9 +158,10 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         print(f"    {em['n3']['uplink_not_ipv4']:,} uplink packets not IPv4, not sent to a real UPF (it forwards IPv4)")
     pr = em.get("probe")
     if pr and "error" not in pr:
+        un = pr["unmatched"]
         print(
             f"  probe on the real UPF(s): {pr['pairs']['ul']:,} up and {pr['pairs']['dl']:,} down paired N3<->N6, "
-            f"unmatched {pr['unmatched']['n3']:,} on N3 and {pr['unmatched']['n6']:,} on N6, {pr['pfcp_pairs'] or 0} PFCP "
+            f"unmatched {un['n3']['total']:,} on N3 and {un['n6']['total']:,} on N6, {pr['pfcp_pairs'] or 0} PFCP "
             f"request/response pairs -> {out / 'upf'} (scout analyze {out / 'upf'})"
         )
     caps = em.get("capture") or []

@@ -200,11 +200,10 @@ def cmd_ingest_pcap(args: argparse.Namespace) -> int:
                 f"  UPF forwarding delay {d.upper()}: {u['pairs']:,} packets paired N3<->N6 by identity; "
                 f"{pcts(q, u['pairs'])}, max {ms_text(u['max_ns'])}"
             )
-    un = pc["unmatched"]
+    un = meta["unmatched"]
     seen = {s: sum(p[f"{s}_sightings"] for p in pc["capture_points"]) for s in ("n3", "n6")}
     print(
-        f"  unmatched: N3 {un['n3']['no_twin_within_window'] + un['n3']['capture_ended']:,}, "
-        f"N6 {un['n6']['no_twin_within_window'] + un['n6']['capture_ended']:,} "
+        f"  unmatched: N3 {un['n3']['total']:,}, N6 {un['n6']['total']:,} "
         f"(duplicate sightings at other capture points: N3 {pc['duplicate_sightings']['n3']:,}, "
         f"N6 {pc['duplicate_sightings']['n6']:,}); not user-plane frames: {pc['not_user_plane_frames']:,}"
     )

@@ -56,17 +56,17 @@ def cmd_probe(args: argparse.Namespace) -> int:
     finished()
     if tty:
         sys.stderr.write("\n")
-    pr = meta["probe_result"]
+    pr, un = meta["probe_result"], meta["unmatched"]
     print(f"probed {len(pr['upfs'])} UPF(s) for {pr['duration_s']:.1f} s -> {out}")
     print(
         f"  pairs: UL {pr['pairs']['ul']:,}, DL {pr['pairs']['dl']:,} (kernel: {pr['pairs_in_kernel']:,}); "
-        f"ring-buffer loss {pr['ringbuf_lost']:,}; unmatched N3 {pr['unmatched']['n3']:,}, N6 {pr['unmatched']['n6']:,}"
+        f"ring-buffer loss {pr['ringbuf_lost']:,}; unmatched N3 {un['n3']['total']:,}, N6 {un['n6']['total']:,}"
     )
     for side in ("n3", "n6"):
-        why = {k: v for k, v in pr["unmatched_by_reason"][side].items() if v}
+        why = {k: v for k, v in un[side]["by_reason"].items() if v}
         if why:
             print(f"  unmatched {side.upper()} by reason: " + ", ".join(f"{k} {v:,}" for k, v in why.items()))
-    full = pr["unmatched_by_reason"]["n3"]["table_full"] + pr["unmatched_by_reason"]["n6"]["table_full"]
+    full = un["n3"]["by_reason"]["table_full"] + un["n6"]["by_reason"]["table_full"]
     if full:
         print(
             f"  warning: the kernel's pending table was full {full:,} times (sightings given up before their twin "

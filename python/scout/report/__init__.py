@@ -43,7 +43,7 @@ def _kpis(a: analysis.Analysis) -> str:
     hl = s.get("headline") or {}
     parts = []
     for st, n in sorted(s.get("packets", {}).items()):
-        label = st if s.get("source") in ("simulator", "emulator") else ("seen (part of the path)" if st == "incomplete" else st)
+        label = st if s.get("coverage") == "end_to_end" else ("seen (part of the path)" if st == "incomplete" else st)
         parts.append(f'<span class="kpi">{html.escape(label)}<b>{n:,}</b></span>')
     for d, v in sorted(s.get("delay_ns", {}).items()):
         parts.append(f'<span class="kpi">{d.upper()} one-way p50 / p99<b>{fmt_ms(v["p50"])} / {fmt_ms(v["p99"])} ms</b></span>')

@@ -114,9 +114,9 @@ def _pcap_rows(meta: dict) -> list[list]:
     sk = (meta.get("counts") or {}).get("skipped_inputs") or {}
     for x in sk.get("frames_not_decoded") or []:
         rows.append([f"frames not decoded: {x['cause']}", "capture", x["count"], x.get("first", "")])
-    un = pc.get("unmatched") or {}
+    un = meta.get("unmatched") or {}
     for side in ("n3", "n6"):
-        u = un.get(side) or {}
+        u = (un.get(side) or {}).get("by_reason") or {}
         for key, what in (("no_twin_within_window", "no twin within the window"), ("capture_ended", "the capture ended first")):
             if u.get(key):
                 rows.append([f"{side.upper()} sightings without their twin: {what}", side, u[key], ""])

@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 
+use scout_events::header::Source;
 use scout_events::writer::RunWriter;
 use scout_events::{ControlEvent, Sink};
 use scout_ran::stack::Stack;
@@ -337,7 +338,7 @@ fn start_core(
 /// UEs' feeds.
 fn run_meta(loaded: &Loaded, seed: u64, duration: f64, n_ues: u32, names: &[String], feed: &Feed) -> Value {
     let clock = json!({"name": "emulator", "offset_ns": 0, "note": "CLOCK_MONOTONIC since the emulation started; model time is wall time"});
-    let mut meta = scout_sim::run_meta(loaded, "emulator", seed, duration, clock);
+    let mut meta = scout_sim::run_meta(loaded, Source::Emulator, seed, duration, clock);
     meta["emulator"] = json!({
         "namespaces": names,
         "device": netns::DEVICE, "mtu": netns::MTU,
@@ -440,8 +441,7 @@ fn probe_summary(p: scout_probe::Running) -> Value {
     match p.finish() {
         Ok(m) => {
             let r = &m["probe_result"];
-            json!({"run": "upf", "pairs": r["pairs"], "unmatched": r["unmatched"],
-                   "unmatched_by_reason": r["unmatched_by_reason"], "ringbuf_lost": r["ringbuf_lost"],
+            json!({"run": "upf", "pairs": r["pairs"], "unmatched": m["unmatched"], "ringbuf_lost": r["ringbuf_lost"],
                    "pfcp_pairs": r["pfcp"].as_array().map(|a| a.iter().filter_map(|x| x["pairs"].as_u64()).sum::<u64>()),
                    "note": "scout probe on every real UPF's n3, n6 and n4: a run of its own in upf/ (scout analyze RUN/upf)"})
         }

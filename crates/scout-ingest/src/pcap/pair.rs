@@ -5,6 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 
+use scout_events::header::{NoTwin, Unmatched};
 use serde_json::{json, Value};
 
 use super::decode::{Decoder, Kind, FRAGMENT_HELD};
@@ -75,6 +76,16 @@ impl Pairing {
                 None
             }
         }
+    }
+
+    /// The sightings that found no twin, per side and reason (`run.json` `unmatched`).
+    pub(super) fn unmatched(&self) -> Unmatched {
+        let mut u = Unmatched::new(&[NoTwin::WithinWindow, NoTwin::CaptureEnded]);
+        for (side, n3) in [(0, true), (1, false)] {
+            u.add(n3, NoTwin::WithinWindow, self.unmatched[side][0]);
+            u.add(n3, NoTwin::CaptureEnded, self.unmatched[side][1]);
+        }
+        u
     }
 
     /// Ends the wait of sightings older than `before`.
@@ -257,14 +268,6 @@ impl SecondPass {
             "files": files,
             "frames": self.frames,
             "upf_delay": {"ul": journeys.stats(true), "dl": journeys.stats(false)},
-            "unmatched_total": {
-                "n3": pairing.unmatched[0][0] + pairing.unmatched[0][1],
-                "n6": pairing.unmatched[1][0] + pairing.unmatched[1][1],
-            },
-            "unmatched": {
-                "n3": {"no_twin_within_window": pairing.unmatched[0][0], "capture_ended": pairing.unmatched[0][1]},
-                "n6": {"no_twin_within_window": pairing.unmatched[1][0], "capture_ended": pairing.unmatched[1][1]},
-            },
             "duplicate_sightings": {"n3": pairing.duplicates[0], "n6": pairing.duplicates[1]},
             "capture_points": pts.iter().map(|(p, c)| json!({"file": p.file, "iface": p.iface, "sub": p.sub, "outgoing": p.outgoing, "n3_sightings": c[0], "n6_sightings": c[1]})).collect::<Vec<_>>(),
             "gtpu_other_messages": self.gtp_other,

@@ -18,6 +18,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use scout_events::header::{Header, Source};
 use scout_events::writer::{RunOutput, RunWriter};
 use serde_json::{json, Value};
 
@@ -353,6 +354,7 @@ pub fn ingest_captures<O: RunOutput>(
         "flows": journeys.flows,
         "ues": journeys.ues_json(),
         "pcap": pass.summary(&m, &journeys, opts),
+        "unmatched": pass.pairing.unmatched().json(),
         "pfcp": pfcp_summary(&pfcp, &pfcp_bad, &slice_names, &slice_of_session),
         "counts": {
             "skipped_inputs": {
@@ -414,20 +416,17 @@ fn slices(pfcp: &Tracker) -> (Vec<String>, Vec<u8>) {
 
 /// The run's header: its files, clock, slices, how its links are stated, the pairing's options.
 fn run_meta(captures: &[Capture], opts: &Options, epoch: i64, slice_names: &[String]) -> Value {
-    json!({
-        "source": "pcap",
-        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
+    let clock = json!({"name": "capture", "offset_ns": 0, "note": "capture timestamps (one host's clock when all files come from one host)"});
+    let slices = slice_names.iter().map(|n| json!({"name": n})).collect();
+    Header::new(Source::Pcap, epoch as f64 / 1e9, vec![clock], slices).json(json!({
         "files": captures.iter().map(Capture::name).collect::<Vec<_>>(),
-        "wall_clock_epoch_s": epoch as f64 / 1e9,
-        "clock_domains": [{"name": "capture", "offset_ns": 0, "note": "capture timestamps (one host's clock when all files come from one host)"}],
-        "slices": slice_names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>(),
         "links": {
             "n3_to_n6": "stated by identity: inner IP addresses, protocol, IPv4 identification and fragment field / IPv6 flow label, length and the first 16 bytes after the fixed IP header are equal (TTL and header checksum excluded)",
             "pfcp_request_to_response": "stated: sequence number and the peers' addresses (TS 29.244 7.2.2.2)",
             "teid_to_session": "stated by PFCP: F-TEIDs of PDIs / Created PDRs and outer header creation TEIDs of FARs",
         },
         "pairing": {"window_s": opts.window_ns as f64 / 1e9, "gtp_ports": opts.gtp_ports, "n3": opts.n3, "n6": opts.n6},
-    })
+    }))
 }
 
 /// A pair's inner header (from its N3 sighting) and slice: the session by the N3 TEID, else by

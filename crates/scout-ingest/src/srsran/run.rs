@@ -5,6 +5,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use scout_events::header::{Header, Source};
 use scout_events::writer::{RunOutput, RunWriter, WriteError};
 use scout_events::{ControlEvent, Layer, Node, Sink};
 use serde_json::{json, Value};
@@ -188,13 +189,9 @@ fn open_logs<'a>(logs: &[LogInput], paths: &'a [String]) -> Result<(Vec<LogFile<
 /// The run's header: the files, the log's clock, and how each link between lines is made
 /// (stated by the log, or inferred).
 fn run_meta(paths: &[String], epoch_us: i64) -> Value {
-    json!({
-        "source": "srsran",
-        "tool": {"name": "scout", "version": env!("CARGO_PKG_VERSION")},
+    let clock = json!({"name": "gnb_log", "offset_ns": 0, "note": "srslog wall-clock timestamps (UTC, µs), taken on the logging thread"});
+    Header::new(Source::Srsran, epoch_us as f64 / 1e6, vec![clock], vec![json!({"name": "default"})]).json(json!({
         "files": paths,
-        "wall_clock_epoch_s": epoch_us as f64 / 1e6,
-        "clock_domains": [{"name": "gnb_log", "offset_ns": 0, "note": "srslog wall-clock timestamps (UTC, µs), taken on the logging thread"}],
-        "slices": [{"name": "default"}],
         "links": {
             "pdcp_to_rlc": "stated: RLC TX SDU pdcp_sn = PDCP TX PDU sn",
             "gtpu_to_pdcp": "inferred: per-UE order of GTP-U RX SDU and PDCP TX PDU / drop-burst lines",
@@ -211,7 +208,7 @@ fn run_meta(paths: &[String], epoch_us: i64) -> Value {
             "ul_grant_to_crc": "stated: RNTI, HARQ id and PUSCH slot",
             "dl_grant_to_harq_ack": "inferred: the latest DL grant of that RNTI and HARQ id (debug HARQ-ACK lines)",
         },
-    })
+    }))
 }
 
 /// Every entry of every file, merged by time, through the gNB's stages; a `log_gap` event where
