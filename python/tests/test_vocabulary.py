@@ -1,7 +1,7 @@
 """One vocabulary of `control_events.kind` for every producer (issue 22): the list in
-`crates/scout-events/src/schema.rs` (`CONTROL_KINDS`) is documented in `docs/schema.md`, and what
-the simulator, the srsRAN ingest and the pcap ingest write stays inside it (the emulator's kinds
-are checked by its own tests, which need root)."""
+`crates/scout-events/src/schema.rs` (the closed enum `ControlKind`, so no producer can write another)
+is documented in `docs/schema.md`, and what the simulator, the srsRAN ingest and the pcap ingest
+write stays inside it (the emulator's kinds are checked by its own tests, which need root)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ FIXTURES = ROOT.parent / "shared" / "fixtures"
 
 def vocabulary() -> list[str]:
     text = (ROOT / "crates/scout-events/src/schema.rs").read_text()
-    body = re.search(r"pub const CONTROL_KINDS: &\[&str\] = &\[(.*?)\];", text, re.S)
-    assert body, "CONTROL_KINDS is in schema.rs"
-    return re.findall(r'"([a-z0-9_]+)"', body.group(1))
+    body = re.search(r"\n    ControlKind \{\n(.*?)\n    \}\n", text, re.S)
+    assert body, "ControlKind is in schema.rs"
+    return re.findall(r'= "([a-z0-9_]+)",', body.group(1))
 
 
 def kinds_of(run: Path) -> set[str]:

@@ -20,15 +20,25 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
-use scout_events::{ControlEvent, Dir, SlotEvent};
+use scout_events::{ControlEvent, ControlKind, Dir, SlotEvent};
 use serde_json::{json, Value};
 
 /// Most bytes kept for a subscriber that is not reading.
 pub const BACKLOG_BYTES: usize = 4 << 20;
 
 /// The control kinds a UE's feed carries (with the HARQ rows of `slot_events`, kind `harq`).
-pub const KINDS: &[&str] =
-    &["bsr", "sr", "grant", "rlc_status", "poll", "harq_fail", "retx_event", "anbr", "anbr_query", "app_rtt"];
+pub const KINDS: &[ControlKind] = &[
+    ControlKind::Bsr,
+    ControlKind::Sr,
+    ControlKind::Grant,
+    ControlKind::RlcStatus,
+    ControlKind::Poll,
+    ControlKind::HarqFail,
+    ControlKind::RetxEvent,
+    ControlKind::Anbr,
+    ControlKind::AnbrQuery,
+    ControlKind::AppRtt,
+];
 
 /// How often the sockets are asked for new subscribers, at most: `accept(2)` builds a socket
 /// before it finds none waiting (some 5 µs here), which at every turn of a busy loop was 7 % of
@@ -184,7 +194,8 @@ impl Feed {
     /// A control row of one of [`KINDS`] for a UE.
     pub fn control(&mut self, ev: &ControlEvent) {
         let Some(ue) = ev.ue.filter(|_| self.any && KINDS.contains(&ev.kind)) else { return };
-        let mut v = json!({"t_ns": ev.t_ns, "kind": ev.kind, "node": ev.node.as_str(), "layer": ev.layer.as_str()});
+        let mut v =
+            json!({"t_ns": ev.t_ns, "kind": ev.kind.as_str(), "node": ev.node.as_str(), "layer": ev.layer.as_str()});
         if let Some(d) = ev.dir {
             v["dir"] = dir_name(d).into();
         }

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-use scout_events::{ControlEvent, Dir, Layer, Node};
+use scout_events::{ControlEvent, ControlKind, Dir, Layer, Node};
 use serde_json::{json, Value};
 
 /// One app as `run.json` `apps` lists it, with its output read.
@@ -73,7 +73,7 @@ pub fn rows(apps: &[AppOutput], epoch_s: f64, ue_of: &crate::netns::UeOf) -> Fou
         let protocol = v["start"]["test_start"]["protocol"].as_str().unwrap_or("?");
         let streams = v["start"]["test_start"]["num_streams"].as_u64();
         let role = if client { "client" } else { "server" };
-        let row = |t: f64, kind: &'static str, dir: Dir, value: Option<f64>, detail: Value| ControlEvent {
+        let row = |t: f64, kind: ControlKind, dir: Dir, value: Option<f64>, detail: Value| ControlEvent {
             t_ns: t0.saturating_add((t * 1e9) as i64),
             node,
             layer: Layer::App,
@@ -91,7 +91,7 @@ pub fn rows(apps: &[AppOutput], epoch_s: f64, ue_of: &crate::netns::UeOf) -> Fou
             let sender = s["sender"].as_bool().unwrap_or(client);
             found.rows.push(row(
                 end,
-                "iperf3",
+                ControlKind::Iperf3,
                 dir_of(sender),
                 s["bits_per_second"].as_f64(),
                 json!({
@@ -114,7 +114,7 @@ pub fn rows(apps: &[AppOutput], epoch_s: f64, ue_of: &crate::netns::UeOf) -> Fou
             };
             found.rows.push(row(
                 t_end,
-                "iperf3_result",
+                ControlKind::Iperf3Result,
                 dir_of(sender),
                 received["bits_per_second"].as_f64(),
                 json!({
@@ -173,10 +173,10 @@ mod tests {
         assert_eq!(up[0].t_ns, 3_000_000_000);
         assert_eq!(
             (up[0].kind, up[0].node, up[0].dir, up[0].ue, up[0].value),
-            ("iperf3", Node::Ue, Some(Dir::Ul), Some(0), Some(1e6))
+            (ControlKind::Iperf3, Node::Ue, Some(Dir::Ul), Some(0), Some(1e6))
         );
         let result = up[2];
-        assert_eq!((result.kind, result.value, result.t_ns), ("iperf3_result", Some(1.48e6), 4_000_000_000));
+        assert_eq!((result.kind, result.value, result.t_ns), (ControlKind::Iperf3Result, Some(1.48e6), 4_000_000_000));
         let d: Value = serde_json::from_str(result.detail.as_deref().unwrap()).unwrap();
         assert_eq!((d["retransmits"].as_i64(), d["congestion"].as_str()), (Some(3), Some("cubic")));
         let srv: Vec<_> = f.rows.iter().filter(|r| r.detail.as_deref().unwrap().contains(r#""app":"srv""#)).collect();

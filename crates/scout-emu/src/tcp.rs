@@ -14,7 +14,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use scout_events::{ControlEvent, Dir, Layer, Node};
+use scout_events::{ControlEvent, ControlKind, Dir, Layer, Node};
 use serde_json::json;
 
 use crate::netns;
@@ -188,7 +188,7 @@ pub fn retransmit_row(r: &Retransmit, t: i64, ue_of: &crate::netns::UeOf, so_far
         t_ns: t,
         node,
         layer: Layer::App,
-        kind: "tcp_retransmit",
+        kind: ControlKind::TcpRetransmit,
         dir: Some(dir),
         ue,
         drb: None,
@@ -210,7 +210,7 @@ pub fn control_row(
         t_ns: t,
         node,
         layer: Layer::App,
-        kind: "tcp_info",
+        kind: ControlKind::TcpInfo,
         dir: Some(dir),
         ue,
         drb: None,
@@ -272,7 +272,7 @@ impl TcpRows {
         };
         match row.filter(|r| (0..=until).contains(&r.t_ns)) {
             Some(row) => {
-                if row.kind == "tcp_retransmit" {
+                if row.kind == ControlKind::TcpRetransmit {
                     self.retransmit_rows += 1;
                 } else {
                     self.rows += 1;
@@ -542,7 +542,7 @@ mod tests {
         let row = retransmit_row(&r, 7, &ue_of, 3).unwrap();
         assert_eq!(
             (row.kind, row.node, row.dir, row.ue, row.value),
-            ("tcp_retransmit", Node::Dn, Some(Dir::Dl), Some(0), Some(3.0))
+            (ControlKind::TcpRetransmit, Node::Dn, Some(Dir::Dl), Some(0), Some(3.0))
         );
         assert_eq!(parse_retransmit("x [000] 1.0: tcp_probe: family=AF_INET"), None);
     }

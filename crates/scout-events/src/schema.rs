@@ -12,8 +12,21 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// Defines a closed enumeration whose values are written as dictionary strings.
 macro_rules! dict_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        dict_enum! { @enum #[derive(Debug)] $(#[$m])* $name { $($(#[$vm])* $variant = $text),+ } }
+    };
+    // `Debug` as the name's, quoted as a string's (a `&'static str` before it was an enum: the
+    // golden digests hash the rows' `Debug`).
+    (debug_as_name $(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        dict_enum! { @enum $(#[$m])* $name { $($(#[$vm])* $variant = $text),+ } }
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(self.as_str(), f)
+            }
+        }
+    };
+    (@enum $(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal),+ }) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
         pub enum $name { $($(#[$vm])* $variant),+ }
 
@@ -313,8 +326,8 @@ pub struct ControlEvent {
     pub t_ns: i64,
     pub node: Node,
     pub layer: Layer,
-    /// What the event is: one of [`CONTROL_KINDS`].
-    pub kind: &'static str,
+    /// What the event is.
+    pub kind: ControlKind,
     pub dir: Option<Dir>,
     pub ue: Option<u32>,
     pub drb: Option<u8>,
@@ -324,62 +337,68 @@ pub struct ControlEvent {
     pub detail: Option<String>,
 }
 
-/// The one vocabulary of `control_events.kind`: every producer writes only these (a test holds
-/// them to it), the same kind for the same fact whoever observed it; `docs/schema.md` says what
-/// each means and what its `sn`, `value` and `detail` hold. The writer seeds its dictionary with
-/// them, in this order.
-pub const CONTROL_KINDS: &[&str] = &[
-    // The RAN, from the model and from srsRAN's logs.
-    "bsr",
-    "sr",
-    "grant",
-    "rlc_status",
-    "poll",
-    "harq_fail",
-    "retx_event",
-    "delivery_status",
-    "pdcp_duplicate",
-    "pdcp_t_reordering_expired",
-    "rlc_duplicate",
-    "rlc_t_reassembly_expired",
-    "rlc_t_poll_retransmit_expired",
-    "pdcp_discard_timer_expired",
-    "rlc_discard_too_late",
-    "in_flight",
-    // Applications and sockets (simulator, emulator).
-    "app_rtt",
-    "tcp_info",
-    "tcp_retransmit",
-    "iperf3",
-    "iperf3_result",
-    // The core (pcap).
-    "pfcp_pair",
-    // srsRAN's own outputs: log gaps, executor traces, metrics.
-    "log_gap",
-    "exec_queueing",
-    "exec_run",
-    "trace_span",
-    "trace_instant",
-    "trace_gap",
-    "trace_overflow",
-    "metrics_rlc_tx",
-    "metrics_rlc_rx",
-    "metrics_pdcp_dl",
-    "metrics_pdcp_ul",
-    "metrics_mac_dl",
-    "metrics_sched_cell",
-    "metrics_sched_ue",
-    // Reserved.
-    "config",
-    "mcs_change",
-    "anbr",
-    "anbr_query",
-    "identity",
-    "pfcp_request",
-    "pfcp_response",
-    // Delay-based senders' samples (simulator).
-    "cc_sample",
-];
+dict_enum! {
+    debug_as_name
+    /// The one vocabulary of `control_events.kind`: a closed set, so a producer cannot write a
+    /// kind the analysis does not know; the same kind for the same fact whoever observed it.
+    /// `docs/schema.md` says what each means and what its `sn`, `value` and `detail` hold. Its
+    /// order is the Parquet dictionary's.
+    ControlKind {
+        // The RAN, from the model and from srsRAN's logs.
+        Bsr = "bsr",
+        Sr = "sr",
+        Grant = "grant",
+        RlcStatus = "rlc_status",
+        Poll = "poll",
+        HarqFail = "harq_fail",
+        RetxEvent = "retx_event",
+        DeliveryStatus = "delivery_status",
+        PdcpDuplicate = "pdcp_duplicate",
+        PdcpTReorderingExpired = "pdcp_t_reordering_expired",
+        RlcDuplicate = "rlc_duplicate",
+        RlcTReassemblyExpired = "rlc_t_reassembly_expired",
+        RlcTPollRetransmitExpired = "rlc_t_poll_retransmit_expired",
+        PdcpDiscardTimerExpired = "pdcp_discard_timer_expired",
+        RlcDiscardTooLate = "rlc_discard_too_late",
+        InFlight = "in_flight",
+        // Applications and sockets (simulator, emulator).
+        AppRtt = "app_rtt",
+        TcpInfo = "tcp_info",
+        TcpRetransmit = "tcp_retransmit",
+        Iperf3 = "iperf3",
+        Iperf3Result = "iperf3_result",
+        // The core (pcap).
+        PfcpPair = "pfcp_pair",
+        // srsRAN's own outputs: log gaps, executor traces, metrics.
+        LogGap = "log_gap",
+        ExecQueueing = "exec_queueing",
+        ExecRun = "exec_run",
+        TraceSpan = "trace_span",
+        TraceInstant = "trace_instant",
+        TraceGap = "trace_gap",
+        TraceOverflow = "trace_overflow",
+        MetricsRlcTx = "metrics_rlc_tx",
+        MetricsRlcRx = "metrics_rlc_rx",
+        MetricsPdcpDl = "metrics_pdcp_dl",
+        MetricsPdcpUl = "metrics_pdcp_ul",
+        MetricsMacDl = "metrics_mac_dl",
+        MetricsSchedCell = "metrics_sched_cell",
+        MetricsSchedUe = "metrics_sched_ue",
+        // Reserved.
+        Config = "config",
+        McsChange = "mcs_change",
+        Anbr = "anbr",
+        AnbrQuery = "anbr_query",
+        Identity = "identity",
+        PfcpRequest = "pfcp_request",
+        PfcpResponse = "pfcp_response",
+        // Delay-based senders' samples (simulator).
+        CcSample = "cc_sample",
+    }
+}
+
+/// Every kind's name, in dictionary order.
+pub const CONTROL_KINDS: &[&str] = ControlKind::NAMES;
 
 /// Receives the model's telemetry. The model calls it synchronously; a sink must not fail (a writer
 /// that cannot keep up counts what it loses and reports it in `run.json`).
@@ -436,6 +455,7 @@ mod tests {
         check(Point::NAMES);
         check(Reason::NAMES);
         check(Queue::NAMES);
+        check(ControlKind::NAMES);
         for p in Point::ALL {
             assert_eq!(Point::from_name(p.as_str()), Some(*p));
         }

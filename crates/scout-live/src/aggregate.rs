@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use scout_events::tap::Tap;
-use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Queue, Reason, SlotEvent};
+use scout_events::{ControlEvent, ControlKind, Dir, Layer, Node, PacketEvent, Point, Queue, Reason, SlotEvent};
 use serde_json::{json, Map, Value};
 
 /// Upper bounds (seconds) of the latency histograms' buckets, as Prometheus `le` labels; the
@@ -412,12 +412,12 @@ impl State {
     fn control(&mut self, e: &ControlEvent) {
         self.seen(e.t_ns);
         let ns = match e.kind {
-            "app_rtt" => e.value,
-            "tcp_info" => e.detail.as_deref().and_then(srtt_ns),
+            ControlKind::AppRtt => e.value,
+            ControlKind::TcpInfo => e.detail.as_deref().and_then(srtt_ns),
             _ => None,
         };
         let (Some(ns), Some(ue)) = (ns, e.ue) else { return };
-        let source = if e.kind == "app_rtt" { "ping" } else { "tcp" };
+        let source = if e.kind == ControlKind::AppRtt { "ping" } else { "tcp" };
         let r = self.rtt.entry((ue, source)).or_default();
         r.0 = ns;
         r.1 += 1;
@@ -696,7 +696,7 @@ mod tests {
             t_ns: 1,
             node: Node::Ue,
             layer: Layer::App,
-            kind: "app_rtt",
+            kind: ControlKind::AppRtt,
             dir: None,
             ue: Some(0),
             drb: None,
@@ -705,7 +705,7 @@ mod tests {
             detail: None,
         };
         let mut tcp = ping.clone();
-        tcp.kind = "tcp_info";
+        tcp.kind = ControlKind::TcpInfo;
         tcp.value = Some(10.0);
         tcp.detail = Some(r#"{"cwnd":10,"data_len":0,"srtt_us":20500,"snd_wnd":1}"#.into());
         // A receiver's row (it received data): no RTT sample, as in the analysis' `rtt`.

@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use scout_events::{ControlEvent, Dir, Layer, Node, Sink};
+use scout_events::{ControlEvent, ControlKind, Dir, Layer, Node, Sink};
 use scout_ran::stack::{Offer, Stack};
 
 use crate::adaptive;
@@ -142,7 +142,7 @@ pub(crate) fn deliver<S: Sink>(
                 t_ns: d.t,
                 node: Node::Ue,
                 layer: Layer::App,
-                kind: "app_rtt",
+                kind: ControlKind::AppRtt,
                 dir: None,
                 ue: Some(p.ue),
                 drb: Some(p.drb),
@@ -166,7 +166,7 @@ pub(crate) fn write_cc_samples<S: Sink>(flows: &[Flow], sources: &mut [Source], 
                 t_ns: at,
                 node: if f.dir == Dir::Dl { Node::Dn } else { Node::Ue },
                 layer: Layer::App,
-                kind: "cc_sample",
+                kind: ControlKind::CcSample,
                 dir: Some(f.dir),
                 ue: Some(f.ue),
                 drb: Some(f.drb_idx as u8 + 1),

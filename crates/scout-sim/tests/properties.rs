@@ -30,8 +30,12 @@ fn check_invariants(sink: &VecSink, o: &scout_sim::Outcome) {
     for e in &sink.packets {
         by_pkt.entry(e.pkt).or_default().push(e);
     }
-    let in_flight: std::collections::HashSet<u64> =
-        sink.controls.iter().filter(|c| c.kind == "in_flight").map(|c| c.sn.unwrap() as u64).collect();
+    let in_flight: std::collections::HashSet<u64> = sink
+        .controls
+        .iter()
+        .filter(|c| c.kind == scout_events::ControlKind::InFlight)
+        .map(|c| c.sn.unwrap() as u64)
+        .collect();
     let (mut offered, mut delivered, mut dropped) = ([0u64; 2], [0u64; 2], [0u64; 2]);
     let mut deliveries_per_flow: BTreeMap<u32, Vec<(i64, u64)>> = BTreeMap::new();
     for (pkt, evs) in &by_pkt {
@@ -79,7 +83,7 @@ fn check_invariants(sink: &VecSink, o: &scout_sim::Outcome) {
     }
     let in_flight_bytes: [u64; 2] = {
         let mut b = [0u64; 2];
-        for c in sink.controls.iter().filter(|c| c.kind == "in_flight") {
+        for c in sink.controls.iter().filter(|c| c.kind == scout_events::ControlKind::InFlight) {
             b[c.dir.unwrap() as usize] += c.value.unwrap() as u64;
         }
         b

@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Receiver;
 
 use scout_events::writer::RunWriter;
-use scout_events::{ControlEvent, Dir, Layer, Node, PacketEvent, Point, Sink, SlotEvent};
+use scout_events::{ControlEvent, ControlKind, Dir, Layer, Node, PacketEvent, Point, Sink, SlotEvent};
 use scout_ran::stack::{Offer, Stack};
 use scout_sim::delays::Delays;
 use serde_json::{json, Value};
@@ -590,7 +590,7 @@ impl<'t> Datapath<'t> {
                         t_ns: d.t,
                         node: Node::Ue,
                         layer: Layer::App,
-                        kind: "app_rtt",
+                        kind: ControlKind::AppRtt,
                         dir: None,
                         ue: Some(d.packet.ue),
                         drb: Some(d.packet.drb),

@@ -2,38 +2,10 @@
 //! batches, slot and control events as growing vectors.
 
 use super::*;
+use crate::chunk::Value as ChunkValue;
 
 pub(super) fn dict_type() -> DataType {
     DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8))
-}
-
-/// The Arrow schema of `packet_events`.
-pub fn packet_schema() -> SchemaRef {
-    use DataType::*;
-    Arc::new(Schema::new(vec![
-        Field::new("t_ns", Int64, false),
-        Field::new("node", dict_type(), false),
-        Field::new("layer", dict_type(), false),
-        Field::new("point", dict_type(), false),
-        Field::new("dir", dict_type(), false),
-        Field::new("ue", UInt32, false),
-        Field::new("rnti", UInt16, true),
-        Field::new("drb", UInt8, true),
-        Field::new("qfi", UInt8, true),
-        Field::new("slice", dict_type(), false),
-        Field::new("flow", UInt32, false),
-        Field::new("pkt", UInt64, false),
-        Field::new("sn", UInt32, true),
-        Field::new("seg_offset", UInt32, true),
-        Field::new("seg_last", Boolean, true),
-        Field::new("bytes", UInt32, false),
-        Field::new("queue", dict_type(), true),
-        Field::new("queue_bytes", UInt64, true),
-        Field::new("queue_pkts", UInt32, true),
-        Field::new("retx", UInt8, false),
-        Field::new("reason", dict_type(), true),
-        Field::new("ecn", UInt8, false),
-    ]))
 }
 
 /// The Arrow schema of `slot_events`.
@@ -158,112 +130,131 @@ impl<T: Copy + Default> Nullable<T> {
     }
 }
 
-/// One batch of packet events in the columns of `packet_schema`: the writer thread turns each
-/// batch of rows it receives into columns here in one pass per row (a handful of stores per
-/// event into preallocated arrays, no capacity checks), then appends each column to its chunk.
-/// Integer columns have the width of their Parquet type (`INT32` or `INT64`), enum columns hold
-/// their keys.
-pub(super) struct PacketBatch {
-    pub(super) rows: usize,
-    pub(super) t_ns: Fixed<i64>,
-    pub(super) node: Fixed<u8>,
-    pub(super) layer: Fixed<u8>,
-    pub(super) point: Fixed<u8>,
-    pub(super) dir: Fixed<u8>,
-    pub(super) ue: Fixed<u32>,
-    pub(super) rnti: Nullable<u32>,
-    pub(super) drb: Nullable<u32>,
-    pub(super) qfi: Nullable<u32>,
-    pub(super) slice: Fixed<u8>,
-    pub(super) flow: Fixed<u32>,
-    pub(super) pkt: Fixed<i64>,
-    pub(super) sn: Nullable<u32>,
-    pub(super) seg_offset: Nullable<u32>,
-    pub(super) seg_last: Nullable<u8>,
-    pub(super) bytes: Fixed<u32>,
-    pub(super) queue: Nullable<u8>,
-    pub(super) queue_bytes: Nullable<u64>,
-    pub(super) queue_pkts: Nullable<u32>,
-    pub(super) retx: Fixed<u32>,
-    pub(super) reason: Nullable<u8>,
-    pub(super) ecn: Fixed<u32>,
+/// A column of a packet batch: its row `i`'s value put without a branch or a capacity check,
+/// and its filled part appended to the column's chunk.
+pub(super) trait BatchColumn {
+    type In;
+    fn new() -> Self;
+    fn put(&mut self, i: usize, v: Self::In);
+    /// Empties it for the next batch.
+    fn clear(&mut self);
+    fn append_to(&self, c: &mut Column, rows: usize, z: &mut Zstd) -> Result<(), ParquetError>;
 }
 
-impl PacketBatch {
-    pub(super) fn new() -> Box<Self> {
-        Box::new(PacketBatch {
-            rows: 0,
-            t_ns: fixed(),
-            node: fixed(),
-            layer: fixed(),
-            point: fixed(),
-            dir: fixed(),
-            ue: fixed(),
-            rnti: Nullable::new(),
-            drb: Nullable::new(),
-            qfi: Nullable::new(),
-            slice: fixed(),
-            flow: fixed(),
-            pkt: fixed(),
-            sn: Nullable::new(),
-            seg_offset: Nullable::new(),
-            seg_last: Nullable::new(),
-            bytes: fixed(),
-            queue: Nullable::new(),
-            queue_bytes: Nullable::new(),
-            queue_pkts: Nullable::new(),
-            retx: fixed(),
-            reason: Nullable::new(),
-            ecn: fixed(),
-        })
+impl<T: ChunkValue + Default> BatchColumn for Fixed<T> {
+    type In = T;
+    fn new() -> Self {
+        fixed()
     }
-
-    /// Appends a row (at most [`PACKET_BATCH_ROWS`] between clears).
     #[inline(always)]
-    pub(super) fn push(&mut self, e: &PacketEvent) {
-        let i = self.rows & (PB - 1);
-        self.t_ns[i] = e.t_ns;
-        self.node[i] = e.node as u8;
-        self.layer[i] = e.layer as u8;
-        self.point[i] = e.point as u8;
-        self.dir[i] = e.dir as u8;
-        self.ue[i] = e.ue;
-        self.rnti.put(i, e.rnti.map(u32::from));
-        self.drb.put(i, e.drb.map(u32::from));
-        self.qfi.put(i, e.qfi.map(u32::from));
-        self.slice[i] = e.slice;
-        self.flow[i] = e.flow;
-        self.pkt[i] = e.pkt as i64;
-        self.sn.put(i, e.sn);
-        self.seg_offset.put(i, e.seg_offset);
-        self.seg_last.put(i, e.seg_last.map(u8::from));
-        self.bytes[i] = e.bytes;
-        self.queue.put(i, e.queue.map(|q| q as u8));
-        self.queue_bytes.put(i, e.queue_bytes);
-        self.queue_pkts.put(i, e.queue_pkts);
-        self.retx[i] = u32::from(e.retx);
-        self.reason.put(i, e.reason.map(|r| r as u8));
-        self.ecn[i] = u32::from(e.ecn);
-        self.rows += 1;
+    fn put(&mut self, i: usize, v: T) {
+        self[i & (PB - 1)] = v;
     }
+    fn clear(&mut self) {}
+    fn append_to(&self, c: &mut Column, rows: usize, z: &mut Zstd) -> Result<(), ParquetError> {
+        c.append(&self[..rows], z)
+    }
+}
 
-    pub(super) fn clear(&mut self) {
-        self.rows = 0;
-        for p in [
-            &mut self.rnti.present,
-            &mut self.drb.present,
-            &mut self.qfi.present,
-            &mut self.sn.present,
-            &mut self.seg_offset.present,
-            &mut self.seg_last.present,
-            &mut self.queue.present,
-            &mut self.queue_bytes.present,
-            &mut self.queue_pkts.present,
-            &mut self.reason.present,
-        ] {
-            *p = 0;
-        }
+impl<T: ChunkValue + Default> BatchColumn for Nullable<T> {
+    type In = Option<T>;
+    fn new() -> Self {
+        Nullable::new()
     }
+    #[inline(always)]
+    fn put(&mut self, i: usize, v: Option<T>) {
+        Nullable::put(self, i, v)
+    }
+    fn clear(&mut self) {
+        self.present = 0;
+    }
+    fn append_to(&self, c: &mut Column, rows: usize, z: &mut Zstd) -> Result<(), ParquetError> {
+        c.append_nullable(self.parts(rows), z)
+    }
+}
+
+/// Declares the columns of `packet_events` once, in their order: each one's name, its Arrow
+/// type, its batch column and how an event's field becomes it. From the list follow the
+/// schema, [`PacketBatch`] and its `push`, `clear` and `append`.
+macro_rules! packet_columns {
+    ($($name:ident: $arrow:expr, $store:ty = |$e:ident| $conv:expr;)+) => {
+        /// The Arrow schema of `packet_events`.
+        pub fn packet_schema() -> SchemaRef {
+            use DataType::*;
+            Arc::new(Schema::new(vec![$({
+                let (ty, nullable): (DataType, bool) = $arrow;
+                Field::new(stringify!($name), ty, nullable)
+            }),+]))
+        }
+
+        /// One batch of packet events in the columns of `packet_schema`: the writer thread turns
+        /// each batch of rows it receives into columns here in one pass per row (a handful of
+        /// stores per event into preallocated arrays, no capacity checks), then appends each
+        /// column to its chunk. Integer columns have the width of their Parquet type (`INT32` or
+        /// `INT64`), enum columns hold their keys.
+        pub(super) struct PacketBatch {
+            pub(super) rows: usize,
+            $(pub(super) $name: $store,)+
+        }
+
+        impl PacketBatch {
+            pub(super) fn new() -> Box<Self> {
+                Box::new(PacketBatch { rows: 0, $($name: <$store as BatchColumn>::new(),)+ })
+            }
+
+            /// Appends a row (at most [`PACKET_BATCH_ROWS`] between clears).
+            #[inline(always)]
+            pub(super) fn push(&mut self, e: &PacketEvent) {
+                let i = self.rows & (PB - 1);
+                $({
+                    let $e = e;
+                    self.$name.put(i, $conv);
+                })+
+                self.rows += 1;
+            }
+
+            pub(super) fn clear(&mut self) {
+                self.rows = 0;
+                $(self.$name.clear();)+
+            }
+
+            /// How many columns it has.
+            pub(super) const COLUMNS: usize = [$(stringify!($name)),+].len();
+
+            /// Appends its rows to the table's column chunks, in the schema's order.
+            pub(super) fn append(&self, c: [&mut Column; Self::COLUMNS], z: &mut Zstd) -> Result<(), ParquetError> {
+                let mut c = c.into_iter();
+                $(self.$name.append_to(c.next().expect("one chunk per column"), self.rows, z)?;)+
+                Ok(())
+            }
+        }
+    };
+}
+
+// Arrow type and nullability; the batch column (of the Parquet type's width); the event's field.
+packet_columns! {
+    t_ns: (Int64, false), Fixed<i64> = |e| e.t_ns;
+    node: (dict_type(), false), Fixed<u8> = |e| e.node as u8;
+    layer: (dict_type(), false), Fixed<u8> = |e| e.layer as u8;
+    point: (dict_type(), false), Fixed<u8> = |e| e.point as u8;
+    dir: (dict_type(), false), Fixed<u8> = |e| e.dir as u8;
+    ue: (UInt32, false), Fixed<u32> = |e| e.ue;
+    rnti: (UInt16, true), Nullable<u32> = |e| e.rnti.map(u32::from);
+    drb: (UInt8, true), Nullable<u32> = |e| e.drb.map(u32::from);
+    qfi: (UInt8, true), Nullable<u32> = |e| e.qfi.map(u32::from);
+    slice: (dict_type(), false), Fixed<u8> = |e| e.slice;
+    flow: (UInt32, false), Fixed<u32> = |e| e.flow;
+    pkt: (UInt64, false), Fixed<i64> = |e| e.pkt as i64;
+    sn: (UInt32, true), Nullable<u32> = |e| e.sn;
+    seg_offset: (UInt32, true), Nullable<u32> = |e| e.seg_offset;
+    seg_last: (Boolean, true), Nullable<u8> = |e| e.seg_last.map(u8::from);
+    bytes: (UInt32, false), Fixed<u32> = |e| e.bytes;
+    queue: (dict_type(), true), Nullable<u8> = |e| e.queue.map(|q| q as u8);
+    queue_bytes: (UInt64, true), Nullable<u64> = |e| e.queue_bytes;
+    queue_pkts: (UInt32, true), Nullable<u32> = |e| e.queue_pkts;
+    retx: (UInt8, false), Fixed<u32> = |e| u32::from(e.retx);
+    reason: (dict_type(), true), Nullable<u8> = |e| e.reason.map(|r| r as u8);
+    ecn: (UInt8, false), Fixed<u32> = |e| u32::from(e.ecn);
 }
 
 macro_rules! opt_array {
@@ -378,27 +369,14 @@ pub(super) struct ControlCols {
     pub(super) sn: Opt<i64>,
     pub(super) value: Opt<f64>,
     pub(super) detail: Vec<Option<String>>,
-    /// Interned `kind` names, in first-seen order after [`CONTROL_KINDS`].
-    pub(super) kinds: Vec<&'static str>,
 }
 
 impl ControlCols {
     pub(super) fn push(&mut self, e: ControlEvent) {
-        if self.kinds.is_empty() {
-            self.kinds.extend_from_slice(CONTROL_KINDS);
-        }
-        let k = match self.kinds.iter().position(|k| *k == e.kind) {
-            Some(k) => k,
-            None => {
-                self.kinds.push(e.kind);
-                self.kinds.len() - 1
-            }
-        };
         self.t_ns.push(e.t_ns);
         self.node.push(e.node as u8);
         self.layer.push(e.layer as u8);
-        // At most 256 distinct kinds per run; the model defines a few dozen.
-        self.kind.push(u8::try_from(k).unwrap_or(u8::MAX));
+        self.kind.push(e.kind as u8);
         self.dir.push(e.dir.map(|d| d as u8));
         self.ue.push(e.ue);
         self.drb.push(e.drb);
@@ -409,12 +387,11 @@ impl ControlCols {
 
     pub(super) fn take_batch(&mut self) -> RecordBatch {
         let (dir, dir_n) = self.dir.take();
-        let kinds = self.kinds.clone();
         let cols: Vec<ArrayRef> = vec![
             Arc::new(Int64Array::from(take_full(&mut self.t_ns))),
             dict(take_full(&mut self.node), None, Node::NAMES),
             dict(take_full(&mut self.layer), None, Layer::NAMES),
-            dict(take_full(&mut self.kind), None, &kinds),
+            dict(take_full(&mut self.kind), None, ControlKind::NAMES),
             dict(dir, dir_n, Dir::NAMES),
             opt_array!(self.ue, UInt32Array),
             opt_array!(self.drb, UInt8Array),

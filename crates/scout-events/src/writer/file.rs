@@ -146,34 +146,10 @@ impl TableFile {
                 ColumnEncoder::Arrow(_) => None,
             })
             .collect();
-        let Ok::<[&mut Column; 22], _>(c) = cols.try_into() else {
-            unreachable!("the packet table has 22 columns, all encoded by Scout")
+        let Ok::<[&mut Column; PacketBatch::COLUMNS], _>(c) = cols.try_into() else {
+            unreachable!("the packet table's columns are all encoded by Scout")
         };
-        let n = b.rows;
-        let z = &mut self.zstd;
-        // In the order of `packet_schema`.
-        c[0].append(&b.t_ns[..n], z)?;
-        c[1].append(&b.node[..n], z)?;
-        c[2].append(&b.layer[..n], z)?;
-        c[3].append(&b.point[..n], z)?;
-        c[4].append(&b.dir[..n], z)?;
-        c[5].append(&b.ue[..n], z)?;
-        c[6].append_nullable(b.rnti.parts(n), z)?;
-        c[7].append_nullable(b.drb.parts(n), z)?;
-        c[8].append_nullable(b.qfi.parts(n), z)?;
-        c[9].append(&b.slice[..n], z)?;
-        c[10].append(&b.flow[..n], z)?;
-        c[11].append(&b.pkt[..n], z)?;
-        c[12].append_nullable(b.sn.parts(n), z)?;
-        c[13].append_nullable(b.seg_offset.parts(n), z)?;
-        c[14].append_nullable(b.seg_last.parts(n), z)?;
-        c[15].append(&b.bytes[..n], z)?;
-        c[16].append_nullable(b.queue.parts(n), z)?;
-        c[17].append_nullable(b.queue_bytes.parts(n), z)?;
-        c[18].append_nullable(b.queue_pkts.parts(n), z)?;
-        c[19].append(&b.retx[..n], z)?;
-        c[20].append_nullable(b.reason.parts(n), z)?;
-        c[21].append(&b.ecn[..n], z)
+        b.append(c, &mut self.zstd)
     }
 
     pub(super) fn flush_row_group(&mut self) -> Result<(), WriteError> {

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 
-use scout_events::{ControlEvent, Layer, Node, Sink};
+use scout_events::{ControlEvent, ControlKind, Layer, Node, Sink};
 use scout_wire::pfcp::msg_kind;
 use scout_wire::pfcp::session::Msg;
 use serde_json::{json, Value};
@@ -243,7 +243,7 @@ impl Tracker {
                 t_ns: p.t_ns - epoch_ns,
                 node: Node::Upf,
                 layer: Layer::Upf,
-                kind: "pfcp_pair",
+                kind: ControlKind::PfcpPair,
                 dir: None,
                 ue: None,
                 drb: None,

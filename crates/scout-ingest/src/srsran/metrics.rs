@@ -18,7 +18,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
-use scout_events::{ControlEvent, Dir, Layer, Node, Sink};
+use scout_events::{ControlEvent, ControlKind, Dir, Layer, Node, Sink};
 use serde_json::{json, Value};
 
 use super::line::parse_timestamp;
@@ -76,7 +76,7 @@ impl<S: Sink> Out<'_, S> {
     /// One row; `who` is (UE, DRB).
     fn row(
         &mut self,
-        kind: &'static str,
+        kind: ControlKind,
         layer: Layer,
         dir: Option<Dir>,
         who: (Option<u32>, Option<u8>),
@@ -135,13 +135,15 @@ pub fn ingest_metrics<S: Sink>(paths: &[&Path], epoch_us: i64, sink: &mut S) -> 
                 let ue = u(r, "ue_id").map(|x| x as u32);
                 let drb = u(r, "drb_id").map(|x| x as u8);
                 if let Some(tx) = r.get("tx") {
-                    out.row("metrics_rlc_tx", Layer::Rlc, Some(Dir::Dl), (ue, drb), f(tx, "num_sdus"), r);
+                    out.row(ControlKind::MetricsRlcTx, Layer::Rlc, Some(Dir::Dl), (ue, drb), f(tx, "num_sdus"), r);
                 }
                 if let Some(rx) = r.get("rx") {
-                    out.row("metrics_rlc_rx", Layer::Rlc, Some(Dir::Ul), (ue, drb), f(rx, "num_sdus"), r);
+                    out.row(ControlKind::MetricsRlcRx, Layer::Rlc, Some(Dir::Ul), (ue, drb), f(rx, "num_sdus"), r);
                 }
             } else if let Some(pdcp) = v.get("cu-up").and_then(|c| c.get("pdcp")) {
-                for (k, kind, dir) in [("dl", "metrics_pdcp_dl", Dir::Dl), ("ul", "metrics_pdcp_ul", Dir::Ul)] {
+                for (k, kind, dir) in
+                    [("dl", ControlKind::MetricsPdcpDl, Dir::Dl), ("ul", ControlKind::MetricsPdcpUl, Dir::Ul)]
+                {
                     if let Some(d) = pdcp.get(k) {
                         out.row(
                             kind,
@@ -156,7 +158,7 @@ pub fn ingest_metrics<S: Sink>(paths: &[&Path], epoch_us: i64, sink: &mut S) -> 
             } else if let Some(mac) = v.pointer("/du/du_high/mac/dl").and_then(Value::as_array) {
                 for cell in mac {
                     out.row(
-                        "metrics_mac_dl",
+                        ControlKind::MetricsMacDl,
                         Layer::Mac,
                         Some(Dir::Dl),
                         (None, None),
@@ -167,11 +169,18 @@ pub fn ingest_metrics<S: Sink>(paths: &[&Path], epoch_us: i64, sink: &mut S) -> 
             } else if let Some(cells) = v.get("cells").and_then(Value::as_array) {
                 for c in cells {
                     if let Some(cm) = c.get("cell_metrics") {
-                        out.row("metrics_sched_cell", Layer::Mac, None, (None, None), f(cm, "average_latency"), cm);
+                        out.row(
+                            ControlKind::MetricsSchedCell,
+                            Layer::Mac,
+                            None,
+                            (None, None),
+                            f(cm, "average_latency"),
+                            cm,
+                        );
                     }
                     for ue in c.get("ue_list").and_then(Value::as_array).into_iter().flatten() {
                         let id = u(ue, "ue").map(|x| x as u32);
-                        out.row("metrics_sched_ue", Layer::Mac, None, (id, None), f(ue, "dl_brate"), ue);
+                        out.row(ControlKind::MetricsSchedUe, Layer::Mac, None, (id, None), f(ue, "dl_brate"), ue);
                     }
                 }
             } else {
@@ -210,7 +219,7 @@ not json
         let st = ingest_metrics(&[p.as_path()], epoch, &mut sink).unwrap();
         assert_eq!((st.objects, st.rows, st.unknown_objects, st.bad_lines), (5, 7, 1, 2));
         assert_eq!(st.first_bad, vec![format!("{}:6", p.display()), format!("{}:7", p.display())]);
-        let rows: Vec<_> = sink.controls.iter().map(|c| (c.kind, c.t_ns, c.ue, c.drb, c.value)).collect();
+        let rows: Vec<_> = sink.controls.iter().map(|c| (c.kind.as_str(), c.t_ns, c.ue, c.drb, c.value)).collect();
         assert_eq!(
             rows,
             vec![

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use scout_events::header::{Header, Source};
 use scout_events::writer::{RunOutput, RunWriter, WriteError};
-use scout_events::{ControlEvent, Layer, Node, Sink};
+use scout_events::{ControlEvent, ControlKind, Layer, Node, Sink};
 use serde_json::{json, Value};
 
 use super::prefetch::{FileBytes, LogStream};
@@ -251,7 +251,7 @@ fn merge<O: RunOutput>(
                 t_ns: (t_us - epoch_us) * 1000,
                 node: Node::GnbCu,
                 layer: Layer::App,
-                kind: "log_gap",
+                kind: ControlKind::LogGap,
                 dir: None,
                 ue: None,
                 drb: None,

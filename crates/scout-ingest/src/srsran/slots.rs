@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use scout_events::{ControlEvent, Dir, Layer, Node, Sink, SlotEvent};
+use scout_events::{ControlEvent, ControlKind, Dir, Layer, Node, Sink, SlotEvent};
 use scout_ran::mac::bsr::BsrFormat;
 
 use super::message::{parse_fields, parse_num};
@@ -583,7 +583,7 @@ impl SlotStitcher {
             t_ns: t,
             node: Node::GnbDu,
             layer: Layer::Mac,
-            kind: "harq_fail",
+            kind: ControlKind::HarqFail,
             dir,
             ue: None,
             drb: None,

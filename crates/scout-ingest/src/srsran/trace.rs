@@ -25,7 +25,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
-use scout_events::{ControlEvent, Layer, Node, Sink};
+use scout_events::{ControlEvent, ControlKind, Layer, Node, Sink};
 use serde_json::{json, Value};
 
 /// What reading the trace files saw, for `run.json`.
@@ -180,19 +180,19 @@ pub fn ingest_traces<S: Sink>(
             let (kind, node, layer, exec) = if let Some(exec) = ev_name.strip_suffix("_enqueue") {
                 st.exec_tasks += 1;
                 let (n, l) = exec_place(exec);
-                ("exec_queueing", n, l, Some(exec))
+                (ControlKind::ExecQueueing, n, l, Some(exec))
             } else if let Some(exec) = ev_name.strip_suffix("_run") {
                 let (n, l) = exec_place(exec);
-                ("exec_run", n, l, Some(exec))
+                (ControlKind::ExecRun, n, l, Some(exec))
             } else if ev_name == "trace_overflow" {
                 st.overflows += 1;
-                ("trace_gap", Node::GnbDu, Layer::App, None)
+                (ControlKind::TraceGap, Node::GnbDu, Layer::App, None)
             } else if ph == "X" {
                 st.spans += 1;
-                ("trace_span", Node::GnbDu, Layer::App, None)
+                (ControlKind::TraceSpan, Node::GnbDu, Layer::App, None)
             } else {
                 st.instants += 1;
-                ("trace_instant", Node::GnbDu, Layer::App, None)
+                (ControlKind::TraceInstant, Node::GnbDu, Layer::App, None)
             };
             sink.control(ControlEvent {
                 t_ns,
@@ -246,11 +246,11 @@ mod tests {
         assert_eq!(
             kinds,
             vec![
-                ("exec_queueing", Layer::CuupExec, Some(12_000.0)),
-                ("exec_run", Layer::CuupExec, Some(40_000.0)),
-                ("trace_instant", Layer::App, None),
-                ("exec_queueing", Layer::Mac, Some(7_000.0)),
-                ("trace_gap", Layer::App, None),
+                (ControlKind::ExecQueueing, Layer::CuupExec, Some(12_000.0)),
+                (ControlKind::ExecRun, Layer::CuupExec, Some(40_000.0)),
+                (ControlKind::TraceInstant, Layer::App, None),
+                (ControlKind::ExecQueueing, Layer::Mac, Some(7_000.0)),
+                (ControlKind::TraceGap, Layer::App, None),
             ]
         );
         // ts 6 s after a process start 0.372601 s before the log's first entry.

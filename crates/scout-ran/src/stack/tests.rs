@@ -72,7 +72,7 @@ impl Harness {
     }
 
     fn controls(&self, kind: &str) -> Vec<&scout_events::ControlEvent> {
-        self.sink.controls.iter().filter(|c| c.kind == kind).collect()
+        self.sink.controls.iter().filter(|c| c.kind.as_str() == kind).collect()
     }
 }
 

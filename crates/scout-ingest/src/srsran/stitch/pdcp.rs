@@ -1,7 +1,7 @@
 //! PDCP lines at the CU-UP: DL transmission, drops and discards; UL reception, reordering and
 //! in-order delivery (TS 38.323 §5.2); the bearer's header size.
 
-use scout_events::{ControlEvent, Dir, Layer, Node, Point, Reason, Sink};
+use scout_events::{ControlEvent, ControlKind, Dir, Layer, Node, Point, Reason, Sink};
 
 use super::{rb_key, take_matching, Line, Stitcher, DRB0};
 
@@ -79,7 +79,7 @@ impl Stitcher {
             t_ns: t,
             node: Node::GnbCu,
             layer: Layer::Pdcp,
-            kind: "pdcp_discard_timer_expired",
+            kind: ControlKind::PdcpDiscardTimerExpired,
             dir: Some(Dir::Dl),
             ue: Some(self.ids.du(cu).unwrap_or(cu)),
             drb,
@@ -148,7 +148,7 @@ impl Stitcher {
             t_ns: t,
             node: Node::GnbCu,
             layer: Layer::Pdcp,
-            kind: "pdcp_t_reordering_expired",
+            kind: ControlKind::PdcpTReorderingExpired,
             dir: Some(Dir::Ul),
             ue: Some(self.ids.du(ue).unwrap_or(ue)),
             drb,

@@ -1,7 +1,7 @@
 //! RLC lines at the DU: the DL SDU queue (enqueue, head of line, segments, ARQ retransmissions,
 //! drops); UL segments and reassembly; status PDUs; the header sizes of TS 38.322 §6.2.2.
 
-use scout_events::{ControlEvent, Dir, Layer, Node, Point, Queue, Reason, Sink};
+use scout_events::{ControlEvent, ControlKind, Dir, Layer, Node, Point, Queue, Reason, Sink};
 
 use super::{rb_key, Line, MacItem, Stitcher, DRB0};
 use crate::srsran::message::Message;
@@ -163,7 +163,7 @@ impl Stitcher {
             t_ns: t,
             node: Node::GnbDu,
             layer: Layer::Rlc,
-            kind: "rlc_discard_too_late",
+            kind: ControlKind::RlcDiscardTooLate,
             dir: Some(Dir::Dl),
             ue: Some(du),
             drb,
@@ -351,7 +351,7 @@ impl Stitcher {
             t_ns: t,
             node: Node::GnbDu,
             layer: Layer::Rlc,
-            kind: "rlc_status",
+            kind: ControlKind::RlcStatus,
             dir: Some(dir),
             ue: Some(ue),
             drb,

@@ -173,7 +173,7 @@ fn discard_timer_debug_lines_are_control_events() {
 2024-11-25T15:08:25.000002 [RLC     ] [I] du=0 ue=0 DRB1 DL: Could not discard SDU. pdcp_sn=1
 ";
     let (st, _, sink) = run(log);
-    let kinds: Vec<_> = sink.controls.iter().map(|c| (c.kind, c.sn)).collect();
+    let kinds: Vec<_> = sink.controls.iter().map(|c| (c.kind.as_str(), c.sn)).collect();
     assert_eq!(kinds, vec![("pdcp_discard_timer_expired", Some(1)), ("rlc_discard_too_late", Some(1))]);
     assert!(st.stats.drops.is_empty());
 }
@@ -401,7 +401,7 @@ fn ul_journeys_reassembly_reordering_and_late_drop() {
     assert_eq!(st.stats.drops.get(&("pdcp", "pdcp_rx_out_of_window")), Some(&1));
     assert_eq!(st.pending_packets(), 0);
     // Control: the status PDU and the expiry.
-    let kinds: Vec<_> = sink.controls.iter().map(|c| (c.kind, c.sn)).collect();
+    let kinds: Vec<_> = sink.controls.iter().map(|c| (c.kind.as_str(), c.sn)).collect();
     assert_eq!(kinds, vec![("rlc_status", Some(4)), ("pdcp_t_reordering_expired", Some(2))]);
     // Slots: one UL grant with its CRC and SINR; one BSR (short, index 14 → TS 38.321 Table
     // 6.1.3.1-1 upper bound 1 552... bytes as the table gives).
