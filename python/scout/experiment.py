@@ -17,6 +17,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 #: Columns of tcp-cc's summary.csv, with their meaning (docs/experiments.md).
 TCP_CC_COLUMNS = {
@@ -29,6 +30,20 @@ TCP_CC_COLUMNS = {
     "drops": "packets the model dropped (all layers; RLC queue full among them)",
     "rtt_sojourn_pearson": "Pearson r of the sender's RTT and the RLC sojourn, 100 ms bins (the analysis' correlation)",
 }
+
+
+class Study(Protocol):
+    """What a seeded sweep's module (``scout.experiment_NAME``) gives the sweep runner: its
+    configurations, ``--only``'s choice among them, a configuration's summary rows from its seeds'
+    figures and its progress lines, the summary file. (How a run is made, in the simulator or the
+    emulator, is the command's; each module's ``scenario_sets``, ``run_metrics`` and ``report``
+    take what its study needs; upf-slices' command pools each load's seeds itself with ``pool``
+    before ``summary_rows``, since its report draws the pooled delays.)"""
+
+    def configurations(self) -> list: ...
+    def summarize(self, cfg: Any, per_seed: list) -> list[dict]: ...
+    def progress(self, cfg: Any, rows: list[dict]) -> list[str]: ...
+    def write_summary(self, out: Path, rows: list[dict]) -> Path: ...
 
 
 @dataclass

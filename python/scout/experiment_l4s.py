@@ -84,12 +84,37 @@ class Config:
         return f"l4s-{pair}" if self.method == "l4s" else f"hybrid-{pair}"
 
 
+@dataclass(frozen=True)
+class LoadPoint:
+    """A configuration at one background load: the sweep's unit (its runs in ``OUT/CONFIG-LOAD``)."""
+
+    cfg: Config
+    load: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.cfg.name}-{self.load}"
+
+
 def configurations() -> list[Config]:
     cfgs = [Config("constant")]
     cfgs += [Config("l4s", a, b) for a, b in PAIRS]
     cfgs += [Config("anbr", window_ms=w) for w in WINDOWS]
     cfgs += [Config("hybrid", a, b, 40) for a, b in PAIRS if (a, b) != (60, 100)]
     return cfgs
+
+
+def select(cfgs: list[Config], only: str | None, loads: list[str]) -> list[LoadPoint]:
+    """The configurations `--only` keeps (a comma list of their names), each at every load of
+    ``loads`` in its order. Raises ValueError naming what is not a configuration."""
+    if only:
+        wanted = [w.strip() for w in only.split(",") if w.strip()]
+        names = {c.name for c in cfgs}
+        bad = [w for w in wanted if w not in names]
+        if bad:
+            raise ValueError(f"--only {','.join(bad)}: no such configuration; accepted: {', '.join(sorted(names))}")
+        cfgs = [c for c in cfgs if c.name in wanted]
+    return [LoadPoint(c, load) for c in cfgs for load in loads]
 
 
 def scenario_sets(cfg: Config, load: str) -> list[str]:
@@ -155,6 +180,20 @@ def summary_row(cfg: Config, load: str, runs: list[dict]) -> dict:
         "loss": round(loss, 5),
         "runs": len(runs),
     }
+
+
+def summarize(p: LoadPoint, runs: list[dict]) -> list[dict]:
+    """A point's summary rows from its seeds' figures (one row)."""
+    return [summary_row(p.cfg, p.load, runs)]
+
+
+def progress(p: LoadPoint, rows: list[dict]) -> list[str]:
+    """A point's progress line, from its summary row."""
+    (row,) = rows
+    return [
+        f"{p.cfg.name:<14} {p.load:<4}  latency {row['latency_ms']:9.2f} ms (±{row['latency_ci_ms']:.2f})  "
+        f"throughput {row['throughput_mbps']:6.2f} Mbit/s (±{row['throughput_ci_mbps']:.2f})  loss {row['loss']:.4f}"
+    ]
 
 
 def report(out: Path, rows: list[dict], links: dict[tuple[str, str], list[str]] | None = None) -> Path:

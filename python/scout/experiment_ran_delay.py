@@ -185,6 +185,21 @@ def summary_row(cfg: Config, runs: list[dict]) -> dict:
     }
 
 
+def summarize(cfg: Config, runs: list[dict]) -> list[dict]:
+    """A configuration's summary rows from its seeds' figures (one row)."""
+    return [summary_row(cfg, runs)]
+
+
+def progress(c: Config, rows: list[dict]) -> list[str]:
+    """A configuration's progress line, from its summary row."""
+    (row,) = rows
+    return [
+        f"{c.cc:<4} {c.compensation:<8} {c.dir} {c.channel:<4} {c.tdd:<10}  throughput "
+        f"{row['throughput_mbps']:6.2f} Mbit/s (±{row['throughput_ci_mbps']:.2f})  delay {row['delay_ms']:7.2f} ms "
+        f"(±{row['delay_ci_ms']:.2f})  HARQ retx {row['harq_retx']:g}"
+    ]
+
+
 def write_summary(out: Path, rows: list[dict]) -> Path:
     return experiment.write_summary(out, rows, COLUMNS)
 

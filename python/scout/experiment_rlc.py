@@ -171,6 +171,21 @@ def summary_row(cfg: Config, runs: list[dict]) -> dict:
     }
 
 
+def summarize(cfg: Config, runs: list[dict]) -> list[dict]:
+    """A configuration's summary rows from its seeds' figures (one row)."""
+    return [summary_row(cfg, runs)]
+
+
+def progress(c: Config, rows: list[dict]) -> list[str]:
+    """A configuration's progress line, from its summary row."""
+    (row,) = rows
+    cwnd = "" if row["cwnd_mean"] is None else f"  cwnd {row['cwnd_mean']:7.1f} (±{row['cwnd_ci']:.1f})"
+    return [
+        f"{c.proto} {c.rlc_mode} {c.channel:<4}  throughput {row['throughput_mbps']:7.2f} Mbit/s "
+        f"(±{row['throughput_ci_mbps']:.2f}){cwnd}  RLC retx {row['rlc_retx']:g}  HARQ retx {row['harq_retx']:g}"
+    ]
+
+
 def write_summary(out: Path, rows: list[dict]) -> Path:
     return experiment.write_summary(out, rows, COLUMNS)
 

@@ -148,6 +148,26 @@ def summary_rows(cfg: Config, m: dict) -> list[dict]:
     return rows
 
 
+def pool(runs: list[dict]) -> dict:
+    """The seeds' delays pooled per slice (each seed's figures, as ``run_metrics`` gives them)."""
+    merged = runs[0]
+    for m in runs[1:]:
+        for s in SLICES:
+            for k in ("identity", "nearest", "pfcp_mod_us"):
+                merged[s][k] = merged[s][k] + m[s][k]
+    return merged
+
+
+def progress(c: Config, rows: list[dict]) -> list[str]:
+    """A load's progress lines (a slice each), from its identity-paired summary rows."""
+    return [
+        f"{c.load:<6} {r['slice']:<5} {r['pairs']:>7,} pairs  N3->N6 p50 {r['p50_us']} µs, "
+        f"p99 {r['p99_us']} µs, p99.9 {r['p999_us']} µs; PFCP modification p50 {r['pfcp_mod_p50_us']} µs"
+        for r in rows
+        if r["pairing"] == "identity"
+    ]
+
+
 def write_summary(out: Path, rows: list[dict]) -> Path:
     return experiment.write_summary(out, rows, COLUMNS)
 

@@ -157,18 +157,6 @@ def _prague(args: argparse.Namespace, name: str, tools: tuple[str, ...]) -> Path
     return binary
 
 
-@dataclass
-class LoadPoint:
-    """An l4s-anbr configuration at one background load (its runs in ``OUT/CONFIG-LOAD``)."""
-
-    cfg: Any
-    load: str
-
-    @property
-    def name(self) -> str:
-        return f"{self.cfg.name}-{self.load}"
-
-
 def run_l4s_anbr(args: argparse.Namespace) -> int:
     """`scout experiment l4s-anbr`: every configuration at every load and seed, simulated; the
     flow's figures per run, a row per configuration and load, the comparison report."""
@@ -179,15 +167,8 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
     if not loads or any(w not in xl.LOADS for w in loads):
         raise UsageError(f"--loads {args.loads}: accepted: a comma list of {', '.join(xl.LOADS)}")
 
-    def select(cfgs: list, only: str | None) -> list[LoadPoint]:
-        if only:
-            wanted = [w.strip() for w in only.split(",") if w.strip()]
-            names = {c.name for c in cfgs}
-            bad = [w for w in wanted if w not in names]
-            if bad:
-                raise ValueError(f"--only {','.join(bad)}: no such configuration; accepted: {', '.join(sorted(names))}")
-            cfgs = [c for c in cfgs if c.name in wanted]
-        return [LoadPoint(c, load) for c in cfgs for load in loads]
+    def select(cfgs: list, only: str | None) -> list:
+        return xl.select(cfgs, only, loads)
 
     warmup = f"the {xl.WARMUP_S:g} s warm-up"
     points, seeds, duration, out = _sweep_runs(args, select, xl.configurations(), 30.0, xl.WARMUP_S, warmup)
@@ -199,7 +180,7 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
         f"runs of {duration:g} s, {where}"
     )
 
-    def run(p: LoadPoint, run: Path, seed: int) -> dict:
+    def run(p, run: Path, seed: int) -> dict:
         if binary is None:
             run_simulation(scenario, run, seed, duration, xl.scenario_sets(p.cfg, p.load), args.force, quiet=True)
             return xl.flow_metrics(run)
@@ -207,24 +188,7 @@ def run_l4s_anbr(args: argparse.Namespace) -> int:
         run_emulation_quietly("l4s-anbr", run, seed, duration + 1.5, sets, args.force)
         return xl.emulated_metrics(run)
 
-    def lines(p: LoadPoint, rows: list[dict]) -> list[str]:
-        (row,) = rows
-        return [
-            f"{p.cfg.name:<14} {p.load:<4}  latency {row['latency_ms']:9.2f} ms (±{row['latency_ci_ms']:.2f})  "
-            f"throughput {row['throughput_mbps']:6.2f} Mbit/s (±{row['throughput_ci_mbps']:.2f})  loss {row['loss']:.4f}"
-        ]
-
-    rows, links = run_sweep(
-        Sweep(
-            points,
-            seeds,
-            out,
-            run,
-            lambda p, per_seed: [xl.summary_row(p.cfg, p.load, per_seed)],
-            lines,
-            args.reports,
-        )
-    )
+    rows, links = run_sweep(Sweep(points, seeds, out, run, xl.summarize, xl.progress, args.reports))
     csv_path = xl.write_summary(out, rows)
     page = xl.report(out, rows, {(p.cfg.name, p.load): links[p.name] for p in points if p.name in links})
     runs_reported = {"all": "every run's report", "first": "seed 1's report", "none": "no run reports"}[args.reports]
@@ -283,15 +247,7 @@ def run_ran_delay(args: argparse.Namespace) -> int:
         run_emulation_quietly("ran-delay", run, seed, duration + 1.5, xr.emulate_sets(c, run, duration, binary), args.force)
         return xr.emulated_metrics(run)
 
-    def lines(c, rows: list[dict]) -> list[str]:
-        (row,) = rows
-        return [
-            f"{c.cc:<4} {c.compensation:<8} {c.dir} {c.channel:<4} {c.tdd:<10}  throughput "
-            f"{row['throughput_mbps']:6.2f} Mbit/s (±{row['throughput_ci_mbps']:.2f})  delay {row['delay_ms']:7.2f} ms "
-            f"(±{row['delay_ci_ms']:.2f})  HARQ retx {row['harq_retx']:g}"
-        ]
-
-    rows, links = run_sweep(Sweep(cfgs, seeds, out, run, lambda c, per_seed: [xr.summary_row(c, per_seed)], lines, args.reports))
+    rows, links = run_sweep(Sweep(cfgs, seeds, out, run, xr.summarize, xr.progress, args.reports))
     csv_path = xr.write_summary(out, rows)
     page = xr.report(out, rows, links)
     print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout report {out}/CONFIG/seedN")
@@ -326,15 +282,7 @@ def run_rlc_modes(args: argparse.Namespace) -> int:
             layers[c.name] = xm.layer_means(run)
         return m
 
-    def lines(c, rows: list[dict]) -> list[str]:
-        (row,) = rows
-        cwnd = "" if row["cwnd_mean"] is None else f"  cwnd {row['cwnd_mean']:7.1f} (±{row['cwnd_ci']:.1f})"
-        return [
-            f"{c.proto} {c.rlc_mode} {c.channel:<4}  throughput {row['throughput_mbps']:7.2f} Mbit/s "
-            f"(±{row['throughput_ci_mbps']:.2f}){cwnd}  RLC retx {row['rlc_retx']:g}  HARQ retx {row['harq_retx']:g}"
-        ]
-
-    rows, links = run_sweep(Sweep(cfgs, seeds, out, run, lambda c, per_seed: [xm.summary_row(c, per_seed)], lines, args.reports))
+    rows, links = run_sweep(Sweep(cfgs, seeds, out, run, xm.summarize, xm.progress, args.reports))
     csv_path = xm.write_summary(out, rows)
     page = xm.report(out, rows, series, layers, links)
     print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout report {out}/CONFIG/seedN")
@@ -367,24 +315,11 @@ def run_upf_slices(args: argparse.Namespace) -> int:
         return xu.run_metrics(run)
 
     def summarize(c, per_seed: list[dict]) -> list[dict]:
-        # The seeds' delays pooled per slice.
-        merged = per_seed[0]
-        for m in per_seed[1:]:
-            for s in xu.SLICES:
-                for k in ("identity", "nearest", "pfcp_mod_us"):
-                    merged[s][k] = merged[s][k] + m[s][k]
-        delays[c.name] = merged
-        return xu.summary_rows(c, merged)
+        # The report's CDFs need each load's pooled delays too.
+        delays[c.name] = xu.pool(per_seed)
+        return xu.summary_rows(c, delays[c.name])
 
-    def lines(c, rows: list[dict]) -> list[str]:
-        return [
-            f"{c.load:<6} {r['slice']:<5} {r['pairs']:>7,} pairs  N3->N6 p50 {r['p50_us']} µs, "
-            f"p99 {r['p99_us']} µs, p99.9 {r['p999_us']} µs; PFCP modification p50 {r['pfcp_mod_p50_us']} µs"
-            for r in rows
-            if r["pairing"] == "identity"
-        ]
-
-    rows, links = run_sweep(Sweep(cfgs, seeds, out, run, summarize, lines, args.reports, lambda run: run / "upf"))
+    rows, links = run_sweep(Sweep(cfgs, seeds, out, run, summarize, xu.progress, args.reports, lambda run: run / "upf"))
     csv_path = xu.write_summary(out, rows)
     page = xu.report(out, rows, delays, links)
     print(f"  summary: {csv_path}\n  report: {page}\n  each run: scout analyze {out}/LOAD/seedN/upf (the probe's run)")
