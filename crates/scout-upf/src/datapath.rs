@@ -55,6 +55,7 @@ macro_rules! counters {
 
 counters! {
     n3_rx: "datagrams received on N3",
+    n3_unread_at_stop: "datagrams for N3 still waiting in its socket when the UPF stopped (read then, not forwarded)",
     n3_socket_drops: "datagrams for N3 the kernel dropped before the UPF read them (its socket's receive buffer full while the UPF was kept from its CPU): the socket's `drops` in /proc/net/udp, read when the UPF stops",
     ul_forwarded: "uplink packets decapsulated and sent to N6",
     ul_no_rule: "G-PDUs whose TEID, UE address or QFI no PDR matches",
@@ -81,7 +82,9 @@ counters! {
 /// A running UPF.
 pub struct Upf {
     stop: Arc<AtomicBool>,
-    /// The N3 socket's inode, to find its drops in /proc/net/udp.
+    /// The N3 socket (a handle of it), to count what is left in it at the stop, and its inode,
+    /// to find its drops in /proc/net/udp.
+    n3: UdpSocket,
     n3_inode: Option<u64>,
     threads: Vec<JoinHandle<()>>,
     pub counters: Arc<Counters>,
@@ -102,6 +105,7 @@ impl Upf {
             s.set_read_timeout(Some(IDLE))?;
         }
         let n3_inode = socket_inode(&n3);
+        let n3_left = n3.try_clone()?;
         let (ul_tx, ul_rx) = sync_channel::<Item>(queue.max(1));
         let (dl_tx, dl_rx) = sync_channel::<Item>(queue.max(1));
         let n3_out = n3.try_clone()?;
@@ -128,7 +132,7 @@ impl Upf {
             let (stop, c, t, node) = (stop.clone(), c.clone(), table.clone(), node.clone());
             threads.push(spawn("upf-n4", Box::new(move || n4_loop(&n4, &node, &t, &stop, &c)))?);
         }
-        Ok(Upf { stop, n3_inode, threads, counters: c, node })
+        Ok(Upf { stop, n3: n3_left, n3_inode, threads, counters: c, node })
     }
 
     /// Stops every thread (within [`IDLE`]) and waits for them; then counts what the N3 socket
@@ -138,9 +142,17 @@ impl Upf {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        // What arrived and was not read: counted, as the kernel would discard it with the socket.
+        let mut buf = vec![0u8; 65_536];
+        if self.n3.set_nonblocking(true).is_ok() {
+            while self.n3.recv(&mut buf).is_ok() {
+                bump(&self.counters.n3_unread_at_stop);
+            }
+        }
         let udp = std::fs::read_to_string("/proc/self/net/udp").unwrap_or_default();
-        if let Some(d) = self.n3_inode.and_then(|i| udp_drops(&udp, i)) {
-            self.counters.n3_socket_drops.store(d, Ordering::Relaxed);
+        match self.n3_inode.and_then(|i| udp_drops(&udp, i)) {
+            Some(d) => self.counters.n3_socket_drops.store(d, Ordering::Relaxed),
+            None => eprintln!("scout-upf: N3's socket is not in /proc/self/net/udp: n3_socket_drops not counted"),
         }
     }
 }
