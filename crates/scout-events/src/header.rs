@@ -7,6 +7,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::schema::dict_enum;
+
 /// The producer of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -89,28 +91,18 @@ impl Header {
     }
 }
 
-/// Why a UPF capture's sighting found no twin on the other side.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum NoTwin {
-    /// Its twin did not come within the pairing window: a UPF drop candidate, or the other side
-    /// was not captured.
-    WithinWindow,
-    /// The capture (the file, or the live probe) ended while it waited, within the window.
-    CaptureEnded,
-    /// The probe's pending table had no room for it.
-    TableFull,
-    /// The probe's table set was busy (another CPU held it) when it came.
-    SetBusy,
-}
-
-impl NoTwin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NoTwin::WithinWindow => "no_twin_within_window",
-            NoTwin::CaptureEnded => "capture_ended",
-            NoTwin::TableFull => "table_full",
-            NoTwin::SetBusy => "set_busy",
-        }
+dict_enum! {
+    /// Why a UPF capture's sighting found no twin on the other side (its name in `by_reason`).
+    NoTwin {
+        /// Its twin did not come within the pairing window: a UPF drop candidate, or the other
+        /// side was not captured.
+        WithinWindow = "no_twin_within_window",
+        /// The capture (the file, or the live probe) ended while it waited, within the window.
+        CaptureEnded = "capture_ended",
+        /// The probe's pending table had no room for it.
+        TableFull = "table_full",
+        /// The probe's table set was busy (another CPU held it) when it came.
+        SetBusy = "set_busy",
     }
 }
 

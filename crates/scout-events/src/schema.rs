@@ -54,6 +54,7 @@ macro_rules! dict_enum {
         }
     };
 }
+pub(crate) use dict_enum;
 
 dict_enum! {
     /// The network function (or end host) where an event happened.
