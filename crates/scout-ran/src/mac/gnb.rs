@@ -49,6 +49,9 @@ pub struct Tb {
     pub phr: Option<Option<i8>>,
     /// The slot of its first transmission.
     pub first_slot: u64,
+    /// The SINR (dB) its latest transmission saw, as its HARQ slot row reports it: DL the
+    /// whole carrier's in one layer (what the CSI sees), UL its grant's.
+    pub sinr_db: f32,
     /// Its first retransmission's timing, once known: the slot in between — DL: the HARQ-ACK
     /// slot that carried the first NACK (first_slot + k1); UL: the PDCCH slot that granted the
     /// retransmission (first_slot + ku) — and the retransmission's slot (DL: + kd; UL: + k2).
@@ -72,6 +75,7 @@ impl Tb {
             phr: None,
             soft: Default::default(),
             first_slot,
+            sinr_db: f32::NAN,
             retx_timing: (None, None),
         }
     }

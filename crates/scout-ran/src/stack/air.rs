@@ -254,9 +254,15 @@ impl Stack {
     /// HARQ process `h`'s TB goes to UE `ui` on `pdsch`, its HARQ-ACK in UL slot `ack_slot`: the
     /// MAC `tx` events, the channel's outcome, decoding and feedback as actions.
     fn transmit_dl<S: Sink>(&mut self, ui: usize, h: usize, ack_slot: u64, pdsch: &Pdsch, sink: &mut S) {
+        // The SINR its slot row reports, taken now: the channel is evaluated for this slot.
+        let sinr = self.ues[ui].air[DL].sinr.at(self.grid.point(pdsch.slot).t) as f32;
         let hp = self.mac.harq_mut(DL, ui, h);
-        if let (2, Some(tb)) = (hp.nof_tx, hp.tb.as_mut()) {
-            tb.retx_timing.1 = Some(pdsch.slot);
+        let nof_tx = hp.nof_tx;
+        if let Some(tb) = hp.tb.as_mut() {
+            tb.sinr_db = sinr;
+            if nof_tx == 2 {
+                tb.retx_timing.1 = Some(pdsch.slot);
+            }
         }
         let hp = self.mac.harq(DL, ui, h);
         let tb = hp.tb.as_ref().expect("transmitting a process with a TB");
@@ -442,7 +448,7 @@ impl Stack {
             cqi: if dl { self.mac.ue(ui).link[DL].cqi } else { None },
             // The rank the UE reported with it (the layers follow it from the report on).
             ri: dl.then(|| self.mac.ue(ui).link[DL].layers),
-            sinr_db: Some(if dl { u.air[d].sinr.at(t) } else { u.air[d].sinr.at_prbs(t, u32::from(tb.prbs)) } as f32),
+            sinr_db: Some(tb.sinr_db),
             prbs_used: None,
             prbs_total: None,
             nof_ues_scheduled: None,
@@ -552,6 +558,9 @@ impl Stack {
             // Under power control the UE's power per PRB depends on the grant's size.
             let sinr = self.ues[ui].air[UL].sinr.at_prbs(t, u32::from(tb.prbs));
             self.mac.pusch_measured(ui, sinr);
+            if let Some(tb) = self.mac.harq_mut(UL, ui, h).tb.as_mut() {
+                tb.sinr_db = sinr as f32;
+            }
             let p_err = self.tb_error(UL, ui, h, t);
             self.stats.harq_tx[1] += 1;
             if retx > 0 {
