@@ -198,7 +198,7 @@ impl TdlProfile {
 /// link costs, and libm's `cos` is several times slower. The rounding uses the 1.5·2⁵² trick (valid
 /// for |x| < 2⁵¹·2π, far beyond any run's phases).
 #[inline]
-fn cos(x: f64) -> f64 {
+pub(super) fn cos(x: f64) -> f64 {
     const TWO_PI_HI: f64 = std::f64::consts::TAU;
     const TWO_PI_LO: f64 = 2.449_293_598_294_706_4e-16;
     const ROUND: f64 = 6_755_399_441_055_744.0;
@@ -277,6 +277,13 @@ impl RayleighTap {
     }
 }
 
+/// One path's sinusoids, angular frequency (rad/s) and phase: its gain at `t` is `e^{j(ω t + φ)}`
+/// (LOS), or `√(1/M)·(Σ cos(ω_i t + φ_i) + j Σ cos(ω_q t + φ_q))` (a Rayleigh tap).
+pub(super) enum Sinusoids<'a> {
+    Los { w: f64, phi: f64 },
+    Rayleigh { w: [&'a [f64; SINUSOIDS]; 2], phi: [&'a [f64; SINUSOIDS]; 2] },
+}
+
 /// A TDL channel of one link: its paths' delays and mean amplitudes, and each path's fading.
 #[derive(Clone, Debug)]
 pub struct TdlChannel {
@@ -344,6 +351,15 @@ impl TdlChannel {
                 let ph = self.los_w * t_s + self.los_phi;
                 (ph.cos(), ph.sin())
             }
+        }
+    }
+
+    /// Path `k`'s sinusoids: the LOS path's one phasor, or a Rayleigh tap's in-phase and
+    /// quadrature sums ([`super::fading_grid`] steps them in time).
+    pub(super) fn sinusoids(&self, k: usize) -> Sinusoids<'_> {
+        match &self.fading[k] {
+            Some(tap) => Sinusoids::Rayleigh { w: [&tap.w_i, &tap.w_q], phi: [&tap.phi_i, &tap.phi_q] },
+            None => Sinusoids::Los { w: self.los_w, phi: self.los_phi },
         }
     }
 

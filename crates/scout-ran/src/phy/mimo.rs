@@ -74,7 +74,8 @@ pub fn hermitian_eigenvalues(a: &[[C; MAX_ANTENNAS]; MAX_ANTENNAS], n: usize) ->
     };
     let mut c = [1.0, -e1, e2, -e3, e4];
     let mut deg = n;
-    let mut x = e1.max(0.0);
+    // Start at ‖A‖_F = √(Σλ²): above the largest root, and nearer it than the trace Σλ.
+    let mut x = (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| abs2(i, j)).sum::<f64>().sqrt();
     let tol = 1e-12 * e1.abs().max(1e-300);
     for root in out.iter_mut().take(n) {
         // Newton from above the largest remaining root.

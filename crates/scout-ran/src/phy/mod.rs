@@ -3,6 +3,7 @@
 pub mod bicm_table;
 pub mod channel;
 pub mod fading;
+pub mod fading_grid;
 pub mod link;
 pub mod mcs;
 pub mod mimo;

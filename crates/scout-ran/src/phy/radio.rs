@@ -29,6 +29,7 @@
 //! load-dependent term until many cells arrive; the neighbours' scheduling is not modelled.
 
 use super::fading::{max_doppler_hz, TdlChannel, TdlProfile};
+use super::fading_grid::FadingGrid;
 use super::mimo;
 use super::mobility::{Mobility, Mover};
 use super::propagation::{self, Scenario, Shadowing};
@@ -159,6 +160,8 @@ pub struct RadioLink {
     /// One TDL process per antenna pair, receive-antenna-major (`r · N_t + t`); empty without
     /// fading.
     fading: Vec<TdlChannel>,
+    /// Their paths' gains on the grid of the instants the link is evaluated at.
+    grid: FadingGrid,
     /// The PRB groups' centre frequencies, offsets from the carrier (Hz), and the fading paths'
     /// rotations at them (computed once: every pair has the same delays and powers).
     freqs: Vec<f64>,
@@ -173,7 +176,7 @@ pub struct RadioLink {
     paths_im: Vec<f64>,
     resp_re: Vec<f64>,
     resp_im: Vec<f64>,
-    /// Each PRB group's eigenmode gains in dB, 10·log10(max(λ, 10⁻¹²)) (largest first,
+    /// Each PRB group's eigenmode gains, max(λ, 10⁻¹²) (largest first,
     /// [`mimo::eigenmodes`]); with one antenna pair, of |H|².
     eig: Vec<[f64; mimo::MAX_ANTENNAS]>,
     /// The fading is evaluated once per this many ns (see [`TdlChannel::coherent_for_s`]).
@@ -278,6 +281,7 @@ impl RadioLink {
             mover,
             shadow,
             los_u,
+            grid: FadingGrid::new(&fading, quantum_ns),
             fading,
             freqs,
             rot,
@@ -421,24 +425,36 @@ impl RadioLink {
     /// `out`: per PRB group, each layer's ([`mimo`]: the power split over the layers, layer `i`
     /// on eigenmode `i`). Without fading, the configured SINR for each group (every layer's).
     fn group_sinr_for_db(&mut self, t_ns: i64, prbs: u32, layers: u8, out: &mut Vec<f64>) {
-        self.advance(t_ns);
-        let mean = self.mean_sinr_for_db(prbs);
-        out.clear();
         if self.fading.is_empty() {
+            self.advance(t_ns);
+            let mean = self.mean_sinr_for_db(prbs);
+            out.clear();
             out.extend(self.freqs.iter().map(|_| mean));
             return;
         }
+        self.group_sinr_for(t_ns, prbs, layers, out);
+        for s in out.iter_mut() {
+            *s = 10.0 * s.log10();
+        }
+    }
+
+    /// The same SINRs of a faded link as powers (linear): the evaluation's own unit, so that the
+    /// effective SINR takes no logarithm and exponential per group and back.
+    fn group_sinr_for(&mut self, t_ns: i64, prbs: u32, layers: u8, out: &mut Vec<f64>) {
+        self.advance(t_ns);
+        let mean = 10f64.powf(self.mean_sinr_for_db(prbs) / 10.0);
+        out.clear();
         if self.gains_at != Some(t_ns) {
             self.evaluate(t_ns);
             self.gains_at = Some(t_ns);
         }
         let n = usize::from(layers.max(1));
         if n == 1 {
-            out.extend(self.eig.iter().map(|e| mean + e[0]));
+            out.extend(self.eig.iter().map(|e| mean * e[0]));
         } else {
-            let share_db = mean - 10.0 * (n as f64).log10();
+            let share = mean / n as f64;
             for e in &self.eig {
-                out.extend(e[..n].iter().map(|g| share_db + g));
+                out.extend(e[..n].iter().map(|g| share * g));
             }
         }
     }
@@ -455,9 +471,13 @@ impl RadioLink {
         let (pre, pim) = (&mut self.paths_re, &mut self.paths_im);
         pre.resize(p * m, 0.0);
         pim.resize(p * m, 0.0);
-        for (ch, f) in self.fading.iter().enumerate() {
-            for k in 0..p {
-                (pre[k * m + ch], pim[k * m + ch]) = f.path_gain(k, t_s);
+        if t_ns.rem_euclid(self.quantum_ns) == 0 {
+            self.grid.gains_at(t_ns / self.quantum_ns, pre, pim);
+        } else {
+            for (ch, f) in self.fading.iter().enumerate() {
+                for k in 0..p {
+                    (pre[k * m + ch], pim[k * m + ch]) = f.path_gain(k, t_s);
+                }
             }
         }
         let (hre, him) = (&mut self.resp_re, &mut self.resp_im);
@@ -489,10 +509,10 @@ impl RadioLink {
             }
         }
         let (nr, nt) = (self.spec.antennas.0 as usize, self.spec.antennas.1 as usize);
-        let db = |l: f64| 10.0 * l.max(1e-12).log10();
+        let floor = |l: f64| l.max(1e-12);
         self.eig.clear();
         if m == 1 {
-            self.eig.extend(hre.iter().zip(him.iter()).map(|(re, im)| [db(re * re + im * im), 0.0, 0.0, 0.0]));
+            self.eig.extend(hre.iter().zip(him.iter()).map(|(re, im)| [floor(re * re + im * im), 0.0, 0.0, 0.0]));
             return;
         }
         let mut h = [(0.0, 0.0); mimo::MAX_ANTENNAS * mimo::MAX_ANTENNAS];
@@ -501,7 +521,7 @@ impl RadioLink {
                 *x = (hre[g * m + ch], him[g * m + ch]);
             }
             let l = mimo::eigenmodes(&h[..m], nr, nt);
-            self.eig.push([db(l[0]), db(l[1]), db(l[2]), db(l[3])]);
+            self.eig.push(l.map(floor));
         }
     }
 
@@ -522,7 +542,11 @@ impl RadioLink {
                 return v;
             }
         }
-        let v = self.over_groups(t, prbs, layers, effective_sinr_db);
+        let v = if self.fading.is_empty() {
+            self.over_groups(t, prbs, layers, effective_sinr_db)
+        } else {
+            self.over_groups_linear(t, prbs, layers, effective_sinr_of_powers_db)
+        };
         self.last = Some((t, prbs, layers, v));
         v
     }
@@ -559,6 +583,15 @@ impl RadioLink {
         self.scratch = s;
         v
     }
+
+    /// The same of a faded link's SINRs as powers.
+    fn over_groups_linear(&mut self, t: i64, prbs: u32, layers: u8, f: impl FnOnce(&[f64]) -> f64) -> f64 {
+        let mut s = std::mem::take(&mut self.scratch);
+        self.group_sinr_for(t, prbs, layers, &mut s);
+        let v = f(&s);
+        self.scratch = s;
+        v
+    }
 }
 
 fn dbm_to_mw(dbm: f64) -> f64 {
@@ -571,6 +604,15 @@ pub fn effective_sinr_db(s: &[f64]) -> f64 {
         return f64::NEG_INFINITY;
     }
     let c = s.iter().map(|db| (1.0 + 10f64.powf(db / 10.0)).log2()).sum::<f64>() / s.len() as f64;
+    10.0 * (2f64.powf(c) - 1.0).max(1e-12).log10()
+}
+
+/// The same of SINRs `s` given as powers (linear).
+fn effective_sinr_of_powers_db(s: &[f64]) -> f64 {
+    if s.is_empty() {
+        return f64::NEG_INFINITY;
+    }
+    let c = s.iter().map(|x| (1.0 + x).log2()).sum::<f64>() / s.len() as f64;
     10.0 * (2f64.powf(c) - 1.0).max(1e-12).log10()
 }
 
