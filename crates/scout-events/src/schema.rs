@@ -54,6 +54,7 @@ macro_rules! dict_enum {
         }
     };
 }
+#[cfg(feature = "parquet")] // header.rs, its one user outside this file, needs the feature
 pub(crate) use dict_enum;
 
 dict_enum! {
