@@ -543,9 +543,9 @@ impl RadioLink {
             }
         }
         let v = if self.fading.is_empty() {
-            self.over_groups(t, prbs, layers, effective_sinr_db)
+            self.over_groups(Self::group_sinr_for_db, t, prbs, layers, effective_sinr_db)
         } else {
-            self.over_groups_linear(t, prbs, layers, effective_sinr_of_powers_db)
+            self.over_groups(Self::group_sinr_for, t, prbs, layers, effective_sinr_of_powers_db)
         };
         self.last = Some((t, prbs, layers, v));
         v
@@ -562,7 +562,7 @@ impl RadioLink {
                 return v;
             }
         }
-        let v = self.over_groups(t, prbs, layers, |s| {
+        let v = self.over_groups(Self::group_sinr_for_db, t, prbs, layers, |s| {
             s.iter().map(|db| super::link::mi_per_bit(qm, *db)).sum::<f64>() / s.len().max(1) as f64
         });
         self.last_mi = Some((t, prbs, layers, qm, v));
@@ -574,20 +574,18 @@ impl RadioLink {
         t_ns.div_euclid(self.quantum_ns) * self.quantum_ns
     }
 
-    /// `f` of the PRB groups' (and layers') SINRs (dB) at `t` of a transmission over `prbs` PRBs
-    /// in `layers` layers.
-    fn over_groups(&mut self, t: i64, prbs: u32, layers: u8, f: impl FnOnce(&[f64]) -> f64) -> f64 {
+    /// `f` of the PRB groups' (and layers') SINRs at `t` of a transmission over `prbs` PRBs in
+    /// `layers` layers, as `fill` gives them (in dB, or a faded link's as powers).
+    fn over_groups(
+        &mut self,
+        fill: fn(&mut Self, i64, u32, u8, &mut Vec<f64>),
+        t: i64,
+        prbs: u32,
+        layers: u8,
+        f: impl FnOnce(&[f64]) -> f64,
+    ) -> f64 {
         let mut s = std::mem::take(&mut self.scratch);
-        self.group_sinr_for_db(t, prbs, layers, &mut s);
-        let v = f(&s);
-        self.scratch = s;
-        v
-    }
-
-    /// The same of a faded link's SINRs as powers.
-    fn over_groups_linear(&mut self, t: i64, prbs: u32, layers: u8, f: impl FnOnce(&[f64]) -> f64) -> f64 {
-        let mut s = std::mem::take(&mut self.scratch);
-        self.group_sinr_for(t, prbs, layers, &mut s);
+        fill(self, t, prbs, layers, &mut s);
         let v = f(&s);
         self.scratch = s;
         v
@@ -600,19 +598,20 @@ fn dbm_to_mw(dbm: f64) -> f64 {
 
 /// The capacity-effective SINR (dB) of SINRs `s` (dB): `2^mean(log2(1 + SINR)) − 1`.
 pub fn effective_sinr_db(s: &[f64]) -> f64 {
-    if s.is_empty() {
-        return f64::NEG_INFINITY;
-    }
-    let c = s.iter().map(|db| (1.0 + 10f64.powf(db / 10.0)).log2()).sum::<f64>() / s.len() as f64;
-    10.0 * (2f64.powf(c) - 1.0).max(1e-12).log10()
+    capacity_effective_db(s.iter().map(|db| 10f64.powf(db / 10.0)))
 }
 
 /// The same of SINRs `s` given as powers (linear).
 fn effective_sinr_of_powers_db(s: &[f64]) -> f64 {
-    if s.is_empty() {
+    capacity_effective_db(s.iter().copied())
+}
+
+fn capacity_effective_db(powers: impl ExactSizeIterator<Item = f64>) -> f64 {
+    let n = powers.len();
+    if n == 0 {
         return f64::NEG_INFINITY;
     }
-    let c = s.iter().map(|x| (1.0 + x).log2()).sum::<f64>() / s.len() as f64;
+    let c = powers.map(|x| (1.0 + x).log2()).sum::<f64>() / n as f64;
     10.0 * (2f64.powf(c) - 1.0).max(1e-12).log10()
 }
 
