@@ -616,7 +616,13 @@ def test_the_ue_feed_streams_ran_events_live_in_order_under_a_100_mbit_flow(tmp_
     assert all(b >= a for a, b in zip(times, times[1:], strict=False))
     lags = sorted(e[3] for e in ev if e[1] != "harq")
     p99 = lags[int(len(lags) * 0.99)]
-    assert p99 < 5_000_000, f"p99 {p99 / 1e6:.2f} ms, median {lags[len(lags) // 2] / 1e6:.2f} ms"
+    # The feed's own latency: an event cannot reach the subscriber before the model made it, and the
+    # model runs a slot late when the host keeps the emulator from its CPU (run.json timing.slots:
+    # a loaded 2-core CI host once made the slots' p99 20 ms late). The stated 5 ms is on top of that.
+    slots_p99_ns = (meta["emulator"]["timing"]["slots"]["p99_us"] or 0) * 1000
+    slow = f"(slots' own p99 lateness {slots_p99_ns / 1e6:.2f} ms)"
+    median = lags[len(lags) // 2] / 1e6
+    assert p99 < 5_000_000 + slots_p99_ns, f"p99 {p99 / 1e6:.2f} ms, median {median:.2f} ms {slow}"
     # The same events as the run's tables: the feed's retransmission events are the run's.
     retx = [e for e in ev if e[1] == "retx_event"]
     sql = "SELECT count(*) FROM control_events WHERE kind = 'retx_event' AND ue = 0"

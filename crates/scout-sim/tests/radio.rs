@@ -276,8 +276,10 @@ fn ul_grant_cv(sink: &VecSink) -> f64 {
 }
 
 /// Other users make a UE's grants irregular (seed 004's premise): the same 2 Mbit/s UL flow of
-/// UE 0, alone and among eight UEs uploading FTP model 3 files (0.2 files/s of 0.5 MB each: 6.4
-/// Mbit/s offered in all, TR 36.889 §A.2.1.3) in a 20 MHz DDDSU cell.
+/// UE 0, alone and among eight UEs uploading FTP model 3 files of 0.5 MB (TR 36.889 §A.2.1.3) in
+/// a 20 MHz DDDSU cell, whose UL carries ~10 Mbit/s. The more files, the more irregular: at 0.1
+/// files/s per user (3.2 Mbit/s offered) hardly at all, at 0.3 (9.6 Mbit/s, a loaded UL) at least
+/// twice the CV of the UE alone, on each of three seeds.
 #[test]
 fn ftp3_background_users_make_a_ues_grants_irregular() {
     let text = |bg: &str| {
@@ -287,13 +289,22 @@ fn ftp3_background_users_make_a_ues_grants_irregular() {
              traffic:\n- {{type: udp_cbr, ue: 0, dir: ul, rate_mbps: 2, size_bytes: 1200}}\n{bg}"
         )
     };
-    let (alone, _) = run(&text(""), 1, 10.0);
-    let (loaded, meta) =
-        run(&text("- {type: ftp3, ue: [1, 2, 3, 4, 5, 6, 7, 8], dir: ul, files_per_s: 0.2}\n"), 1, 10.0);
-    assert!(meta["flows"].as_array().unwrap().iter().any(|f| f["type"] == "ftp3"));
-    let (a, l) = (ul_grant_cv(&alone), ul_grant_cv(&loaded));
-    eprintln!("UE 0's UL grant interval CV: alone {a:.2}, among FTP model 3 users {l:.2}");
-    assert!(l > 1.3 * a, "alone {a:.2}, loaded {l:.2}");
+    for seed in 1..=3 {
+        let (alone, _) = run(&text(""), seed, 10.0);
+        let a = ul_grant_cv(&alone);
+        let ratios: Vec<f64> = [0.1, 0.3, 0.4]
+            .iter()
+            .map(|fps| {
+                let bg = format!("- {{type: ftp3, ue: [1, 2, 3, 4, 5, 6, 7, 8], dir: ul, files_per_s: {fps}}}\n");
+                let (loaded, meta) = run(&text(&bg), seed, 10.0);
+                assert!(meta["flows"].as_array().unwrap().iter().any(|f| f["type"] == "ftp3"));
+                ul_grant_cv(&loaded) / a
+            })
+            .collect();
+        eprintln!("seed {seed}: UE 0's UL grant interval CV alone {a:.2}; x{ratios:.2?} among FTP users at 0.1, 0.3, 0.4 files/s");
+        assert!(ratios[0] < ratios[1] && ratios[1] < ratios[2], "seed {seed}: {ratios:?}");
+        assert!(ratios[1] >= 2.0, "seed {seed}: {ratios:?}");
+    }
 }
 
 /// A full-buffer DL flow to one UE on TDL-C (300 ns, 3 km/h) at mean SINR `sinr` dB per

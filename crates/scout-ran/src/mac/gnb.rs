@@ -15,7 +15,7 @@ use crate::config::CellCfg;
 use crate::mac::anbr::{AnbrEstimator, AnbrParams, Recommendation};
 use crate::mac::harq::{HarqProcess, HarqState};
 use crate::mac::pucch::PucchGrid;
-use crate::mac::scheduler::{self, Candidate, Scheduler};
+use crate::mac::scheduler::{self, Candidate, Scheduler, SlotShare};
 use crate::mac::tbs_cache::{TbShape, TbsCache};
 use crate::mac::ul_view::UlBufferView;
 use crate::phy::channel::{self, Olla};
@@ -153,6 +153,8 @@ pub struct GnbMac {
     pucch: PucchGrid,
     scheduler: Box<dyn Scheduler>,
     ues: Vec<MacUe>,
+    /// The carrier's (and bandwidth part's) PRBs.
+    prbs: u16,
 }
 
 impl GnbMac {
@@ -193,6 +195,7 @@ impl GnbMac {
             scheduler: scheduler::from_config(&cell.scheduler, csi.len()),
             ues,
             cell: cell.clone(),
+            prbs,
         };
         for (ui, c) in csi.iter().enumerate() {
             let layers = mac.ues[ui].link[DL].layers;
@@ -372,12 +375,52 @@ impl GnbMac {
         self.scheduler.served(dir(d), bytes);
     }
 
-    /// A new TB of UE `ui` in direction `d`: its MCS, the fewest PRBs (at most `free`) that carry
-    /// `need` bytes, their TBS, and its layers — (PRBs, MCS, TBS, layers).
-    pub fn allocate(&mut self, d: usize, ui: usize, symbols: u32, need: u64, free: u16) -> (u16, u8, u32, u8) {
+    /// UE `ui` got the first allocation of a pass over the policy's order in direction `d`.
+    pub fn first_allocated(&mut self, d: usize, ui: usize) {
+        self.scheduler.first_allocated(dir(d), ui);
+    }
+
+    /// The policy's cap on one new TB's PRBs in a slot of direction `d` where `with_data` UEs have
+    /// new data and `dl_pdcchs_used` DL DCIs are placed already (`None`: no cap; `Some(0)`: no new
+    /// TBs). The UE-specific CORESET is srsRAN's default CORESET#1: every whole group of 6 PRBs of
+    /// the carrier, for `pdcch_symbols` symbols (`make_default_coreset_config`: max(2, CORESET#0's
+    /// symbols)), one CCE per 6 REGs (TS 38.211 §7.3.2.2).
+    pub fn newtx_prb_cap(&self, d: usize, with_data: usize, dl_pdcchs_used: usize) -> Option<u16> {
+        let cces = u32::from(self.prbs / 6) * u32::from(self.cell.pdcch_symbols);
+        let share = SlotShare {
+            with_data,
+            max_per_slot: self.cell.scheduler.max_ues_per_slot,
+            cces,
+            dl_pdcchs_used,
+            bwp_prbs: self.prbs,
+        };
+        self.scheduler.newtx_prb_cap(dir(d), &share)
+    }
+
+    /// A new TB of UE `ui` in direction `d`: its MCS, the fewest PRBs (at most `free`, and at most
+    /// the policy's `cap`) that carry `need` bytes, their TBS, and its layers — (PRBs, MCS, TBS,
+    /// layers).
+    #[allow(clippy::too_many_arguments)] // the UE, its need and the slot's room
+    pub fn allocate(
+        &mut self,
+        d: usize,
+        ui: usize,
+        symbols: u32,
+        need: u64,
+        free: u16,
+        cap: Option<u16>,
+    ) -> (u16, u8, u32, u8) {
         let mcs = self.mcs(ui, d);
         let shape = self.shape(ui, d, mcs, symbols);
-        let (prbs, _) = self.tbs.prbs_for(shape, need);
+        let (mut prbs, _) = self.tbs.prbs_for(shape, need);
+        if let Some(cap) = cap {
+            // srsRAN `time_rr`: at most the UE's share; and where less than twice that is left,
+            // the UE is the slot's last and takes all that is left ("allocate all remaining RBs").
+            prbs = prbs.min(cap);
+            if u32::from(free) < 2 * u32::from(prbs) {
+                prbs = free;
+            }
+        }
         let mut prbs = prbs.min(free);
         // srsRAN's PHR bandwidth adaptation (`pusch.enable_phr_bw_adaptation`): no more PRBs than
         // the UE can give its full power per PRB, so its PUSCH's SINR is what power control aims at.
@@ -546,12 +589,12 @@ mod tests {
             cell.pusch.enable_phr_bw_adaptation = adapt;
             let duplex = Duplex::Tdd(cell.tdd_ul_dl_cfg.clone());
             let mut m = GnbMac::new(&cell, &duplex, 51, &[[20.0, 15.0]]);
-            assert_eq!(m.allocate(UL, 0, 13, big, 51).0, 51, "no PHR yet");
+            assert_eq!(m.allocate(UL, 0, 13, big, 51, None).0, 51, "no PHR yet");
             m.phr_received(0, -6, 40);
-            assert_eq!(m.allocate(UL, 0, 13, big, 51).0, cap, "adaptation {adapt}");
+            assert_eq!(m.allocate(UL, 0, 13, big, 51, None).0, cap, "adaptation {adapt}");
             // A UE with headroom to spare is not held back.
             m.phr_received(0, 20, 4);
-            assert_eq!(m.allocate(UL, 0, 13, big, 51).0, 51);
+            assert_eq!(m.allocate(UL, 0, 13, big, 51, None).0, 51);
         }
     }
 

@@ -48,7 +48,12 @@ impl UlBufferView {
 
     /// Whether the scheduler has reason to grant at PDCCH slot `s`: a buffer it knows of, or an SR.
     pub fn wants_grant(&self, s: u64) -> bool {
-        self.est > 0 || self.sr_from.is_some_and(|f| f <= s)
+        self.est > 0 || self.sr_pending(s)
+    }
+
+    /// Whether an SR waits for a grant at PDCCH slot `s` (srsRAN serves those UEs first).
+    pub fn sr_pending(&self, s: u64) -> bool {
+        self.sr_from.is_some_and(|f| f <= s)
     }
 
     /// The bytes to grant: the estimate (+ room for a BSR), or `sr_grant` on an SR alone.

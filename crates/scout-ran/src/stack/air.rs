@@ -159,15 +159,22 @@ impl Stack {
         let eligible: Vec<bool> = (0..self.ues.len()).map(eligible).collect();
         let mut served = vec![0u64; self.ues.len()];
         self.replay_mcs(DL, t);
-        for ui in self.mac.order(DL, symbols, |ui| eligible[ui]) {
+        let with_data = buffered.iter().filter(|b| **b > 0).count();
+        let cap = self.mac.newtx_prb_cap(DL, with_data, retx.iter().filter(|r| **r).count());
+        let order = if cap == Some(0) { Vec::new() } else { self.mac.order(DL, symbols, |ui| eligible[ui]) };
+        let mut first = true;
+        for ui in order {
             if budget.exhausted() {
                 break;
             }
             let need = self.gnb_dl_buffer(ui) + 16;
-            let (prbs, mcs, tbs, layers) = self.mac.allocate(DL, ui, symbols, need, budget.free);
+            let (prbs, mcs, tbs, layers) = self.mac.allocate(DL, ui, symbols, need, budget.free, cap);
             let pdus = self.pull(ui, tbs, true, t, sink);
             if pdus.is_empty() {
                 continue;
+            }
+            if std::mem::take(&mut first) {
+                self.mac.first_allocated(DL, ui);
             }
             budget.take(prbs);
             served[ui] = u64::from(tbs);
@@ -486,29 +493,46 @@ impl Stack {
                 }
             }
         }
-        let (ues, mac) = (&self.ues, &self.mac);
-        let eligible: Vec<bool> = (0..ues.len())
-            .map(|ui| mac.ue(ui).ul_view.wants_grant(s) && !ues[ui].mac.grants.contains_key(&u_slot))
-            .collect();
+        let with_data = (0..self.ues.len()).filter(|ui| self.mac.ue(*ui).ul_view.wants_grant(s)).count();
         let mut served = vec![0u64; self.ues.len()];
         self.replay_mcs(UL, self.grid.start(u_slot));
-        for ui in self.mac.order(UL, symbols, |ui| eligible[ui]) {
-            if budget.exhausted() {
-                break;
-            }
-            let want = self.mac.ue(ui).ul_view.want_bytes(self.cfg.cell.pusch.sr_grant_bytes);
-            let (prbs, mcs, tbs, _) = self.mac.allocate(UL, ui, symbols, want, budget.free);
-            if tbs < MIN_TB_BYTES {
+        // As srsRAN's policies do, two passes: the UEs whose SR waits, each granted what it needs;
+        // then the others with data, each at most the policy's share of the slot.
+        let cap = self.mac.newtx_prb_cap(UL, with_data, 0);
+        for sr_pass in [true, false] {
+            let (ues, mac) = (&self.ues, &self.mac);
+            let eligible: Vec<bool> = (0..ues.len())
+                .map(|ui| {
+                    let v = &mac.ue(ui).ul_view;
+                    v.wants_grant(s) && v.sr_pending(s) == sr_pass && !ues[ui].mac.grants.contains_key(&u_slot)
+                })
+                .collect();
+            if !eligible.contains(&true) || (!sr_pass && cap == Some(0)) {
                 continue;
             }
-            budget.take(prbs);
-            served[ui] = u64::from(tbs);
-            // The process is reserved now; the UE builds the TB at the PUSCH slot.
-            let h = self.mac.new_ul_grant(ui, tbs);
-            let u = &mut self.ues[ui];
-            u.mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: Some((prbs, mcs, tbs)) });
-            u.mac.new_grant(t, self.cfg.cell.mac_cell_group.bsr_cfg.retx_bsr_timer);
-            self.control(sink, t, Control::Grant { ue: ui as u32, pusch_slot: u_slot, tbs });
+            let mut first = true;
+            for ui in self.mac.order(UL, symbols, |ui| eligible[ui]) {
+                if budget.exhausted() {
+                    break;
+                }
+                let want = self.mac.ue(ui).ul_view.want_bytes(self.cfg.cell.pusch.sr_grant_bytes);
+                let cap = if sr_pass { None } else { cap };
+                let (prbs, mcs, tbs, _) = self.mac.allocate(UL, ui, symbols, want, budget.free, cap);
+                if tbs < MIN_TB_BYTES {
+                    continue;
+                }
+                if std::mem::take(&mut first) {
+                    self.mac.first_allocated(UL, ui);
+                }
+                budget.take(prbs);
+                served[ui] = u64::from(tbs);
+                // The process is reserved now; the UE builds the TB at the PUSCH slot.
+                let h = self.mac.new_ul_grant(ui, tbs);
+                let u = &mut self.ues[ui];
+                u.mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: Some((prbs, mcs, tbs)) });
+                u.mac.new_grant(t, self.cfg.cell.mac_cell_group.bsr_cfg.retx_bsr_timer);
+                self.control(sink, t, Control::Grant { ue: ui as u32, pusch_slot: u_slot, tbs });
+            }
         }
         self.mac.served(UL, &served);
     }
