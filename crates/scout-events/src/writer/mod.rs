@@ -3,8 +3,9 @@
 //! Layout and guarantees (the contract of `docs/schema.md`):
 //! - [`RunWriter::create`] writes `run.json` with `"complete": false` before any event.
 //! - Packet events are buffered as rows on the producer's thread (one copy per event) and slot
-//!   and control events in columnar form; [`PACKET_BATCH_ROWS`] or [`BATCH_ROWS`] rows at a time
-//!   go over a bounded channel to a writer thread that encodes them (zstd, dictionary-encoded
+//!   and control events in columnar form; [`MESSAGE_ROWS`] packet rows or [`BATCH_ROWS`] others
+//!   at a time go over a bounded channel to a writer thread that gathers the packet rows into
+//!   batches of [`PACKET_BATCH_ROWS`] and encodes them (zstd, dictionary-encoded
 //!   enums, row groups of [`ROW_GROUP_ROWS`]; the packet table and enum columns by
 //!   [`crate::chunk`], page by page as pages fill). Memory is bounded
 //!   by the channel depth times the batch size plus one row group per table, whatever the run's
@@ -89,8 +90,14 @@ pub fn part_rows() -> u64 {
         .map_or(PART_ROWS, |n| n.max(1).div_ceil(g) * g)
 }
 
-/// Batches in flight between the producer and the writer thread.
-const CHANNEL_DEPTH: usize = 8;
+/// Packet rows per message from the producer to the writer thread, which gathers them into
+/// batches of [`PACKET_BATCH_ROWS`]. Small, so that the producer fills the same few vectors over
+/// and over while they are in its cache: a vector that is new memory costs a page fault per page
+/// (a quarter of a faded simulation's time when the messages were whole batches, 6 MB each).
+pub const MESSAGE_ROWS: usize = 1 << 13;
+/// Messages in flight between the producer and the writer thread (as many packet rows as eight
+/// whole batches: what a real-time producer can hand over while the writer is busy).
+const CHANNEL_DEPTH: usize = 8 * PACKET_BATCH_ROWS / MESSAGE_ROWS;
 /// With a tap, the longest a row waits in the producer's buffer (the live view's freshness).
 pub const TAP_FLUSH: std::time::Duration = std::time::Duration::from_millis(100);
 /// With a tap, rows added between two readings of the clock (a producer's cost for the tap: one

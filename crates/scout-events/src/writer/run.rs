@@ -113,7 +113,7 @@ impl RunWriter {
         Ok(RunWriter {
             dir: dir.to_path_buf(),
             meta,
-            packet: Vec::with_capacity(PACKET_BATCH_ROWS),
+            packet: Vec::with_capacity(MESSAGE_ROWS),
             recycled,
             spares: Spares::default(),
             slot: Vec::new(),
@@ -214,7 +214,7 @@ impl RunWriter {
         // spend a millisecond turning a batch of rows with JSON details into Arrow arrays.
         let (rows, msg) = match table {
             Table::Packet if !self.packet.is_empty() => {
-                let fresh = self.spares.packets.pop().unwrap_or_else(|| Vec::with_capacity(PACKET_BATCH_ROWS));
+                let fresh = self.spares.packets.pop().unwrap_or_else(|| Vec::with_capacity(MESSAGE_ROWS));
                 (self.packet.len(), Msg::Packets(std::mem::replace(&mut self.packet, fresh)))
             }
             Table::Slot if !self.slot.is_empty() => {
@@ -281,7 +281,7 @@ impl Sink for RunWriter {
     fn packet(&mut self, ev: PacketEvent) {
         self.packet.push(ev);
         self.rows[0] += 1;
-        if self.packet.len() >= PACKET_BATCH_ROWS {
+        if self.packet.len() >= MESSAGE_ROWS {
             self.flush(Table::Packet);
         }
         self.tap_due();

@@ -4,7 +4,8 @@ use super::*;
 
 pub(super) enum Msg {
     /// Events in row form (the producer's cost per event is one copy); the writer thread turns
-    /// them into columns. An emptied vector of packet events goes back for reuse.
+    /// them into columns, packet rows [`MESSAGE_ROWS`] at a time gathered into whole batches.
+    /// Every emptied vector goes back for reuse.
     Packets(Vec<PacketEvent>),
     Slots(Vec<SlotEvent>),
     Controls(Vec<ControlEvent>),
@@ -220,17 +221,18 @@ pub(super) fn write_until_close(
                 if let Some(t) = &tap {
                     t.packets(&rows);
                 }
-                for chunk in rows.chunks(PB) {
-                    staging.clear();
-                    chunk.iter().for_each(|e| staging.push(e));
-                    files.file(Table::Packet)?.write_packets(&staging)?;
-                    files.rotate(Table::Packet)?;
+                for e in &rows {
+                    staging.push(e);
+                    if staging.rows == PB {
+                        write_staged(files, &mut staging)?;
+                    }
                 }
                 rows.clear();
                 // The producer may have gone (a failed run): then the vector is simply dropped.
                 let _ = recycle.try_send(Spent::Packets(rows));
             }
             Msg::Checkpoint(mut meta) => {
+                write_staged(files, &mut staging)?;
                 files.checkpoint()?;
                 let r = files.rows;
                 meta["checkpoint"]["parts"] = json!(files.part);
@@ -238,8 +240,23 @@ pub(super) fn write_until_close(
                     json!({"packet_events": r[0], "slot_events": r[1], "control_events": r[2]});
                 write_json_atomically(&files.events_dir.with_file_name("run.json"), &meta)?;
             }
-            Msg::Close => return Ok(true),
+            Msg::Close => {
+                write_staged(files, &mut staging)?;
+                return Ok(true);
+            }
         }
     }
     Ok(false)
+}
+
+/// Writes the packet rows gathered so far as one batch (a whole one, or at a checkpoint or the
+/// close whatever there is): the file's batches are the same however the producer's messages cut
+/// the rows.
+fn write_staged(files: &mut Files, staging: &mut PacketBatch) -> Result<(), WriteError> {
+    if staging.rows > 0 {
+        files.file(Table::Packet)?.write_packets(staging)?;
+        files.rotate(Table::Packet)?;
+        staging.clear();
+    }
+    Ok(())
 }
