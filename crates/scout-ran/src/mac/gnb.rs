@@ -32,6 +32,9 @@ pub const UL: usize = Dir::Ul as usize;
 pub struct Tb {
     pub pdus: Vec<(u8, RlcPdu)>,
     pub mcs: u8,
+    /// Its PRBs, `first_prb .. first_prb + prbs` of the carrier: where its latest transmission
+    /// was scheduled (a retransmission keeps the number, not the place).
+    pub first_prb: u16,
     pub prbs: u16,
     pub tbs: u32,
     pub symbols: u32,
@@ -49,8 +52,8 @@ pub struct Tb {
     pub phr: Option<Option<i8>>,
     /// The slot of its first transmission.
     pub first_slot: u64,
-    /// The SINR (dB) its latest transmission saw, as its HARQ slot row reports it: DL the
-    /// whole carrier's in one layer (what the CSI sees), UL its grant's.
+    /// The SINR (dB) its latest transmission saw, as its HARQ slot row reports it: the effective
+    /// SINR over its PRBs, per layer.
     pub sinr_db: f32,
     /// Its first retransmission's timing, once known: the slot in between — DL: the HARQ-ACK
     /// slot that carried the first NACK (first_slot + k1); UL: the PDCCH slot that granted the
@@ -66,6 +69,7 @@ impl Tb {
         Tb {
             pdus,
             mcs,
+            first_prb: 0,
             prbs,
             tbs,
             symbols,
@@ -121,11 +125,12 @@ pub struct SlotBudget {
     pub free: u16,
     pub scheduled: u16,
     max_ues: u16,
+    prbs: u16,
 }
 
 impl SlotBudget {
     pub fn new(prbs: u16, max_ues: u16) -> SlotBudget {
-        SlotBudget { free: prbs, scheduled: 0, max_ues }
+        SlotBudget { free: prbs, scheduled: 0, max_ues, prbs }
     }
 
     /// No PRB or no place left.
@@ -138,10 +143,15 @@ impl SlotBudget {
         prbs <= self.free && self.scheduled < self.max_ues
     }
 
-    /// A UE gets `prbs` PRBs.
-    pub fn take(&mut self, prbs: u16) {
+    /// A UE gets `prbs` PRBs; the first of them. Allocations are contiguous and follow each other
+    /// from the carrier's lowest PRB up, in the order the slot's TBs are scheduled (retransmissions
+    /// first): srsRAN's allocator takes the first free interval of the length a grant needs
+    /// (`find_empty_interval_of_length`). Not modelled: PUCCH's PRBs at the UL carrier's edges.
+    pub fn take(&mut self, prbs: u16) -> u16 {
+        let first = self.prbs - self.free;
         self.free -= prbs;
         self.scheduled += 1;
+        first
     }
 }
 
@@ -324,8 +334,12 @@ impl GnbMac {
                 if !ready || !budget.fits(tb.prbs) || !fits(self, ui, tb) {
                     continue;
                 }
-                budget.take(tb.prbs);
-                self.ues[ui].link[d].harq[h].retx();
+                let first = budget.take(tb.prbs);
+                let hp = &mut self.ues[ui].link[d].harq[h];
+                hp.retx();
+                if let Some(tb) = hp.tb.as_mut() {
+                    tb.first_prb = first;
+                }
                 picked(self, ui);
                 out.push((ui, h));
                 break; // one per UE
@@ -615,6 +629,11 @@ mod tests {
         assert_eq!(r.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(), [(0, h0)]);
         assert_eq!((budget.free, budget.scheduled), (21, 1));
         assert_eq!(m.harq(DL, 0, h0).nof_tx, 2);
+        // The retransmission takes the slot's first PRBs; what follows comes after it.
+        assert_eq!(m.harq(DL, 0, h0).tb.as_ref().map(|t| (t.first_prb, t.prbs)), Some((0, 30)));
+        assert_eq!(budget.take(15), 30);
+        assert_eq!(budget.take(6), 45);
+        assert_eq!(budget.free, 0);
     }
 
     #[test]

@@ -14,6 +14,9 @@ use crate::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UlGrant {
     pub harq: u8,
+    /// The first of the PUSCH's PRBs (the TB's number of them from `new`, or a retransmission's
+    /// TB).
+    pub first_prb: u16,
     /// (PRBs, MCS, TBS bytes) of a new transmission; `None` for a retransmission.
     pub new: Option<(u16, u8, u32)>,
 }
@@ -205,7 +208,7 @@ mod tests {
         m.new_data();
         assert!(m.bsr_triggered && m.sr_pending);
         let mut m = UeMac::new(3, Lcp::new(&[]));
-        m.grants.insert(10, UlGrant { harq: 0, new: Some((5, 9, 300)) });
+        m.grants.insert(10, UlGrant { harq: 0, first_prb: 0, new: Some((5, 9, 300)) });
         m.new_data();
         assert!(m.bsr_triggered && !m.sr_pending, "the BSR rides on the grant already held");
     }

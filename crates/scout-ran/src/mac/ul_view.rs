@@ -88,7 +88,7 @@ mod tests {
         // slot 24 was issued before it was taken in.
         v.bsr(20, 10_000, 1);
         let mut grants = BTreeMap::new();
-        grants.insert(24, UlGrant { harq: 0, new: Some((10, 9, 3000)) });
+        grants.insert(24, UlGrant { harq: 0, first_prb: 0, new: Some((10, 9, 3000)) });
         v.slot_start(20, &grants);
         assert_eq!(v.estimate(), 0, "not yet");
         v.slot_start(21, &grants);

@@ -8,6 +8,7 @@
 //! transmissions adds 10·log10(n) dB.
 
 use super::mcs::McsTable;
+use super::radio::Band;
 
 /// Implementation-loss factor of the BLER model.
 pub const SHANNON_ETA: f64 = 0.75;
@@ -144,15 +145,16 @@ impl SinrSource {
         }
     }
 
-    /// The mean BICM mutual information per coded bit of `qm`-bit QAM over the band at `t_ns`, of
-    /// a transmission over `prbs` PRBs (`None`: the whole carrier) in `layers` layers: MIESM's
-    /// input ([`super::link`]). A constant or series SINR is flat over the band, and each layer's.
-    pub fn mean_mi(&self, t_ns: i64, prbs: Option<u32>, layers: u8, qm: u8) -> f64 {
+    /// The mean BICM mutual information per coded bit of `qm`-bit QAM at `t_ns` of a transmission
+    /// over `band` (`None`: the whole carrier, as a wideband CSI report measures) in `layers`
+    /// layers: MIESM's input ([`super::link`]). A constant or series SINR is flat over the band,
+    /// and each layer's.
+    pub fn mean_mi(&self, t_ns: i64, band: Option<Band>, layers: u8, qm: u8) -> f64 {
         match self {
             SinrSource::Radio(l) => {
                 let mut l = l.borrow_mut();
-                let n = prbs.unwrap_or(l.spec().prbs);
-                l.mean_mi_for(t_ns, n, layers, qm)
+                let band = band.unwrap_or(Band::carrier(l.spec().prbs));
+                l.mean_mi_for(t_ns, band, layers, qm)
             }
             _ => super::link::mi_per_bit(qm, self.at(t_ns)),
         }
@@ -164,9 +166,19 @@ impl SinrSource {
         match self {
             SinrSource::Radio(l) => {
                 let mut l = l.borrow_mut();
-                let n = l.spec().prbs;
-                l.effective_sinr_for_db(t_ns, n, layers)
+                let band = Band::carrier(l.spec().prbs);
+                l.effective_sinr_for_db(t_ns, band, layers)
             }
+            _ => self.at(t_ns),
+        }
+    }
+
+    /// The effective SINR (dB) at `t_ns` of a transmission over `band` in `layers` layers: a
+    /// modelled link's over the band's own PRBs (and under UL power control at the power of a
+    /// grant of its size, [`super::radio::PowerControl`]); the others are flat.
+    pub fn at_band(&self, t_ns: i64, band: Band, layers: u8) -> f64 {
+        match self {
+            SinrSource::Radio(l) => l.borrow_mut().effective_sinr_for_db(t_ns, band, layers),
             _ => self.at(t_ns),
         }
     }
@@ -213,15 +225,6 @@ impl SinrSource {
         match self {
             SinrSource::Radio(l) => l.borrow_mut().power_headroom_db(t_ns, prbs),
             _ => None,
-        }
-    }
-
-    /// SINR at time `t_ns` of a transmission over `prbs` PRBs: a modelled UL link under power
-    /// control depends on the grant's size ([`super::radio::PowerControl`]); the others do not.
-    pub fn at_prbs(&self, t_ns: i64, prbs: u32) -> f64 {
-        match self {
-            SinrSource::Radio(l) => l.borrow_mut().effective_sinr_for_db(t_ns, prbs, 1),
-            _ => self.at(t_ns),
         }
     }
 }

@@ -28,6 +28,7 @@
 use super::bicm_table::{MI, POINTS, SNR_MIN_DB, SNR_STEP_DB};
 use super::channel::{self, SinrSource};
 use super::mcs::McsTable;
+use super::radio::Band;
 
 /// Receiver loss from BICM capacity, dB: `A + B·max(0, C0 − c) − E·max(0, c − 20)`; short-block
 /// penalty `D / P^POW` over P parity bits; spread `ALPHA + BETA/√P` dB (fitted to 5G-LENA, above).
@@ -61,9 +62,9 @@ pub struct Transmission {
     pub mcs: u8,
     pub tbs_bits: u32,
     pub layers: u8,
-    /// The grant's PRBs when the SINR depends on them (a UL under power control); `None`: the
-    /// carrier's share (the DL).
-    pub prbs: Option<u32>,
+    /// The PRBs it is sent on: the error model sees their SINRs (and a UL under power control the
+    /// power of a grant of their number).
+    pub band: Band,
     /// Which transmission this is, 1 for the first.
     pub nof_tx: u32,
 }
@@ -97,12 +98,12 @@ impl BlerModel {
     pub fn tb_error(self, tx: Transmission, src: &SinrSource, t: i64, soft: &mut Soft, combining: Combining) -> f64 {
         match self {
             BlerModel::Logistic => {
-                let sinr = tx.prbs.map_or_else(|| src.at_layers(t, tx.layers), |n| src.at_prbs(t, n));
+                let sinr = src.at_band(t, tx.band, tx.layers);
                 channel::bler(tx.table, tx.mcs, sinr, tx.nof_tx)
             }
             BlerModel::Miesm => {
                 let e = tx.table.entry(tx.mcs);
-                soft.add(e.qm, src.mean_mi(t, tx.prbs, tx.layers, e.qm));
+                soft.add(e.qm, src.mean_mi(t, Some(tx.band), tx.layers, e.qm));
                 tb_bler(e.qm, e.rate_x1024 / 1024.0, tx.tbs_bits, soft, combining)
             }
         }

@@ -147,6 +147,32 @@ struct Interferer {
 /// PRBs; 4 resolves the coherence bandwidth of the TDL profiles' nominal delay spreads).
 pub const PRBS_PER_GROUP: u32 = 4;
 
+/// Where a transmission is in frequency: the carrier's PRBs `first .. first + n` (a contiguous
+/// allocation, TS 38.214 §5.1.2.2.2 and §6.1.2.2.2's type 1, as srsRAN's scheduler grants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Band {
+    pub first: u32,
+    pub n: u32,
+}
+
+impl Band {
+    /// The whole carrier of `prbs` PRBs (what a wideband CSI report measures).
+    pub fn carrier(prbs: u32) -> Band {
+        Band { first: 0, n: prbs }
+    }
+
+    /// The PRB groups it touches, and how many of its PRBs each holds (its weight in the
+    /// effective SINR), within a carrier of `prbs` PRBs; at least one PRB.
+    fn groups(self, prbs: u32) -> impl Iterator<Item = (usize, f64)> {
+        let first = self.first.min(prbs.saturating_sub(1));
+        let end = (first + self.n.max(1)).min(prbs);
+        (first / PRBS_PER_GROUP..end.div_ceil(PRBS_PER_GROUP)).map(move |g| {
+            let (lo, hi) = (g * PRBS_PER_GROUP, (g + 1) * PRBS_PER_GROUP);
+            (g as usize, f64::from(hi.min(end) - lo.max(first)))
+        })
+    }
+}
+
 /// One direction of a UE's link.
 #[derive(Clone, Debug)]
 pub struct RadioLink {
@@ -177,18 +203,22 @@ pub struct RadioLink {
     resp_re: Vec<f64>,
     resp_im: Vec<f64>,
     /// Each PRB group's eigenmode gains, max(λ, 10⁻¹²) (largest first,
-    /// [`mimo::eigenmodes`]); with one antenna pair, of |H|².
+    /// [`mimo::eigenmodes`]); with one antenna pair, of |H|². Only the groups a transmission
+    /// asked for are evaluated: `eig_at` holds the interval each group's are of.
     eig: Vec<[f64; mimo::MAX_ANTENNAS]>,
+    eig_at: Vec<i64>,
     /// The fading is evaluated once per this many ns (see [`TdlChannel::coherent_for_s`]).
     quantum_ns: i64,
     interferers: Vec<Interferer>,
-    /// The interval the fading's `eig` are of.
+    /// The interval the paths' gains (`paths_re`, `paths_im`) are of.
     gains_at: Option<i64>,
-    /// The last interval, grant size and layers asked, and the effective SINR of them.
-    last: Option<(i64, u32, u8, f64)>,
-    /// The last interval, grant size, layers and modulation asked, and the mean MI per coded bit.
-    last_mi: Option<(i64, u32, u8, u8, f64)>,
+    /// The last interval, band and layers asked, and the effective SINR of them.
+    last: Option<(i64, Band, u8, f64)>,
+    /// The last interval, band, layers and modulation asked, and the mean MI per coded bit.
+    last_mi: Option<(i64, Band, u8, u8, f64)>,
+    /// Scratch: the SINRs of a band's groups (and layers), and their weights (PRBs).
     scratch: Vec<f64>,
+    weights: Vec<f64>,
 }
 
 impl RadioLink {
@@ -291,13 +321,15 @@ impl RadioLink {
             paths_im: Vec::new(),
             resp_re: Vec::new(),
             resp_im: Vec::new(),
-            eig: Vec::new(),
+            eig: vec![[0.0; mimo::MAX_ANTENNAS]; groups as usize],
+            eig_at: vec![i64::MIN; groups as usize],
             quantum_ns,
             interferers,
             gains_at: None,
             last: None,
             last_mi: None,
             scratch: Vec::new(),
+            weights: Vec::new(),
         }
     }
 
@@ -418,21 +450,25 @@ impl RadioLink {
     /// Each PRB group's SINR (dB) at `t_ns` of a one-layer transmission over the whole carrier,
     /// into `out`.
     pub fn group_sinr_db(&mut self, t_ns: i64, out: &mut Vec<f64>) {
-        self.group_sinr_for_db(t_ns, self.spec.prbs, 1, out);
+        let mut w = std::mem::take(&mut self.weights);
+        self.group_sinr_for_db(t_ns, Band::carrier(self.spec.prbs), 1, out, &mut w);
+        self.weights = w;
     }
 
-    /// The SINRs (dB) at `t_ns` of a transmission over `prbs` PRBs in `layers` layers, into
-    /// `out`: per PRB group, each layer's ([`mimo`]: the power split over the layers, layer `i`
-    /// on eigenmode `i`). Without fading, the configured SINR for each group (every layer's).
-    fn group_sinr_for_db(&mut self, t_ns: i64, prbs: u32, layers: u8, out: &mut Vec<f64>) {
+    /// The SINRs (dB) at `t_ns` of a transmission over `band` in `layers` layers, into `out`, and
+    /// each one's weight, the PRBs of the band its group holds, into `w`: per PRB group the band
+    /// touches, each layer's ([`mimo`]: the power split over the layers, layer `i` on eigenmode
+    /// `i`). Without fading the band is flat: one value, the configured SINR (every layer's).
+    fn group_sinr_for_db(&mut self, t_ns: i64, band: Band, layers: u8, out: &mut Vec<f64>, w: &mut Vec<f64>) {
         if self.fading.is_empty() {
             self.advance(t_ns);
-            let mean = self.mean_sinr_for_db(prbs);
             out.clear();
-            out.extend(self.freqs.iter().map(|_| mean));
+            out.push(self.mean_sinr_for_db(band.n));
+            w.clear();
+            w.push(1.0);
             return;
         }
-        self.group_sinr_for(t_ns, prbs, layers, out);
+        self.group_sinr_for(t_ns, band, layers, out, w);
         for s in out.iter_mut() {
             *s = 10.0 * s.log10();
         }
@@ -440,65 +476,91 @@ impl RadioLink {
 
     /// The same SINRs of a faded link as powers (linear): the evaluation's own unit, so that the
     /// effective SINR takes no logarithm and exponential per group and back.
-    fn group_sinr_for(&mut self, t_ns: i64, prbs: u32, layers: u8, out: &mut Vec<f64>) {
+    fn group_sinr_for(&mut self, t_ns: i64, band: Band, layers: u8, out: &mut Vec<f64>, w: &mut Vec<f64>) {
         self.advance(t_ns);
-        let mean = 10f64.powf(self.mean_sinr_for_db(prbs) / 10.0);
+        let mean = 10f64.powf(self.mean_sinr_for_db(band.n) / 10.0);
+        self.evaluate(t_ns, band);
         out.clear();
-        if self.gains_at != Some(t_ns) {
-            self.evaluate(t_ns);
-            self.gains_at = Some(t_ns);
-        }
+        w.clear();
         let n = usize::from(layers.max(1));
-        if n == 1 {
-            out.extend(self.eig.iter().map(|e| mean * e[0]));
-        } else {
-            let share = mean / n as f64;
-            for e in &self.eig {
-                out.extend(e[..n].iter().map(|g| share * g));
+        let share = mean / n as f64;
+        for (g, prbs) in band.groups(self.spec.prbs) {
+            let e = &self.eig[g];
+            if n == 1 {
+                out.push(mean * e[0]);
+            } else {
+                out.extend(e[..n].iter().map(|x| share * x));
             }
+            w.extend(std::iter::repeat_n(prbs, n));
         }
     }
 
-    /// The channel at `t_ns`: every antenna pair's response at every PRB group, and each group's
-    /// eigenmodes.
-    fn evaluate(&mut self, t_ns: i64) {
-        let t_s = t_ns as f64 * 1e-9;
-        // Every pair's path gains (path-major), then each group's response of every pair: the
-        // pairs share the paths' rotations, so the innermost loop runs over the pairs.
+    /// The channel at `t_ns` over `band`: the paths' gains at `t_ns` (once per interval), then
+    /// each antenna pair's response and the eigenmodes of the band's groups not yet evaluated at
+    /// `t_ns`.
+    fn evaluate(&mut self, t_ns: i64, band: Band) {
         let m = self.fading.len();
         let p = self.fading[0].nof_paths();
         let groups = self.freqs.len();
-        let (pre, pim) = (&mut self.paths_re, &mut self.paths_im);
-        pre.resize(p * m, 0.0);
-        pim.resize(p * m, 0.0);
-        if t_ns.rem_euclid(self.quantum_ns) == 0 {
-            self.grid.gains_at(t_ns / self.quantum_ns, pre, pim);
-        } else {
-            for (ch, f) in self.fading.iter().enumerate() {
-                for k in 0..p {
-                    (pre[k * m + ch], pim[k * m + ch]) = f.path_gain(k, t_s);
+        if self.gains_at != Some(t_ns) {
+            // Every pair's path gains (path-major), real and imaginary parts apart.
+            let (pre, pim) = (&mut self.paths_re, &mut self.paths_im);
+            pre.resize(p * m, 0.0);
+            pim.resize(p * m, 0.0);
+            if t_ns.rem_euclid(self.quantum_ns) == 0 {
+                self.grid.gains_at(t_ns / self.quantum_ns, pre, pim);
+            } else {
+                let t_s = t_ns as f64 * 1e-9;
+                for (ch, f) in self.fading.iter().enumerate() {
+                    for k in 0..p {
+                        (pre[k * m + ch], pim[k * m + ch]) = f.path_gain(k, t_s);
+                    }
                 }
             }
+            self.gains_at = Some(t_ns);
+            self.resp_re.resize(groups * m, 0.0);
+            self.resp_im.resize(groups * m, 0.0);
         }
-        let (hre, him) = (&mut self.resp_re, &mut self.resp_im);
-        hre.clear();
-        hre.resize(groups * m, 0.0);
-        him.clear();
-        him.resize(groups * m, 0.0);
+        // The runs of the band's groups still to evaluate at `t_ns`.
+        let (mut run, mut end) = (None, 0);
+        for (g, _) in band.groups(self.spec.prbs) {
+            end = g + 1;
+            if self.eig_at[g] != t_ns {
+                run.get_or_insert(g);
+                self.eig_at[g] = t_ns;
+            } else if let Some(a) = run.take() {
+                self.evaluate_groups(a, g);
+            }
+        }
+        if let Some(a) = run {
+            self.evaluate_groups(a, end);
+        }
+    }
+
+    /// Every antenna pair's response at PRB groups `a..b` from the paths' gains, and their
+    /// eigenmodes. Each group's sum over the paths runs in the same order whichever groups are
+    /// asked: a group's value does not depend on the band it was evaluated for.
+    fn evaluate_groups(&mut self, a: usize, b: usize) {
+        let m = self.fading.len();
+        let p = self.fading[0].nof_paths();
+        let groups = self.freqs.len();
+        let (pre, pim) = (&self.paths_re, &self.paths_im);
+        let (hre, him) = (&mut self.resp_re[a * m..b * m], &mut self.resp_im[a * m..b * m]);
+        hre.fill(0.0);
+        him.fill(0.0);
         if m == 1 {
             // One pair: the loop runs over the groups instead (each group's sum over the paths
             // in the same order as the general loop: the same result, vectorised).
             let (cs, ss) = (self.rot_c.chunks_exact(groups), self.rot_s.chunks_exact(groups));
-            let (hr, hi) = (&mut hre[..groups], &mut him[..groups]);
             for ((c, s), (&gr, &gi)) in cs.zip(ss).zip(pre.iter().zip(pim.iter())) {
-                for (((r, i), &c), &s) in hr.iter_mut().zip(hi.iter_mut()).zip(c).zip(s) {
+                for (((r, i), &c), &s) in hre.iter_mut().zip(him.iter_mut()).zip(&c[a..b]).zip(&s[a..b]) {
                     *r += gr * c - gi * s;
                     *i += gr * s + gi * c;
                 }
             }
         } else {
-            for (g, row) in self.rot.chunks_exact(p).enumerate() {
-                let (hr, hi) = (&mut hre[g * m..(g + 1) * m], &mut him[g * m..(g + 1) * m]);
+            for (j, row) in self.rot[a * p..b * p].chunks_exact(p).enumerate() {
+                let (hr, hi) = (&mut hre[j * m..(j + 1) * m], &mut him[j * m..(j + 1) * m]);
                 for (k, &(c, s)) in row.iter().enumerate() {
                     let (gr, gi) = (&pre[k * m..(k + 1) * m], &pim[k * m..(k + 1) * m]);
                     for ch in 0..m {
@@ -510,62 +572,63 @@ impl RadioLink {
         }
         let (nr, nt) = (self.spec.antennas.0 as usize, self.spec.antennas.1 as usize);
         let floor = |l: f64| l.max(1e-12);
-        self.eig.clear();
+        let eig = &mut self.eig[a..b];
         if m == 1 {
-            self.eig.extend(hre.iter().zip(him.iter()).map(|(re, im)| [floor(re * re + im * im), 0.0, 0.0, 0.0]));
+            for ((e, re), im) in eig.iter_mut().zip(hre.iter()).zip(him.iter()) {
+                *e = [floor(re * re + im * im), 0.0, 0.0, 0.0];
+            }
             return;
         }
         let mut h = [(0.0, 0.0); mimo::MAX_ANTENNAS * mimo::MAX_ANTENNAS];
-        for g in 0..groups {
+        for (j, e) in eig.iter_mut().enumerate() {
             for (ch, x) in h.iter_mut().enumerate().take(m) {
-                *x = (hre[g * m + ch], him[g * m + ch]);
+                *x = (hre[j * m + ch], him[j * m + ch]);
             }
-            let l = mimo::eigenmodes(&h[..m], nr, nt);
-            self.eig.push(l.map(floor));
+            *e = mimo::eigenmodes(&h[..m], nr, nt).map(floor);
         }
     }
 
     /// The effective SINR (dB) of a one-layer transmission over the whole carrier at `t_ns`.
     pub fn effective_sinr_db(&mut self, t_ns: i64) -> f64 {
-        self.effective_sinr_for_db(t_ns, self.spec.prbs, 1)
+        self.effective_sinr_for_db(t_ns, Band::carrier(self.spec.prbs), 1)
     }
 
-    /// The effective SINR (dB) at `t_ns` of a transmission over `prbs` PRBs in `layers` layers
-    /// (capacity-effective over the carrier's PRB groups and the layers: the allocation is taken
-    /// as spread over the band; see the module's documentation). The channel is evaluated at the start of each interval over which
-    /// the fading stays correlated above 0.98 (at most 1 ms; at 120 km/h and 3.5 GHz, 82 µs), and
-    /// that value serves every time within the interval.
-    pub fn effective_sinr_for_db(&mut self, t_ns: i64, prbs: u32, layers: u8) -> f64 {
+    /// The effective SINR (dB) at `t_ns` of a transmission over `band` in `layers` layers:
+    /// capacity-effective over the PRB groups the band touches, each weighted by the band's PRBs
+    /// in it, and the layers (see the module's documentation). The channel is evaluated at the
+    /// start of each interval over which the fading stays correlated above 0.98 (at most 1 ms; at
+    /// 120 km/h and 3.5 GHz, 82 µs), and that value serves every time within the interval.
+    pub fn effective_sinr_for_db(&mut self, t_ns: i64, band: Band, layers: u8) -> f64 {
         let t = self.interval_start(t_ns);
-        if let Some((last, n, l, v)) = self.last {
-            if last == t && n == prbs && l == layers {
+        if let Some((last, b, l, v)) = self.last {
+            if last == t && b == band && l == layers {
                 return v;
             }
         }
         let v = if self.fading.is_empty() {
-            self.over_groups(Self::group_sinr_for_db, t, prbs, layers, effective_sinr_db)
+            self.over_groups(Self::group_sinr_for_db, t, band, layers, |s, w| capacity_effective_db(s, w, true))
         } else {
-            self.over_groups(Self::group_sinr_for, t, prbs, layers, effective_sinr_of_powers_db)
+            self.over_groups(Self::group_sinr_for, t, band, layers, |s, w| capacity_effective_db(s, w, false))
         };
-        self.last = Some((t, prbs, layers, v));
+        self.last = Some((t, band, layers, v));
         v
     }
 
-    /// The mean BICM mutual information per coded bit of `qm`-bit QAM over the PRB groups at
-    /// `t_ns` of a transmission over `prbs` PRBs in `layers` layers: what MIESM ([`super::link`])
-    /// sees (the mean over the groups and layers), evaluated per interval as
+    /// The mean BICM mutual information per coded bit of `qm`-bit QAM at `t_ns` of a
+    /// transmission over `band` in `layers` layers: what MIESM ([`super::link`]) sees, the mean
+    /// over the band's PRBs and the layers, evaluated per interval as
     /// [`Self::effective_sinr_for_db`] is.
-    pub fn mean_mi_for(&mut self, t_ns: i64, prbs: u32, layers: u8, qm: u8) -> f64 {
+    pub fn mean_mi_for(&mut self, t_ns: i64, band: Band, layers: u8, qm: u8) -> f64 {
         let t = self.interval_start(t_ns);
-        if let Some((last, n, l, q, v)) = self.last_mi {
-            if last == t && n == prbs && l == layers && q == qm {
+        if let Some((last, b, l, q, v)) = self.last_mi {
+            if last == t && b == band && l == layers && q == qm {
                 return v;
             }
         }
-        let v = self.over_groups(Self::group_sinr_for_db, t, prbs, layers, |s| {
-            s.iter().map(|db| super::link::mi_per_bit(qm, *db)).sum::<f64>() / s.len().max(1) as f64
+        let v = self.over_groups(Self::group_sinr_for_db, t, band, layers, |s, w| {
+            weighted_mean(s.iter().map(|db| super::link::mi_per_bit(qm, *db)), w)
         });
-        self.last_mi = Some((t, prbs, layers, qm, v));
+        self.last_mi = Some((t, band, layers, qm, v));
         v
     }
 
@@ -574,20 +637,20 @@ impl RadioLink {
         t_ns.div_euclid(self.quantum_ns) * self.quantum_ns
     }
 
-    /// `f` of the PRB groups' (and layers') SINRs at `t` of a transmission over `prbs` PRBs in
-    /// `layers` layers, as `fill` gives them (in dB, or a faded link's as powers).
+    /// `f` of the SINRs at `t` of a transmission over `band` in `layers` layers and their
+    /// weights, as `fill` gives them (in dB, or a faded link's as powers).
     fn over_groups(
         &mut self,
-        fill: fn(&mut Self, i64, u32, u8, &mut Vec<f64>),
+        fill: fn(&mut Self, i64, Band, u8, &mut Vec<f64>, &mut Vec<f64>),
         t: i64,
-        prbs: u32,
+        band: Band,
         layers: u8,
-        f: impl FnOnce(&[f64]) -> f64,
+        f: impl FnOnce(&[f64], &[f64]) -> f64,
     ) -> f64 {
-        let mut s = std::mem::take(&mut self.scratch);
-        fill(self, t, prbs, layers, &mut s);
-        let v = f(&s);
-        self.scratch = s;
+        let (mut s, mut w) = (std::mem::take(&mut self.scratch), std::mem::take(&mut self.weights));
+        fill(self, t, band, layers, &mut s, &mut w);
+        let v = f(&s, &w);
+        (self.scratch, self.weights) = (s, w);
         v
     }
 }
@@ -596,23 +659,30 @@ fn dbm_to_mw(dbm: f64) -> f64 {
     10f64.powf(dbm / 10.0)
 }
 
-/// The capacity-effective SINR (dB) of SINRs `s` (dB): `2^mean(log2(1 + SINR)) − 1`.
+/// The capacity-effective SINR (dB) of SINRs `s` (dB), equally weighted: `2^mean(log2(1 + SINR))
+/// − 1`.
 pub fn effective_sinr_db(s: &[f64]) -> f64 {
-    capacity_effective_db(s.iter().map(|db| 10f64.powf(db / 10.0)))
+    capacity_effective_db(s, &vec![1.0; s.len()], true)
 }
 
-/// The same of SINRs `s` given as powers (linear).
-fn effective_sinr_of_powers_db(s: &[f64]) -> f64 {
-    capacity_effective_db(s.iter().copied())
-}
-
-fn capacity_effective_db(powers: impl ExactSizeIterator<Item = f64>) -> f64 {
-    let n = powers.len();
-    if n == 0 {
+/// The capacity-effective SINR (dB) of SINRs `s` (dB if `db`, else powers) weighted by `w`.
+fn capacity_effective_db(s: &[f64], w: &[f64], db: bool) -> f64 {
+    if s.is_empty() {
         return f64::NEG_INFINITY;
     }
-    let c = powers.map(|x| (1.0 + x).log2()).sum::<f64>() / n as f64;
+    let power = |x: f64| if db { 10f64.powf(x / 10.0) } else { x };
+    let c = weighted_mean(s.iter().map(|x| (1.0 + power(*x)).log2()), w);
     10.0 * (2f64.powf(c) - 1.0).max(1e-12).log10()
+}
+
+/// The mean of `v` weighted by `w` (as many).
+fn weighted_mean(v: impl Iterator<Item = f64>, w: &[f64]) -> f64 {
+    let (sum, total) = v.zip(w).fold((0.0, 0.0), |(s, t), (x, w)| (s + w * x, t + w));
+    if total > 0.0 {
+        sum / total
+    } else {
+        0.0
+    }
 }
 
 #[cfg(test)]
@@ -741,9 +811,9 @@ mod tests {
         };
         let mut l = RadioLink::new(spec.clone(), 5, 0, "dl");
         assert_eq!(l.max_layers(), Some(4));
-        let (mut power, mut n, mut out) = (0.0, 0, Vec::new());
+        let (mut power, mut n, mut out, mut w) = (0.0, 0, Vec::new(), Vec::new());
         for k in 0..400 {
-            l.group_sinr_for_db(k * 5_000_000, 51, 4, &mut out);
+            l.group_sinr_for_db(k * 5_000_000, Band::carrier(51), 4, &mut out, &mut w);
             assert_eq!(out.len(), 4 * 13);
             for g in out.chunks(4) {
                 assert!(g.windows(2).all(|w| w[0] >= w[1]), "{g:?}");
@@ -754,14 +824,14 @@ mod tests {
         let power = power / f64::from(n);
         assert!((power - 16.0).abs() < 1.0, "{power}");
         // One layer on the strongest mode beats the first of two, which has half the power.
-        l.group_sinr_for_db(0, 51, 1, &mut out);
+        l.group_sinr_for_db(0, Band::carrier(51), 1, &mut out, &mut w);
         let one = out.clone();
-        l.group_sinr_for_db(0, 51, 2, &mut out);
+        l.group_sinr_for_db(0, Band::carrier(51), 2, &mut out, &mut w);
         assert!(one.iter().zip(out.chunks(2)).all(|(a, b)| (a - b[0] - 3.0103).abs() < 1e-3));
         // Without fading there are no eigenmodes: the layers are configured, each at the mean.
         let mut flat = RadioLink::new(RadioSpec { fading: None, ..spec }, 5, 0, "dl");
         assert_eq!(flat.max_layers(), None);
-        flat.group_sinr_for_db(0, 51, 2, &mut out);
+        flat.group_sinr_for_db(0, Band::carrier(51), 2, &mut out, &mut w);
         assert!(out.iter().all(|s| (s - 10.0).abs() < 1e-12));
     }
 
@@ -793,6 +863,44 @@ mod tests {
         assert!((effective_sinr_db(&[10.0, 10.0]) - 10.0).abs() < 1e-9);
         // 0 and 20 dB: capacities 1 and 6.66 bit → mean 3.83 → 2^3.83 − 1 = 13.2 → 11.2 dB.
         assert!((effective_sinr_db(&[0.0, 20.0]) - 11.2).abs() < 0.05, "{}", effective_sinr_db(&[0.0, 20.0]));
+    }
+
+    /// A band's PRB groups weigh by the band's PRBs in them (PRBs 2–8 of 51: 2 in group 0, 4 in
+    /// group 1, 1 in group 2; the carrier's last group holds 3); a band past the carrier is cut.
+    #[test]
+    fn a_band_weighs_its_groups_by_its_prbs_in_them() {
+        let g = |first, n| Band { first, n }.groups(51).collect::<Vec<_>>();
+        assert_eq!(g(2, 7), [(0, 2.0), (1, 4.0), (2, 1.0)]);
+        assert_eq!(g(48, 10), [(12, 3.0)]);
+        assert_eq!(Band::carrier(51).groups(51).map(|x| x.1).sum::<f64>(), 51.0);
+        assert_eq!(g(60, 0), [(12, 1.0)], "at least one PRB, within the carrier");
+    }
+
+    /// The effective SINR of a TB is its own PRBs': on a frequency-selective channel two halves
+    /// of the carrier differ, the carrier's lies between its best and worst groups, and a group's
+    /// value does not depend on what was evaluated before it (a narrow band first, or the whole
+    /// carrier: the same numbers).
+    #[test]
+    fn a_tb_sees_the_sinr_of_its_own_prbs() {
+        let wide = RadioSpec { fading: Some((TdlProfile::C, 1000e-9)), ..spec() };
+        let (mut a, mut b) = (RadioLink::new(wide.clone(), 3, 0, "dl"), RadioLink::new(wide, 3, 0, "dl"));
+        let mut spread = 0.0f64;
+        for k in 0..50 {
+            let t = k * 3_000_000;
+            let low = a.effective_sinr_for_db(t, Band { first: 0, n: 24 }, 1);
+            let high = a.effective_sinr_for_db(t, Band { first: 24, n: 27 }, 1);
+            let all = b.effective_sinr_for_db(t, Band::carrier(51), 1);
+            let mut groups = Vec::new();
+            b.group_sinr_db(t, &mut groups);
+            let (min, max) = groups.iter().fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
+            assert!(all >= min - 1e-9 && all <= max + 1e-9, "{min} {all} {max}");
+            // One group alone is that group's SINR; the same whichever link evaluated it first.
+            let one = a.effective_sinr_for_db(t, Band { first: 8, n: 4 }, 1);
+            assert!((one - groups[2]).abs() < 1e-9, "{one} vs {}", groups[2]);
+            assert_eq!(a.effective_sinr_for_db(t, Band::carrier(51), 1), all);
+            spread = spread.max((low - high).abs());
+        }
+        assert!(spread > 1.0, "the halves of a 1 µs-delay-spread channel differ: {spread} dB");
     }
 
     /// A moving UE's channel changes faster: over 1 ms at 3.5 GHz, 120 km/h (f_D 389 Hz, J0(2π

@@ -3,6 +3,7 @@
 //! ([`Stack::pull`]), the TB's events, the channel's outcome drawn — and HARQ feedback.
 
 use super::*;
+use crate::phy::radio::Band;
 
 /// Where a slot's PDSCH is: the slot, its start, and the PDSCH's first and last symbol's edges.
 struct Pdsch {
@@ -107,15 +108,8 @@ impl Stack {
         let hp = self.mac.harq_mut(d, ui, h);
         let nof_tx = hp.nof_tx;
         let tb = hp.tb.as_mut().expect("transmitting a process with a TB");
-        let tx = link::Transmission {
-            table,
-            mcs: tb.mcs,
-            tbs_bits: tb.tbs * 8,
-            layers: tb.layers,
-            // The UL's power per PRB depends on its grant; the DL's is the carrier's share.
-            prbs: (d == UL).then_some(u32::from(tb.prbs)),
-            nof_tx,
-        };
+        let tx =
+            link::Transmission { table, mcs: tb.mcs, tbs_bits: tb.tbs * 8, layers: tb.layers, band: band(tb), nof_tx };
         let src = &self.ues[ui].air[d].sinr;
         if let Some(p) = src.replayed_error(t, nof_tx) {
             return p;
@@ -176,9 +170,9 @@ impl Stack {
             if std::mem::take(&mut first) {
                 self.mac.first_allocated(DL, ui);
             }
-            budget.take(prbs);
+            let first_prb = budget.take(prbs);
             served[ui] = u64::from(tbs);
-            let tb = Tb { layers, ..Tb::new(pdus, mcs, prbs, tbs, symbols, s) };
+            let tb = Tb { layers, first_prb, ..Tb::new(pdus, mcs, prbs, tbs, symbols, s) };
             let (h, ack_slot) = self.mac.new_dl_tx(s, ui, tb);
             self.transmit_dl(ui, h, ack_slot, &pdsch, sink);
         }
@@ -261,12 +255,13 @@ impl Stack {
     /// HARQ process `h`'s TB goes to UE `ui` on `pdsch`, its HARQ-ACK in UL slot `ack_slot`: the
     /// MAC `tx` events, the channel's outcome, decoding and feedback as actions.
     fn transmit_dl<S: Sink>(&mut self, ui: usize, h: usize, ack_slot: u64, pdsch: &Pdsch, sink: &mut S) {
-        // The SINR its slot row reports, taken now: the channel is evaluated for this slot.
-        let sinr = self.ues[ui].air[DL].sinr.at(self.grid.point(pdsch.slot).t) as f32;
+        // The SINR its slot row reports, over its PRBs in its layers, taken now: the channel is
+        // evaluated for this slot.
+        let t_slot = self.grid.point(pdsch.slot).t;
         let hp = self.mac.harq_mut(DL, ui, h);
         let nof_tx = hp.nof_tx;
         if let Some(tb) = hp.tb.as_mut() {
-            tb.sinr_db = sinr;
+            tb.sinr_db = self.ues[ui].air[DL].sinr.at_band(t_slot, band(tb), tb.layers) as f32;
             if nof_tx == 2 {
                 tb.retx_timing.1 = Some(pdsch.slot);
             }
@@ -486,11 +481,10 @@ impl Stack {
         // Retransmissions (adaptive: same PRBs and MCS), one grant per UE for the PUSCH slot.
         let held: Vec<bool> = self.ues.iter().map(|u| u.mac.grants.contains_key(&u_slot)).collect();
         for (ui, h) in self.mac.ul_retransmissions(s, &mut budget, &held) {
-            self.ues[ui].mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: None });
-            if let Some(tb) = self.mac.harq_mut(UL, ui, h).tb.as_mut() {
-                if tb.retx_timing.0.is_none() {
-                    tb.retx_timing = (Some(s), Some(u_slot));
-                }
+            let Some(tb) = self.mac.harq_mut(UL, ui, h).tb.as_mut() else { continue };
+            self.ues[ui].mac.grants.insert(u_slot, UlGrant { harq: h as u8, first_prb: tb.first_prb, new: None });
+            if tb.retx_timing.0.is_none() {
+                tb.retx_timing = (Some(s), Some(u_slot));
             }
         }
         let with_data = (0..self.ues.len()).filter(|ui| self.mac.ue(*ui).ul_view.wants_grant(s)).count();
@@ -524,12 +518,12 @@ impl Stack {
                 if std::mem::take(&mut first) {
                     self.mac.first_allocated(UL, ui);
                 }
-                budget.take(prbs);
+                let first_prb = budget.take(prbs);
                 served[ui] = u64::from(tbs);
                 // The process is reserved now; the UE builds the TB at the PUSCH slot.
                 let h = self.mac.new_ul_grant(ui, tbs);
                 let u = &mut self.ues[ui];
-                u.mac.grants.insert(u_slot, UlGrant { harq: h as u8, new: Some((prbs, mcs, tbs)) });
+                u.mac.grants.insert(u_slot, UlGrant { harq: h as u8, first_prb, new: Some((prbs, mcs, tbs)) });
                 u.mac.new_grant(t, self.cfg.cell.mac_cell_group.bsr_cfg.retx_bsr_timer);
                 self.control(sink, t, Control::Grant { ue: ui as u32, pusch_slot: u_slot, tbs });
             }
@@ -571,7 +565,12 @@ impl Stack {
                     self.control(sink, t, Control::Bsr { ue: ui as u32, bytes: left });
                 }
                 pdus.shrink_to_fit();
-                self.mac.ul_tb_built(ui, h, Tb { bsr, query, phr, ..Tb::new(pdus, mcs, prbs, tbs, symbols, s) });
+                let first_prb = grant.first_prb;
+                self.mac.ul_tb_built(
+                    ui,
+                    h,
+                    Tb { bsr, query, phr, first_prb, ..Tb::new(pdus, mcs, prbs, tbs, symbols, s) },
+                );
             }
             let hp = self.mac.harq(UL, ui, h);
             let Some(tb) = hp.tb.as_ref() else { continue };
@@ -579,8 +578,8 @@ impl Stack {
             let retx = hp.nof_tx - 1;
             let start = t + self.grid.symbol_ns();
             self.tb_sent(sink, start, Node::Ue, &tb.pdus, retx);
-            // Under power control the UE's power per PRB depends on the grant's size.
-            let sinr = self.ues[ui].air[UL].sinr.at_prbs(t, u32::from(tb.prbs));
+            // The PUSCH's SINR over its own PRBs (under power control at the power of its size).
+            let sinr = self.ues[ui].air[UL].sinr.at_band(t, band(tb), 1);
             self.mac.pusch_measured(ui, sinr);
             if let Some(tb) = self.mac.harq_mut(UL, ui, h).tb.as_mut() {
                 tb.sinr_db = sinr as f32;
@@ -636,4 +635,9 @@ impl Stack {
 /// reportable range −32 … 38 dB (TS 38.133 Table 10.1.17.1-1).
 pub(super) fn ph_report_db(ph: f64) -> i8 {
     ph.floor().clamp(-32.0, 38.0) as i8
+}
+
+/// The PRBs a TB's latest transmission is on.
+fn band(tb: &Tb) -> Band {
+    Band { first: u32::from(tb.first_prb), n: u32::from(tb.prbs) }
 }
