@@ -142,11 +142,23 @@ mod tests {
             .collect()
     }
 
-    /// The stepped gains are the direct sums' to 10⁻¹², at every instant of several anchors.
+    /// The stepped gains are the direct sums' to 10⁻¹², at every instant of several anchors: at
+    /// 30 km/h (f_D 97 Hz, the 330 µs quantum), 3 km/h (9.7 Hz, 1 ms: the smallest steps of
+    /// phase, where a recurrence's rounding would grow most) and 120 km/h (389 Hz, 82 µs).
     #[test]
     fn stepped_gains_are_the_direct_sums() {
-        for pair in channels().chunks(2) {
-            let step_ns = 330_000;
+        let speeds = [(97.0, 330_000), (9.7, 1_000_000), (389.0, 82_000)];
+        for (doppler, step_ns) in speeds {
+            let all: Vec<TdlChannel> = [TdlProfile::C, TdlProfile::D]
+                .into_iter()
+                .flat_map(|p| (0..2).map(move |k| TdlChannel::new(p, 300e-9, doppler, Rng::new(k, "grid"))))
+                .collect();
+            stepped_gains_match(&all, step_ns);
+        }
+    }
+
+    fn stepped_gains_match(channels: &[TdlChannel], step_ns: i64) {
+        for pair in channels.chunks(2) {
             let mut g = FadingGrid::new(pair, step_ns);
             let n = pair.len() * pair[0].nof_paths();
             let (mut re, mut im) = (vec![0.0; n], vec![0.0; n]);
