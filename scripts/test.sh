@@ -36,6 +36,10 @@ step "cargo fmt --check" cargo fmt --all -- --check
 # dependencies' metadata) instead of checking everything again in `dev` — 33 s here, not 108 s. No
 # code here depends on debug_assertions, the one thing the profiles differ in for lints.
 step "cargo clippy" cargo clippy --workspace --all-targets --profile ci -q -- -D warnings
+# The workspace unifies features: scout-events without `parquet`, as scout-ran and scout-live build
+# it, is only checked when they are checked alone (an unused import there once passed the above).
+step "cargo clippy (scout-ran, scout-live alone)" \
+  cargo clippy -p scout-ran -p scout-live --all-targets --profile ci -q -- -D warnings
 step "ruff" bash -c 'ruff check python && ruff format --check python'
 step "cargo test" cargo test --workspace --profile ci -q
 step "fuzz (each target 30 s; docs/robustness.md)" bash bench/fuzz.sh all 0.5
