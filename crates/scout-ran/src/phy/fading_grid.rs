@@ -14,9 +14,13 @@ use std::f64::consts::FRAC_PI_2;
 
 use super::fading::{cos, Sinusoids, TdlChannel, SINUSOIDS};
 
-/// Instants per anchor: the phasors are computed directly at `q = 0, ANCHOR, 2·ANCHOR, …`
-/// (rounding grows by one multiply's per step, so 32 steps stay far below the tested 10⁻¹²).
+/// Instants per anchor: the phasors are carried to `q = 0, ANCHOR, 2·ANCHOR, …` from the last
+/// root by the rotation per anchor `e^{jω·ANCHOR·Δ}`, and from there to the instants between.
 pub const ANCHOR: i64 = 32;
+/// Anchors per root: the phasors are computed directly at every `ROOT`-th anchor (a cosine per
+/// sinusoid and quadrature). Rounding grows by one multiply's per step: at most 31 + 31 steps from
+/// a root stay far below the tested 10⁻¹².
+pub const ROOT: i64 = 32;
 
 /// Every path's fading gain of a link's TDL channels (its antenna pairs) at the instants `q·Δ`.
 #[derive(Clone, Debug)]
@@ -28,7 +32,15 @@ pub struct FadingGrid {
     phi: Vec<f64>,
     rot_re: Vec<f64>,
     rot_im: Vec<f64>,
-    /// The phasors at the anchor `anchor`, and at the instant `at` (of the same anchor).
+    /// The rotation per anchor `e^{jω·ANCHOR·Δ}` (computed directly), and the phasors at the root
+    /// `root`.
+    jump_re: Vec<f64>,
+    jump_im: Vec<f64>,
+    root_re: Vec<f64>,
+    root_im: Vec<f64>,
+    root: Option<i64>,
+    /// The phasors at the anchor `anchor` (of the root's), and at the instant `at` (of the same
+    /// anchor).
     anchor_re: Vec<f64>,
     anchor_im: Vec<f64>,
     anchor: Option<i64>,
@@ -50,6 +62,11 @@ impl FadingGrid {
             phi: Vec::new(),
             rot_re: Vec::new(),
             rot_im: Vec::new(),
+            jump_re: Vec::new(),
+            jump_im: Vec::new(),
+            root_re: Vec::new(),
+            root_im: Vec::new(),
+            root: None,
             anchor_re: Vec::new(),
             anchor_im: Vec::new(),
             anchor: None,
@@ -79,6 +96,7 @@ impl FadingGrid {
         }
         let dt = step_ns as f64 * 1e-9;
         (g.rot_re, g.rot_im) = g.w.iter().map(|w| cis(w * dt)).unzip();
+        (g.jump_re, g.jump_im) = g.w.iter().map(|w| cis(w * (ANCHOR as f64 * dt))).unzip();
         g
     }
 
@@ -99,13 +117,31 @@ impl FadingGrid {
     }
 
     /// The phasors at instant `q`: from the instant reached last when it is of `q`'s anchor and
-    /// not after `q`, otherwise from the anchor (computed directly when it is a new one).
+    /// not after `q`, otherwise from the anchor — itself reached from the anchor reached last when
+    /// that is of the same root and not after it, otherwise from the root (computed directly when
+    /// it is a new one).
     fn advance_to(&mut self, q: i64) {
         let anchor = q.div_euclid(ANCHOR) * ANCHOR;
+        let root = anchor.div_euclid(ANCHOR * ROOT) * (ANCHOR * ROOT);
+        if self.root != Some(root) {
+            let t = (root * self.step_ns) as f64 * 1e-9;
+            (self.root_re, self.root_im) = self.w.iter().zip(&self.phi).map(|(w, phi)| cis(w * t + phi)).unzip();
+            self.root = Some(root);
+            self.anchor = None;
+        }
         let fresh = self.anchor != Some(anchor);
         if fresh {
-            let t = (anchor * self.step_ns) as f64 * 1e-9;
-            (self.anchor_re, self.anchor_im) = self.w.iter().zip(&self.phi).map(|(w, phi)| cis(w * t + phi)).unzip();
+            let from = match self.anchor {
+                Some(a) if a <= anchor && a >= root => a,
+                _ => {
+                    self.anchor_re.clone_from(&self.root_re);
+                    self.anchor_im.clone_from(&self.root_im);
+                    root
+                }
+            };
+            for _ in (from..anchor).step_by(ANCHOR as usize) {
+                rotate(&mut self.anchor_re, &mut self.anchor_im, &self.jump_re, &self.jump_im);
+            }
             self.anchor = Some(anchor);
         }
         if fresh || self.at > q {
@@ -114,12 +150,16 @@ impl FadingGrid {
             self.at = anchor;
         }
         for _ in self.at..q {
-            for (((re, im), &cr), &ci) in self.re.iter_mut().zip(self.im.iter_mut()).zip(&self.rot_re).zip(&self.rot_im)
-            {
-                (*re, *im) = (*re * cr - *im * ci, *re * ci + *im * cr);
-            }
+            rotate(&mut self.re, &mut self.im, &self.rot_re, &self.rot_im);
         }
         self.at = q;
+    }
+}
+
+/// Every phasor `re + j·im` times its rotation `cr + j·ci`.
+fn rotate(re: &mut [f64], im: &mut [f64], cr: &[f64], ci: &[f64]) {
+    for (((re, im), &cr), &ci) in re.iter_mut().zip(im.iter_mut()).zip(cr).zip(ci) {
+        (*re, *im) = (*re * cr - *im * ci, *re * ci + *im * cr);
     }
 }
 
@@ -162,7 +202,8 @@ mod tests {
             let mut g = FadingGrid::new(pair, step_ns);
             let n = pair.len() * pair[0].nof_paths();
             let (mut re, mut im) = (vec![0.0; n], vec![0.0; n]);
-            for q in 0..4 * ANCHOR + 3 {
+            let far = (ANCHOR * ROOT - 40..ANCHOR * ROOT + 40).chain([3 * ANCHOR * ROOT - 1, 5 * ANCHOR * ROOT + 31]);
+            for q in (0..4 * ANCHOR + 3).chain(far) {
                 g.gains_at(q, &mut re, &mut im);
                 let t = (q * step_ns) as f64 * 1e-9;
                 for k in 0..pair[0].nof_paths() {
@@ -199,7 +240,15 @@ mod tests {
             out
         };
         let forward = at(&(0..100).collect::<Vec<_>>());
-        for order in [(0..100).rev().collect::<Vec<_>>(), vec![70, 3, 31, 32, 33, 95, 40, 39, 64, 0, 99], vec![57]] {
+        let roots = [2100, 40, 1023, 1024, 3000, 1056, 99, 2047, 2048];
+        let forward: std::collections::BTreeMap<_, _> = forward.into_iter().chain(at(&roots)).collect();
+        let orders = [
+            (0..100).rev().collect::<Vec<_>>(),
+            vec![70, 3, 31, 32, 33, 95, 40, 39, 64, 0, 99],
+            vec![57],
+            roots.to_vec(),
+        ];
+        for order in orders.into_iter().chain([vec![3000, 1024, 2048, 1023], vec![2100, 2047]]) {
             for (q, v) in at(&order) {
                 assert_eq!(v, forward[&q], "instant {q} after {order:?}");
             }
