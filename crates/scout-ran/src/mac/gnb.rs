@@ -20,6 +20,7 @@ use crate::mac::tbs_cache::{TbShape, TbsCache};
 use crate::mac::ul_view::UlBufferView;
 use crate::phy::channel::{self, Olla};
 use crate::phy::mcs::McsTable;
+use crate::phy::radio::Band;
 use crate::phy::tdd::Duplex;
 use crate::rlc::RlcPdu;
 
@@ -63,6 +64,11 @@ pub struct Tb {
 }
 
 impl Tb {
+    /// The PRBs its latest transmission is on.
+    pub fn band(&self) -> Band {
+        Band { first: u32::from(self.first_prb), n: u32::from(self.prbs) }
+    }
+
     /// A new TB of `tbs` bytes at `mcs` over `prbs` PRBs and `symbols` symbols, first sent in slot
     /// `first_slot`, carrying `pdus` and no MAC CE.
     pub fn new(pdus: Vec<(u8, RlcPdu)>, mcs: u8, prbs: u16, tbs: u32, symbols: u32, first_slot: u64) -> Tb {

@@ -306,6 +306,7 @@ impl RadioLink {
             _ => Vec::new(),
         };
         let quantum_ns = fading.first().map_or(1_000_000, |f| ((f.coherent_for_s() * 1e9) as i64).max(1_000));
+        let (gains, responses) = (paths * fading.len(), groups as usize * fading.len());
         RadioLink {
             spec,
             mover,
@@ -317,10 +318,10 @@ impl RadioLink {
             rot,
             rot_c,
             rot_s,
-            paths_re: Vec::new(),
-            paths_im: Vec::new(),
-            resp_re: Vec::new(),
-            resp_im: Vec::new(),
+            paths_re: vec![0.0; gains],
+            paths_im: vec![0.0; gains],
+            resp_re: vec![0.0; responses],
+            resp_im: vec![0.0; responses],
             eig: vec![[0.0; mimo::MAX_ANTENNAS]; groups as usize],
             eig_at: vec![i64::MIN; groups as usize],
             quantum_ns,
@@ -501,12 +502,9 @@ impl RadioLink {
     fn evaluate(&mut self, t_ns: i64, band: Band) {
         let m = self.fading.len();
         let p = self.fading[0].nof_paths();
-        let groups = self.freqs.len();
         if self.gains_at != Some(t_ns) {
             // Every pair's path gains (path-major), real and imaginary parts apart.
             let (pre, pim) = (&mut self.paths_re, &mut self.paths_im);
-            pre.resize(p * m, 0.0);
-            pim.resize(p * m, 0.0);
             if t_ns.rem_euclid(self.quantum_ns) == 0 {
                 self.grid.gains_at(t_ns / self.quantum_ns, pre, pim);
             } else {
@@ -518,8 +516,6 @@ impl RadioLink {
                 }
             }
             self.gains_at = Some(t_ns);
-            self.resp_re.resize(groups * m, 0.0);
-            self.resp_im.resize(groups * m, 0.0);
         }
         // The runs of the band's groups still to evaluate at `t_ns`.
         let (mut run, mut end) = (None, 0);

@@ -3,7 +3,6 @@
 //! ([`Stack::pull`]), the TB's events, the channel's outcome drawn — and HARQ feedback.
 
 use super::*;
-use crate::phy::radio::Band;
 
 /// Where a slot's PDSCH is: the slot, its start, and the PDSCH's first and last symbol's edges.
 struct Pdsch {
@@ -109,7 +108,7 @@ impl Stack {
         let nof_tx = hp.nof_tx;
         let tb = hp.tb.as_mut().expect("transmitting a process with a TB");
         let tx =
-            link::Transmission { table, mcs: tb.mcs, tbs_bits: tb.tbs * 8, layers: tb.layers, band: band(tb), nof_tx };
+            link::Transmission { table, mcs: tb.mcs, tbs_bits: tb.tbs * 8, layers: tb.layers, band: tb.band(), nof_tx };
         let src = &self.ues[ui].air[d].sinr;
         if let Some(p) = src.replayed_error(t, nof_tx) {
             return p;
@@ -261,7 +260,7 @@ impl Stack {
         let hp = self.mac.harq_mut(DL, ui, h);
         let nof_tx = hp.nof_tx;
         if let Some(tb) = hp.tb.as_mut() {
-            tb.sinr_db = self.ues[ui].air[DL].sinr.at_band(t_slot, band(tb), tb.layers) as f32;
+            tb.sinr_db = self.ues[ui].air[DL].sinr.at_band(t_slot, tb.band(), tb.layers) as f32;
             if nof_tx == 2 {
                 tb.retx_timing.1 = Some(pdsch.slot);
             }
@@ -579,7 +578,7 @@ impl Stack {
             let start = t + self.grid.symbol_ns();
             self.tb_sent(sink, start, Node::Ue, &tb.pdus, retx);
             // The PUSCH's SINR over its own PRBs (under power control at the power of its size).
-            let sinr = self.ues[ui].air[UL].sinr.at_band(t, band(tb), 1);
+            let sinr = self.ues[ui].air[UL].sinr.at_band(t, tb.band(), 1);
             self.mac.pusch_measured(ui, sinr);
             if let Some(tb) = self.mac.harq_mut(UL, ui, h).tb.as_mut() {
                 tb.sinr_db = sinr as f32;
@@ -635,9 +634,4 @@ impl Stack {
 /// reportable range −32 … 38 dB (TS 38.133 Table 10.1.17.1-1).
 pub(super) fn ph_report_db(ph: f64) -> i8 {
     ph.floor().clamp(-32.0, 38.0) as i8
-}
-
-/// The PRBs a TB's latest transmission is on.
-fn band(tb: &Tb) -> Band {
-    Band { first: u32::from(tb.first_prb), n: u32::from(tb.prbs) }
 }
